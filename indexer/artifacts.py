@@ -1,0 +1,336 @@
+"""Generations on disk: write one immutable folder, verify it, then publish it atomically.
+
+Layout (the contract is documented in artifacts/README.md):
+
+    <artifacts>/CURRENT                          the live generation id, replaced by atomic rename
+    <artifacts>/generations/<id>/manifest.json
+    <artifacts>/generations/<id>/meta.duckdb
+    <artifacts>/generations/<id>/spaces/<space-id>/{index.faiss, lexical/, space.json}
+
+A crash at any point leaves the previous generation served and intact: nothing is
+visible under `generations/<id>` until it is complete and fsynced, and `CURRENT`
+changes last.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import secrets
+import shutil
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+
+from indexer.documents import Chunk, Document, chunk_id
+from indexer.errors import ArtifactError, IngestError, PublishRefused
+from indexer.lexical import build_lexical_index
+from indexer.sql import SCHEMA, load_sql
+
+SCHEMA_VERSION = 1
+MANIFEST = "manifest.json"
+CURRENT = "CURRENT"
+GENERATIONS = "generations"
+TMP_PREFIX = ".tmp-"
+
+
+@dataclass(frozen=True)
+class SpaceBuild:
+    """One embedding space's part of a generation: chunks in vector-id order and their vectors."""
+
+    space_id: str
+    manifest: dict
+    chunks: list[Chunk]
+    vectors: np.ndarray
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    run_id: str
+    started_at: datetime
+    errors: list[IngestError]
+    report: dict
+
+
+def new_generation_id(now: datetime | None = None) -> str:
+    """Sortable by time, unique across concurrent writers: `20261122T140501Z-3fa2c1`."""
+    now = now or datetime.now(timezone.utc)
+    return f"{now:%Y%m%dT%H%M%S}Z-{secrets.token_hex(3)}"
+
+
+def write_generation(
+    artifacts: Path,
+    generation_id: str,
+    documents: list[Document],
+    spaces: list[SpaceBuild],
+    run: RunRecord,
+) -> Path:
+    """Write a complete generation into a hidden temporary folder and return it (not yet published)."""
+    import duckdb
+    import faiss
+
+    folder = artifacts / GENERATIONS / f"{TMP_PREFIX}{generation_id}"
+    folder.mkdir(parents=True)
+    now = _utc_naive(datetime.now(timezone.utc))
+
+    for build in spaces:
+        space_dir = folder / "spaces" / build.space_id
+        space_dir.mkdir(parents=True)
+        vectors = np.ascontiguousarray(build.vectors, dtype=np.float32)
+        index = faiss.IndexFlatIP(int(build.manifest["dimension"]))  # exact search; normalized vectors → cosine
+        if len(vectors):
+            index.add(vectors)
+        faiss.write_index(index, str(space_dir / "index.faiss"))
+        build_lexical_index([c.text for c in build.chunks], space_dir / "lexical")
+        _write_json(space_dir / "space.json", {**build.manifest, "vector_count": len(build.chunks)})
+
+    db = duckdb.connect(str(folder / "meta.duckdb"))
+    try:
+        for name in SCHEMA:
+            db.execute(load_sql(name))
+        db.execute("BEGIN TRANSACTION")
+        db.executemany(load_sql("documents_insert"), [_document_row(d, now) for d in documents])
+        for build in spaces:
+            db.executemany(
+                load_sql("chunks_insert"),
+                [_chunk_row(build.space_id, vector_id, c) for vector_id, c in enumerate(build.chunks)],
+            )
+            m = build.manifest
+            db.execute(
+                load_sql("embedding_spaces_insert"),
+                {
+                    "space_id": build.space_id,
+                    "provider": m["provider"],
+                    "model": m["model"],
+                    "dimension": m["dimension"],
+                    "metric": m["metric"],
+                    "normalized": m["normalized"],
+                    "chunk_tokens": m["chunking"]["chunk_tokens"],
+                    "chunk_overlap": m["chunking"]["chunk_overlap"],
+                    "vector_count": len(build.chunks),
+                    "manifest": json.dumps(m),
+                },
+            )
+        total_chunks = sum(len(b.chunks) for b in spaces)
+        db.execute(
+            load_sql("ingest_runs_insert"),
+            {
+                "run_id": run.run_id,
+                "generation_id": generation_id,
+                "started_at": _utc_naive(run.started_at),
+                "finished_at": now,
+                "status": "document_errors" if run.errors else "ok",
+                "documents": len(documents),
+                "chunks": total_chunks,
+                "errors": len(run.errors),
+                "report": json.dumps(run.report, default=str),
+            },
+        )
+        if run.errors:
+            db.executemany(
+                load_sql("source_events_insert"),
+                [
+                    {**{k: e.as_dict()[k] for k in ("source", "doc_id", "code", "step", "retryable", "message")}, "run_id": run.run_id, "level": "error"}
+                    for e in run.errors
+                ],
+            )
+        db.execute("COMMIT")
+        db.execute("CHECKPOINT")
+    finally:
+        db.close()
+
+    manifest = {
+        "schema_version": SCHEMA_VERSION,
+        "generation_id": generation_id,
+        "run_id": run.run_id,
+        "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "spaces": {b.space_id: {"path": f"spaces/{b.space_id}", "vectors": len(b.chunks), "dimension": b.manifest["dimension"]} for b in spaces},
+        "counts": {"documents": len(documents), "chunks": sum(len(b.chunks) for b in spaces)},
+        "files": {},
+    }
+    manifest["files"] = {
+        p.relative_to(folder).as_posix(): {"bytes": p.stat().st_size, "sha256": _file_sha256(p)}
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
+    _write_json(folder / MANIFEST, manifest)
+    _fsync_tree(folder)
+    return folder
+
+
+def verify_generation(folder: Path) -> dict:
+    """Refuse a generation that a server could not serve; returns its manifest."""
+    import duckdb
+    import faiss
+
+    manifest = read_manifest(folder)
+    if manifest["counts"]["documents"] == 0 or manifest["counts"]["chunks"] == 0:
+        raise PublishRefused("the generation is empty (0 documents or 0 chunks); check that the sources point at content")
+    db = duckdb.connect(str(folder / "meta.duckdb"), read_only=True)
+    try:
+        rows = {space_id: count for space_id, count, _ in db.execute(load_sql("chunk_counts_by_space")).fetchall()}
+    finally:
+        db.close()
+    for space_id, info in manifest["spaces"].items():
+        index = faiss.read_index(str(folder / info["path"] / "index.faiss"), faiss.IO_FLAG_MMAP_IFC | faiss.IO_FLAG_READ_ONLY)
+        if index.ntotal != rows.get(space_id, 0):
+            raise PublishRefused(f"space {space_id}: {index.ntotal} vectors but {rows.get(space_id, 0)} chunk rows")
+    return manifest
+
+
+def publish(artifacts: Path, tmp_folder: Path, generation_id: str, keep: int) -> Path:
+    """Rename the finished folder into place, then point CURRENT at it; prune to the newest `keep`."""
+    final = artifacts / GENERATIONS / generation_id
+    os.rename(tmp_folder, final)
+    _fsync_dir(final.parent)
+    tmp_current = artifacts / f"{CURRENT}.{generation_id}.tmp"
+    with open(tmp_current, "w", encoding="utf-8") as f:
+        f.write(generation_id + "\n")
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp_current, artifacts / CURRENT)
+    _fsync_dir(artifacts)
+    prune_generations(artifacts, keep)
+    return final
+
+
+def prune_generations(artifacts: Path, keep: int) -> list[str]:
+    """Delete published generations beyond the newest `keep`, never the current one; and stale temp folders."""
+    current = read_current_id(artifacts)
+    folder = artifacts / GENERATIONS
+    published = sorted((p.name for p in folder.iterdir() if p.is_dir() and not p.name.startswith(".")), reverse=True)
+    removed = [g for g in published[keep:] if g != current]
+    for name in removed:
+        shutil.rmtree(folder / name, ignore_errors=True)
+    return removed
+
+
+def discard(tmp_folder: Path) -> None:
+    shutil.rmtree(tmp_folder, ignore_errors=True)
+
+
+def list_generations(artifacts: Path) -> list[str]:
+    folder = artifacts / GENERATIONS
+    if not folder.is_dir():
+        return []
+    return sorted(p.name for p in folder.iterdir() if p.is_dir() and not p.name.startswith("."))
+
+
+def read_current_id(artifacts: Path) -> str | None:
+    try:
+        return (artifacts / CURRENT).read_text(encoding="utf-8").strip() or None
+    except FileNotFoundError:
+        return None
+
+
+def current_generation(artifacts: Path) -> Path:
+    """The folder CURRENT names, or an ArtifactError that says what is wrong and what to do."""
+    artifacts = Path(artifacts)
+    if not artifacts.is_dir():
+        raise ArtifactError(f"artifacts folder not found: {artifacts} (run `index run` first, or pass --artifacts)")
+    current = artifacts / CURRENT
+    if not current.exists():
+        raise ArtifactError(f"no generation published in {artifacts}: {CURRENT} is missing (run `index run` first)")
+    generation_id = read_current_id(artifacts)
+    if not generation_id or "/" in generation_id or generation_id.startswith("."):
+        raise ArtifactError(f"{current} is empty or corrupt ({generation_id!r}); run `index run` to publish a new generation")
+    folder = artifacts / GENERATIONS / generation_id
+    if not folder.is_dir():
+        raise ArtifactError(
+            f"{CURRENT} names generation {generation_id}, but {folder} does not exist; "
+            f"available: {', '.join(list_generations(artifacts)) or 'none'}"
+        )
+    return folder
+
+
+def read_manifest(folder: Path) -> dict:
+    path = folder / MANIFEST
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ArtifactError(f"{path} is missing: the generation is incomplete") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ArtifactError(f"{path} is corrupt: {exc}") from None
+    if manifest.get("schema_version") != SCHEMA_VERSION:
+        raise ArtifactError(f"{path}: schema version {manifest.get('schema_version')!r}; this version reads {SCHEMA_VERSION}")
+    for name, info in manifest.get("files", {}).items():
+        file = folder / name
+        if not file.is_file() or file.stat().st_size != info["bytes"]:
+            raise ArtifactError(f"{file} is missing or has the wrong size: the generation is damaged")
+    return manifest
+
+
+def _document_row(d: Document, now: datetime) -> dict:
+    return {
+        "doc_id": d.doc_id,
+        "source": d.source,
+        "source_type": d.source_type,
+        "title": d.title,
+        "url": d.url,
+        "path": d.path,
+        "tags": list(d.tags),
+        "authors": list(d.authors),
+        "updated_at": _utc_naive(d.updated_at) if d.updated_at else None,
+        "metadata": json.dumps(d.metadata, default=str),
+        "content_hash": d.content_hash,
+        "metadata_hash": d.metadata_hash,
+        "text": d.text,
+        "indexed_at": now,
+    }
+
+
+def _chunk_row(space_id: str, vector_id: int, c: Chunk) -> dict:
+    return {
+        "space_id": space_id,
+        "vector_id": vector_id,
+        "chunk_id": chunk_id(space_id, c.doc_id, c.ordinal, c.chunk_hash),
+        "doc_id": c.doc_id,
+        "ordinal": c.ordinal,
+        "heading_path": list(c.heading_path),
+        "start_offset": c.start,
+        "end_offset": c.end,
+        "token_count": c.token_count,
+        "chunk_hash": c.chunk_hash,
+        "text": c.text,
+    }
+
+
+def _utc_naive(value: datetime) -> datetime:
+    if value.tzinfo is not None:
+        value = value.astimezone(timezone.utc).replace(tzinfo=None)
+    return value
+
+
+def _write_json(path: Path, data: dict) -> None:
+    path.write_text(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
+
+
+def _file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _fsync_tree(folder: Path) -> None:
+    for path in folder.rglob("*"):
+        if path.is_file():
+            fd = os.open(path, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+    for path in [folder, *(p for p in folder.rglob("*") if p.is_dir())]:
+        _fsync_dir(path)
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

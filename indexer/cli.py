@@ -1,0 +1,241 @@
+"""The `index` command. It parses, calls the library and translates errors; the work lives elsewhere.
+
+Exit codes: 0 success · 1 fatal error · 2 usage or configuration error ·
+4 published, but some documents failed (see the report).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from contextlib import contextmanager
+from functools import wraps
+from pathlib import Path
+
+import click
+
+from indexer import __version__
+from indexer.errors import ConfigError, StaticRagError
+
+EXIT_DOCUMENT_ERRORS = 4
+CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+DEFAULT_CONFIG = "index.toml"
+
+
+class ConfigProblem(click.ClickException):
+    exit_code = 2
+
+
+def config_options(func):
+    """--config and --artifacts, shared by every command that reads a config or a generation."""
+
+    @click.option(
+        "-c", "--config", "config_path", type=click.Path(dir_okay=False, path_type=Path), envvar="STATIC_RAG_CONFIG",
+        help=f"Config file (TOML). Default: ./{DEFAULT_CONFIG}. Env: STATIC_RAG_CONFIG.",
+    )
+    @click.option(
+        "-a", "--artifacts", type=click.Path(file_okay=False, path_type=Path), envvar="STATIC_RAG_ARTIFACTS",
+        help="Artifacts folder; overrides the config's `artifacts`. Env: STATIC_RAG_ARTIFACTS.",
+    )
+    @wraps(func)
+    def wrapper(*args, **kwargs):
+        return func(*args, **kwargs)
+
+    return wrapper
+
+
+def json_option(func):
+    return click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of text.")(func)
+
+
+@click.group(context_settings=CONTEXT)
+@click.version_option(__version__, "-V", "--version", prog_name="static-rag")
+def cli():
+    """Index Notion, web pages and files into versioned search artifacts, and serve them.
+
+    \b
+    Quick start (offline, bundled model):
+        index run --config examples/index.toml
+        index search "how do I roll back a bad index?" --config examples/index.toml
+        index serve --config examples/index.toml
+
+    Every command takes --help with a worked example.
+    """
+
+
+@cli.command(context_settings=CONTEXT)
+@config_options
+@json_option
+@click.option("-s", "--silent", is_flag=True, help="No progress bars.")
+def run(config_path, artifacts, as_json, silent):
+    """Crawl every source, embed each chunk per space, and publish a new generation.
+
+    The generation is written beside the current one and published by an atomic
+    rename of CURRENT, so servers never see a half-written index. The last
+    `keep_generations` (default 3) are kept.
+
+    \b
+    Examples:
+        index run --config examples/index.toml
+        index run --config index.toml --artifacts /srv/static-rag --json
+
+    \b
+    Exit codes:
+        0  published, no errors
+        1  fatal error: nothing was published
+        2  usage or configuration error
+        4  published, but some documents failed (listed in the report)
+    """
+    from indexer.pipeline import run_index
+
+    config = _load_config(config_path, artifacts)
+    with _reporting(silent or as_json) as progress:
+        try:
+            report = run_index(config, progress=progress)
+        except StaticRagError as exc:
+            raise click.ClickException(str(exc)) from None
+    if as_json:
+        click.echo(json.dumps(report.as_dict(), indent=2))
+    else:
+        chunks = ", ".join(f"{n} chunks in {space}" for space, n in report.chunks.items())
+        click.echo(f"Published generation {report.generation_id}: {report.documents} documents, {chunks}.")
+        click.echo(f"Artifacts: {config.artifacts.resolve()}  ({sum(report.seconds.values()):.1f}s)")
+        for error in report.errors:
+            click.echo(f"  {error.code} [{error.step}] {error.message}", err=True)
+    if report.errors:
+        if not as_json:
+            click.echo(f"{len(report.errors)} document(s) failed; their errors are in source_events.", err=True)
+        sys.exit(EXIT_DOCUMENT_ERRORS)
+
+
+@cli.command(context_settings=CONTEXT)
+@click.argument("query")
+@config_options
+@json_option
+@click.option("-k", "--top-k", default=5, show_default=True, type=click.IntRange(1, 50), help="How many hits.")
+@click.option("--mode", type=click.Choice(["hybrid", "dense", "lexical"]), default="hybrid", show_default=True)
+@click.option("--space", help="Embedding space id (default: the first in the generation).")
+@click.option("--source", help="Only documents from this source.")
+def search(query, config_path, artifacts, as_json, top_k, mode, space, source):
+    """Search the current generation from the shell, with the same code the server runs.
+
+    \b
+    Examples:
+        index search "how do I roll back a bad index?" --config examples/index.toml
+        index search "rate limits" --artifacts artifacts --mode lexical --json
+    """
+    from server.search import SearchFilters
+    from server.service import SearchService, ServiceError, Settings
+
+    service = SearchService(Settings(artifacts=_artifacts_dir(config_path, artifacts)))
+    try:
+        service.load()
+        result = service.search(query, space_id=space, top_k=top_k, mode=mode, filters=SearchFilters(source=source))
+    except ServiceError as exc:
+        raise click.ClickException(exc.message) from None
+    except StaticRagError as exc:
+        raise click.ClickException(str(exc)) from None
+    finally:
+        service.close()
+    if as_json:
+        hits = [
+            {**{k: v for k, v in vars(h).items() if k not in ("dense", "lexical")}, "scores": {"dense": h.dense, "lexical": h.lexical}}
+            for h in result.hits
+        ]
+        click.echo(json.dumps({"hits": hits, "generation": result.generation, "space": result.space, "mode": result.mode}, indent=2, default=str))
+        return
+    if not result.hits:
+        click.echo("No hits.")
+    for rank, hit in enumerate(result.hits, start=1):
+        where = " › ".join(hit.heading_path)
+        click.echo(click.style(f"{rank}. {hit.title}", bold=True) + f"  ({hit.url or hit.path or hit.doc_id})")
+        if where:
+            click.echo(f"   {where}")
+        snippet = " ".join(hit.text.split())
+        click.echo(f"   {snippet[:240]}{'…' if len(snippet) > 240 else ''}")
+        click.echo(f"   score {hit.score:.4f}")
+
+
+@cli.command(context_settings=CONTEXT)
+@config_options
+@click.option("--host", default="127.0.0.1", show_default=True, help="Interface to listen on.")
+@click.option("--port", default=8000, show_default=True, type=click.IntRange(1, 65535))
+@click.option("--log-level", default="info", show_default=True, type=click.Choice(["critical", "error", "warning", "info", "debug"]))
+def serve(config_path, artifacts, host, port, log_level):
+    """Serve the current generation over HTTP (POST /v1/search; OpenAPI at /schema).
+
+    \b
+    Examples:
+        index serve --config examples/index.toml
+        index serve --artifacts /srv/static-rag --host 0.0.0.0 --port 8080
+
+    \b
+    Then:
+        curl -s -XPOST 127.0.0.1:8000/v1/search -H 'content-type: application/json' \\
+             -d '{"query": "how do I roll back a bad index?", "top_k": 3}'
+    """
+    import uvicorn
+
+    from server.app import create_app
+    from server.service import Settings
+
+    folder = _artifacts_dir(config_path, artifacts)
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    app = create_app(Settings(artifacts=folder))
+    click.echo(f"Serving {folder.resolve()} on http://{host}:{port}  (OpenAPI: http://{host}:{port}/schema)", err=True)
+    click.echo(
+        f"Try: curl -s -XPOST {host}:{port}/v1/search -H 'content-type: application/json' "
+        "-d '{\"query\": \"how do I roll back a bad index?\", \"top_k\": 3}'",
+        err=True,
+    )
+    uvicorn.run(app, host=host, port=port, log_level=log_level)
+
+
+def _load_config(config_path: Path | None, artifacts: Path | None):
+    from indexer.config import load_config
+
+    path = config_path or Path(DEFAULT_CONFIG)
+    if config_path is None and not path.exists():
+        raise ConfigProblem(f"no config file: pass --config FILE or create ./{DEFAULT_CONFIG} (see examples/index.toml)")
+    try:
+        return load_config(path, artifacts_override=artifacts)
+    except ConfigError as exc:
+        raise ConfigProblem(str(exc)) from None
+
+
+def _artifacts_dir(config_path: Path | None, artifacts: Path | None) -> Path:
+    """--artifacts wins; else the config's `artifacts`; else ./artifacts."""
+    if artifacts is not None:
+        return artifacts
+    if config_path is not None or Path(DEFAULT_CONFIG).exists():
+        return _load_config(config_path, None).artifacts
+    return Path("artifacts")
+
+
+@contextmanager
+def _reporting(silent: bool):
+    """Progress bars on stderr with known totals; nothing at all when silent."""
+    if silent:
+        from indexer.pipeline import no_progress
+
+        yield no_progress
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    with Progress(
+        TextColumn("{task.description:<40}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+        console=Console(stderr=True), transient=False,
+    ) as bars:
+
+        @contextmanager
+        def task(description: str, total: int | None):
+            task_id = bars.add_task(description, total=total)
+            yield lambda n: bars.advance(task_id, n)
+
+        yield task
+
+
+def main():
+    cli()

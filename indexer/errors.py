@@ -1,0 +1,58 @@
+"""Errors as values: every failure has a code, the step it happened in, and whether retrying may help."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+
+class ErrorCode(StrEnum):
+    WEB_FETCH_FAILED = "WEB_FETCH_FAILED"  # network error, timeout, refused connection
+    WEB_HTTP_STATUS = "WEB_HTTP_STATUS"  # the server answered with a non-2xx status
+    FILE_EXTRACTION_EMPTY = "FILE_EXTRACTION_EMPTY"  # extraction found no text
+    FILE_EXTRACTION_FAILED = "FILE_EXTRACTION_FAILED"  # the file could not be read or parsed
+    CHUNKING_FAILED = "CHUNKING_FAILED"
+    EMBEDDINGS_FAILED = "EMBEDDINGS_FAILED"
+    SOURCE_LISTING_FAILED = "SOURCE_LISTING_FAILED"  # a whole source could not be listed
+
+
+@dataclass(frozen=True)
+class IngestError:
+    """One failed document (or source listing), recorded in the run report and in `source_events`."""
+
+    code: ErrorCode
+    step: str
+    message: str
+    retryable: bool = False
+    doc_id: str | None = None
+    source: str | None = None
+
+    def as_dict(self) -> dict:
+        return {
+            "code": str(self.code),
+            "step": self.step,
+            "message": self.message,
+            "retryable": self.retryable,
+            "doc_id": self.doc_id,
+            "source": self.source,
+        }
+
+
+class StaticRagError(Exception):
+    """A fatal error with a message meant for the person running the command."""
+
+
+class ConfigError(StaticRagError):
+    """The configuration file is missing, unreadable or invalid."""
+
+
+class ArtifactError(StaticRagError):
+    """An artifacts folder or generation is missing, incomplete or corrupt."""
+
+
+class PublishRefused(StaticRagError):
+    """The generation failed its pre-publish checks; nothing was published."""
+
+
+class MissingDependency(StaticRagError):
+    """An optional dependency is not installed; the message says what to install."""

@@ -1,0 +1,238 @@
+"""Turn raw bytes into the text we index: readability for HTML, front matter for Markdown.
+
+The output is Markdown-like plain text: headings as `#` lines (they feed `heading_path`),
+list items as `- ` lines, table rows one per line, code fenced. The chunker reads that
+structure; readers of a chunk see clean text.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import date, datetime, timezone
+
+import yaml
+from lxml import html as lxml_html
+
+BLOCK_TAGS = {"p", "div", "section", "article", "main", "header", "footer", "aside", "figure", "figcaption", "dl", "dd", "dt", "form", "details", "summary", "center"}
+HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
+SKIP_TAGS = {"script", "style", "noscript", "template", "svg", "button", "nav"}
+XML_DECLARATION = re.compile(r"\A\s*<\?xml[^>]*\?>")
+FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|\Z)", re.DOTALL)
+
+
+@dataclass(frozen=True)
+class Extracted:
+    title: str
+    text: str
+    url: str | None = None
+    tags: tuple[str, ...] = ()
+    authors: tuple[str, ...] = ()
+    updated_at: datetime | None = None
+    metadata: dict = field(default_factory=dict)
+
+
+class ExtractionError(ValueError):
+    """The input could not be parsed."""
+
+
+def extract_markdown(raw: str, fallback_title: str) -> Extracted:
+    """Front matter (YAML between `---` lines) is metadata, not text: title, url, updated_at, tags, authors."""
+    meta: dict = {}
+    body = raw
+    match = FRONT_MATTER.match(raw)
+    if match:
+        try:
+            meta = yaml.safe_load(match.group(1)) or {}
+        except yaml.YAMLError as exc:
+            raise ExtractionError(f"front matter is not valid YAML: {exc}") from None
+        if not isinstance(meta, dict):
+            raise ExtractionError("front matter must be a YAML mapping of key: value lines")
+        body = raw[match.end() :]
+    text = _normalize(body)
+    title = str(meta.pop("title", "") or "").strip() or _first_heading(text) or fallback_title
+    return Extracted(
+        title=title,
+        text=text,
+        url=_str_or_none(meta.pop("url", None)),
+        tags=_str_tuple(meta.pop("tags", ())),
+        authors=_str_tuple(meta.pop("authors", meta.pop("author", ()))),
+        updated_at=parse_timestamp(meta.pop("updated_at", None)),
+        metadata={k: _jsonable(v) for k, v in meta.items()},
+    )
+
+
+def extract_text(raw: str, fallback_title: str) -> Extracted:
+    text = _normalize(raw)
+    first_line = next((line.strip() for line in text.splitlines() if line.strip()), "")
+    return Extracted(title=first_line[:120] if len(first_line) <= 120 else fallback_title, text=text)
+
+
+def extract_html(raw: bytes | str, url: str | None = None, fallback_title: str = "", encoding: str | None = None) -> Extracted:
+    """Main content by readability-lxml, with headings, lists, tables and code kept as structure.
+
+    Bytes are parsed with `encoding` (e.g. from the Content-Type header) or else the page's
+    declared / sniffed charset, the same one readability picks, so titles and text agree.
+    """
+    from readability import Document as Readability
+    from readability.encoding import get_encoding
+
+    if isinstance(raw, bytes):
+        raw = raw.decode(encoding or get_encoding(raw), errors="replace")
+    # lxml refuses str input that still carries an XML encoding declaration.
+    raw = XML_DECLARATION.sub("", raw, count=1)
+    try:
+        page = lxml_html.fromstring(raw)
+    except (ValueError, lxml_html.etree.ParserError) as exc:
+        raise ExtractionError(f"not parseable as HTML: {exc}") from None
+    title = _meta(page, "og:title") or _page_title(page) or fallback_title
+    try:
+        summary = Readability(raw, url=url).summary(html_partial=True)
+    except Exception as exc:  # readability raises bare Exceptions (Unparseable) for odd pages
+        raise ExtractionError(f"readability could not find main content: {exc}") from None
+    text = _normalize(html_to_text(lxml_html.fromstring(summary)))
+    published = parse_timestamp(_meta(page, "article:published_time"))
+    modified = parse_timestamp(_meta(page, "article:modified_time") or _meta(page, "og:updated_time"))
+    metadata = {"published_at": published.isoformat()} if published else {}
+    return Extracted(title=title, text=text, updated_at=modified or published, metadata=metadata)
+
+
+def html_to_text(root) -> str:
+    lines: list[str] = []
+    _walk(root, lines, list_depth=0)
+    return "\n".join(lines)
+
+
+def _walk(node, out: list[str], list_depth: int) -> None:
+    tag = node.tag if isinstance(node.tag, str) else ""
+    if tag in SKIP_TAGS:
+        return
+    if tag in HEADINGS:
+        text = _inline(node)
+        if text:
+            out.extend(["", f"{'#' * HEADINGS[tag]} {text}", ""])
+        return
+    if tag == "pre":
+        code = node.text_content().strip("\n")
+        if code.strip():
+            out.extend(["", "```", code, "```", ""])
+        return
+    if tag == "table":
+        out.append("")
+        for row in node.iter("tr"):
+            cells = [_inline(c) for c in row if isinstance(c.tag, str) and c.tag in ("td", "th")]
+            if any(cells):
+                out.append(" | ".join(cells))
+        out.append("")
+        return
+    if tag in ("ul", "ol"):
+        if list_depth == 0:
+            out.append("")
+        for i, item in enumerate((c for c in node if c.tag == "li"), start=1):
+            marker = f"{i}." if tag == "ol" else "-"
+            nested = [c for c in item if isinstance(c.tag, str) and c.tag in ("ul", "ol")]
+            for n in nested:
+                item.remove(n)
+            text = _inline(item)
+            if text:
+                out.append(f"{'  ' * list_depth}{marker} {text}")
+            for n in nested:
+                _walk(n, out, list_depth + 1)
+        if list_depth == 0:
+            out.append("")
+        return
+    if tag == "blockquote":
+        text = _inline(node)
+        if text:
+            out.extend(["", f"> {text}", ""])
+        return
+    if tag == "br":
+        out.append("")
+    block = tag in BLOCK_TAGS
+    has_block_children = any(isinstance(c.tag, str) and (c.tag in BLOCK_TAGS or c.tag in HEADINGS or c.tag in ("ul", "ol", "pre", "table", "blockquote")) for c in node)
+    if block and not has_block_children:
+        text = _inline(node)
+        if text:
+            out.extend(["", text, ""])
+        return
+    if node.text and node.text.strip():
+        out.append(_squash(node.text))
+    for child in node:
+        _walk(child, out, list_depth)
+        if child.tail and child.tail.strip():
+            out.append(_squash(child.tail))
+
+
+def _inline(node) -> str:
+    return _squash(node.text_content())
+
+
+def _squash(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def _normalize(text: str) -> str:
+    """Unix newlines, no trailing spaces, at most one blank line in a row, no outer blank lines."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\u00a0", " ")
+    lines = [line.rstrip() for line in text.split("\n")]
+    out: list[str] = []
+    for line in lines:
+        if line or (out and out[-1]):
+            out.append(line)
+    return "\n".join(out).strip("\n")
+
+
+def _first_heading(text: str) -> str:
+    match = re.search(r"^#{1,6}[ \t]+(.+?)[ \t#]*$", text, re.MULTILINE)
+    return match.group(1).strip() if match else ""
+
+
+def _page_title(page) -> str:
+    node = page.find(".//title")
+    return _squash(node.text_content()) if node is not None else ""
+
+
+def _meta(page, name: str) -> str:
+    for attr in ("property", "name"):
+        found = page.xpath(f"//meta[@{attr}=$n]/@content", n=name)
+        if found and found[0].strip():
+            return found[0].strip()
+    return ""
+
+
+def parse_timestamp(value) -> datetime | None:
+    """ISO dates and datetimes (YAML may already have parsed them); naive times are taken as UTC."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, datetime):
+        parsed = value
+    elif isinstance(value, date):
+        parsed = datetime(value.year, value.month, value.day)
+    else:
+        try:
+            parsed = datetime.fromisoformat(str(value).strip().replace("Z", "+00:00"))
+        except ValueError:
+            return None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)
+
+
+def _str_or_none(value) -> str | None:
+    return str(value).strip() or None if value is not None else None
+
+
+def _str_tuple(value) -> tuple[str, ...]:
+    if isinstance(value, str):
+        value = [v for v in value.split(",")]
+    if not isinstance(value, (list, tuple)):
+        return ()
+    return tuple(str(v).strip() for v in value if str(v).strip())
+
+
+def _jsonable(value):
+    if isinstance(value, (datetime, date)):
+        return value.isoformat()
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    return value

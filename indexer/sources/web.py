@@ -1,0 +1,102 @@
+"""An explicit list of URLs, fetched with httpx. doc_id = `url:<normalized url>`."""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit, urlunsplit
+
+import httpx
+
+from indexer import __version__
+from indexer.config import SourceConfig
+from indexer.documents import Document
+from indexer.errors import ErrorCode, IngestError
+from indexer.extract import ExtractionError, extract_html, extract_markdown, extract_text
+from indexer.sources import SourceResult
+
+USER_AGENT = f"static-rag/{__version__} (+https://github.com/static-rag/static-rag)"
+DEFAULT_PORTS = {"http": 80, "https": 443}
+MAX_REDIRECTS = 5
+TEXT_TYPES = {"text/plain": "text", "text/markdown": "markdown", "text/x-markdown": "markdown"}
+HTML_TYPES = {"text/html", "application/xhtml+xml"}
+
+
+def normalize_url(url: str) -> str:
+    """Lowercase scheme and host, default port and fragment dropped, empty path made `/`."""
+    parts = urlsplit(url.strip())
+    scheme = parts.scheme.lower()
+    host = (parts.hostname or "").lower()
+    netloc = host if ":" not in host else f"[{host}]"
+    if parts.port and parts.port != DEFAULT_PORTS.get(scheme):
+        netloc = f"{netloc}:{parts.port}"
+    if parts.username:
+        netloc = f"{parts.username}{':' + parts.password if parts.password else ''}@{netloc}"
+    return urlunsplit((scheme, netloc, parts.path or "/", parts.query, ""))
+
+
+def crawl_urls(source: SourceConfig, progress=None) -> SourceResult:
+    result = SourceResult(source=source.name)
+    timeout = httpx.Timeout(source.timeout_seconds, connect=min(10.0, source.timeout_seconds))
+    with httpx.Client(
+        timeout=timeout,
+        follow_redirects=True,
+        max_redirects=MAX_REDIRECTS,
+        headers={"User-Agent": USER_AGENT, "Accept": "text/html, text/plain;q=0.9, text/markdown;q=0.9, */*;q=0.1"},
+    ) as client:
+        for url in dict.fromkeys(normalize_url(u) for u in source.urls):
+            document, error = fetch_document(client, url, source.name)
+            if document is not None:
+                result.documents.append(document)
+            if error is not None:
+                result.errors.append(error)
+            if progress:
+                progress(1)
+    return result
+
+
+def fetch_document(client: httpx.Client, url: str, source_name: str) -> tuple[Document | None, IngestError | None]:
+    doc_id = f"url:{url}"
+
+    def error(code: ErrorCode, step: str, message: str, retryable: bool = False) -> tuple[None, IngestError]:
+        return None, IngestError(code, step, f"{url}: {message}", retryable=retryable, doc_id=doc_id, source=source_name)
+
+    try:
+        response = client.get(url)
+    except httpx.TooManyRedirects:
+        return error(ErrorCode.WEB_FETCH_FAILED, "fetch", f"more than {MAX_REDIRECTS} redirects")
+    except httpx.TimeoutException:
+        return error(ErrorCode.WEB_FETCH_FAILED, "fetch", "timed out", retryable=True)
+    except httpx.HTTPError as exc:
+        return error(ErrorCode.WEB_FETCH_FAILED, "fetch", f"{type(exc).__name__}: {exc}", retryable=True)
+    if response.status_code >= 400:
+        retryable = response.status_code == 429 or response.status_code >= 500
+        return error(ErrorCode.WEB_HTTP_STATUS, "fetch", f"HTTP {response.status_code}", retryable=retryable)
+    media_type = response.headers.get("content-type", "text/html").split(";")[0].strip().lower()
+    fallback_title = url
+    try:
+        if media_type in HTML_TYPES:
+            extracted = extract_html(response.content, url=url, fallback_title=fallback_title, encoding=response.charset_encoding)
+        elif TEXT_TYPES.get(media_type) == "markdown":
+            extracted = extract_markdown(response.text, fallback_title)
+        elif media_type in TEXT_TYPES:
+            extracted = extract_text(response.text, fallback_title)
+        else:
+            return error(ErrorCode.FILE_EXTRACTION_FAILED, "extract", f"unsupported content type {media_type}")
+    except ExtractionError as exc:
+        return error(ErrorCode.FILE_EXTRACTION_FAILED, "extract", str(exc))
+    if not extracted.text.strip():
+        return error(ErrorCode.FILE_EXTRACTION_EMPTY, "extract", "no main content found")
+    return (
+        Document(
+            doc_id=doc_id,
+            source=source_name,
+            source_type="urls",
+            title=extracted.title,
+            text=extracted.text,
+            url=url,
+            tags=extracted.tags,
+            authors=extracted.authors,
+            updated_at=extracted.updated_at,
+            metadata=extracted.metadata,
+        ),
+        None,
+    )

@@ -1,0 +1,1 @@
+"""static-rag server: a read-only search API over the current published generation."""

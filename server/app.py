@@ -1,0 +1,223 @@
+"""The HTTP API: `create_app(settings)` builds a Litestar app over the current generation.
+
+    index serve --artifacts artifacts            # or: litestar --app server.app:create_app run
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from contextlib import asynccontextmanager
+from datetime import datetime
+from pathlib import Path
+from typing import Annotated, AsyncIterator, Literal
+from urllib.parse import unquote
+
+import msgspec
+from litestar import Controller, Litestar, Request, Response, get, post
+from litestar.datastructures import State
+from litestar.di import Provide
+from litestar.exceptions import HTTPException, ValidationException
+from litestar.openapi import OpenAPIConfig
+
+from indexer import __version__
+from indexer.errors import ArtifactError, StaticRagError
+from server.search import SearchFilters, SearchHit
+from server.service import SearchService, ServiceError, Settings
+
+log = logging.getLogger("static_rag.server")
+
+
+class Filters(msgspec.Struct, forbid_unknown_fields=True):
+    source: str | None = None
+    source_type: str | None = None
+    doc_id: str | None = None
+    updated_after: datetime | None = None
+    updated_before: datetime | None = None
+
+
+class SearchRequest(msgspec.Struct, forbid_unknown_fields=True):
+    query: str
+    space: str | None = None
+    top_k: Annotated[int, msgspec.Meta(ge=1, le=50)] = 10
+    mode: Literal["hybrid", "dense", "lexical"] = "hybrid"
+    filters: Filters | None = None
+
+
+class HitScores(msgspec.Struct):
+    dense: float | None
+    lexical: float | None
+
+
+class Hit(msgspec.Struct):
+    chunk_id: str
+    doc_id: str
+    title: str
+    url: str | None
+    path: str | None
+    source: str
+    heading_path: list[str]
+    text: str
+    start: int
+    end: int
+    score: float
+    scores: HitScores
+    updated_at: datetime | None
+
+
+class SearchResponse(msgspec.Struct):
+    hits: list[Hit]
+    took_ms: float
+    generation: str
+    space: str
+    mode: str
+
+
+class ErrorBody(msgspec.Struct):
+    code: str
+    message: str
+    retryable: bool = False
+
+
+def _hit(h: SearchHit) -> Hit:
+    return Hit(
+        chunk_id=h.chunk_id,
+        doc_id=h.doc_id,
+        title=h.title,
+        url=h.url,
+        path=h.path,
+        source=h.source,
+        heading_path=list(h.heading_path),
+        text=h.text,
+        start=h.start,
+        end=h.end,
+        score=round(h.score, 6),
+        scores=HitScores(dense=_round(h.dense), lexical=_round(h.lexical)),
+        updated_at=h.updated_at,
+    )
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 6)
+
+
+def _raw_tail(request: Request, prefix: str) -> str:
+    """The id after `prefix`, from the undecoded path: ids contain `/` and `//` that routing would fold."""
+    raw = request.scope.get("raw_path") or request.scope["path"].encode()
+    path = raw.decode("latin-1").split("?", 1)[0]
+    return unquote(path[path.index(prefix) + len(prefix) :])
+
+
+class SearchController(Controller):
+    path = "/v1"
+
+    @post("/search", sync_to_thread=True, status_code=200, summary="Hybrid search over the current generation")
+    def search(self, data: SearchRequest, service: SearchService) -> SearchResponse:
+        f = data.filters or Filters()
+        result = service.search(
+            data.query,
+            space_id=data.space,
+            top_k=data.top_k,
+            mode=data.mode,
+            filters=SearchFilters(f.source, f.source_type, f.doc_id, f.updated_after, f.updated_before),
+        )
+        return SearchResponse(
+            hits=[_hit(h) for h in result.hits],
+            took_ms=round(result.took_ms, 3),
+            generation=result.generation,
+            space=result.space,
+            mode=result.mode,
+        )
+
+    @get("/info", sync_to_thread=False, summary="The generation being served")
+    def info(self, service: SearchService) -> dict:
+        return {**service.current().info(), "version": __version__}
+
+    @get("/documents/{doc_id:path}", sync_to_thread=True, summary="One document, with its full text")
+    def document(self, request: Request, service: SearchService) -> dict:
+        doc_id = _raw_tail(request, "/v1/documents/")
+        rows = service.current().query("document_by_id", {"doc_id": doc_id})
+        if not rows:
+            raise ServiceError("DOCUMENT_NOT_FOUND", f"no document {doc_id!r} in this generation", 404)
+        row = rows[0]
+        row["metadata"] = msgspec.json.decode(row["metadata"]) if row["metadata"] else {}
+        return row
+
+    @get("/chunks/{chunk_id:str}", sync_to_thread=True, summary="One chunk, with its citation fields")
+    def chunk(self, chunk_id: str, service: SearchService) -> dict:
+        rows = service.current().query("chunk_by_id", {"chunk_id": chunk_id})
+        if not rows:
+            raise ServiceError("CHUNK_NOT_FOUND", f"no chunk {chunk_id!r} in this generation", 404)
+        row = rows[0]
+        row["start"], row["end"] = row.pop("start_offset"), row.pop("end_offset")
+        return row
+
+
+@get("/healthz", sync_to_thread=False, summary="The process is up")
+def healthz() -> dict:
+    return {"status": "ok"}
+
+
+@get("/readyz", sync_to_thread=False, summary="A generation is loaded and searchable")
+def readyz(service: SearchService) -> Response:
+    try:
+        generation = service.current()
+    except ServiceError as exc:
+        return Response(ErrorBody(exc.code, exc.message, True), status_code=503)
+    return Response({"status": "ready", "generation": generation.id})
+
+
+def _error_response(request: Request, exc: Exception) -> Response:
+    """Every error leaves as JSON `{code, message, retryable}`: one place maps our codes to statuses."""
+    if isinstance(exc, ServiceError):
+        return Response(ErrorBody(exc.code, exc.message, exc.retryable), status_code=exc.status)
+    if isinstance(exc, ValidationException):
+        details = "; ".join(f"{e.get('key') or 'body'}: {e.get('message')}" for e in (exc.extra or []) if isinstance(e, dict))
+        return Response(ErrorBody("INVALID_REQUEST", details or exc.detail), status_code=400)
+    if isinstance(exc, HTTPException):
+        codes = {404: "NOT_FOUND", 405: "METHOD_NOT_ALLOWED", 413: "REQUEST_TOO_LARGE", 415: "UNSUPPORTED_MEDIA_TYPE"}
+        code = codes.get(exc.status_code, "INVALID_REQUEST" if exc.status_code < 500 else "SERVER_ERROR")
+        return Response(ErrorBody(code, exc.detail), status_code=exc.status_code, headers=exc.headers)
+    if isinstance(exc, StaticRagError):
+        log.error("generation error: %s", exc)
+        return Response(ErrorBody("GENERATION_UNAVAILABLE", str(exc), True), status_code=503)
+    log.exception("unhandled error on %s %s", request.method, request.url.path)
+    return Response(ErrorBody("SERVER_ERROR", "internal error; see the server log"), status_code=500)
+
+
+def settings_from_env() -> Settings:
+    return Settings(artifacts=Path(os.environ.get("STATIC_RAG_ARTIFACTS", "artifacts")))
+
+
+def create_app(settings: Settings | None = None) -> Litestar:
+    """A new app with no module-level state; the generation opens in the lifespan and lives on `app.state`."""
+    settings = settings or settings_from_env()
+
+    @asynccontextmanager
+    async def lifespan(app: Litestar) -> AsyncIterator[None]:
+        import faiss
+
+        # One OpenMP thread per worker: a 2-thread single-query search stalls when the other core is busy.
+        faiss.omp_set_num_threads(1)
+        service = SearchService(settings)
+        try:
+            service.load()
+        except ArtifactError as exc:
+            log.warning("not ready: %s", exc)
+        app.state.service = service
+        try:
+            yield
+        finally:
+            service.close()
+
+    def provide_service(state: State) -> SearchService:
+        return state.service
+
+    return Litestar(
+        route_handlers=[SearchController, healthz, readyz],
+        lifespan=[lifespan],
+        dependencies={"service": Provide(provide_service, sync_to_thread=False)},
+        exception_handlers={Exception: _error_response},
+        openapi_config=OpenAPIConfig(title="static-rag search API", version=__version__, path="/schema"),
+        request_max_body_size=64 * 1024,
+    )

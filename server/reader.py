@@ -1,0 +1,105 @@
+"""Open one published generation read-only: DuckDB metadata, memory-mapped FAISS and BM25 per space."""
+
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+
+from indexer.artifacts import current_generation, read_manifest
+from indexer.errors import ArtifactError
+from indexer.lexical import LexicalIndex
+from indexer.sql import load_sql
+
+
+@dataclass(frozen=True)
+class SpaceIndex:
+    space_id: str
+    manifest: dict
+    dense: object  # faiss.Index, memory-mapped
+    lexical: LexicalIndex
+
+    @property
+    def size(self) -> int:
+        return int(self.dense.ntotal)
+
+
+class Generation:
+    """A published generation, safe to share between threads (each thread gets its own DuckDB cursor)."""
+
+    def __init__(self, folder: Path):
+        import duckdb
+        import faiss
+
+        self.folder = folder
+        self.manifest = read_manifest(folder)
+        self.id = self.manifest["generation_id"]
+        try:
+            self.db = duckdb.connect(str(folder / "meta.duckdb"), read_only=True)
+        except duckdb.Error as exc:
+            raise ArtifactError(f"{folder / 'meta.duckdb'} cannot be opened: {exc}") from None
+        self._local = threading.local()
+        self.spaces: dict[str, SpaceIndex] = {}
+        for space_id, info in self.manifest["spaces"].items():
+            space_dir = folder / info["path"]
+            manifest = json.loads((space_dir / "space.json").read_text(encoding="utf-8"))
+            # Zero-copy: the OS page cache holds the vectors, shared by every worker process.
+            dense = faiss.read_index(str(space_dir / "index.faiss"), faiss.IO_FLAG_MMAP_IFC | faiss.IO_FLAG_READ_ONLY)
+            self.spaces[space_id] = SpaceIndex(space_id, manifest, dense, LexicalIndex(space_dir / "lexical"))
+
+    @classmethod
+    def open_current(cls, artifacts: Path) -> "Generation":
+        return cls(current_generation(artifacts))
+
+    @property
+    def cursor(self):
+        cursor = getattr(self._local, "cursor", None)
+        if cursor is None:
+            cursor = self._local.cursor = self.db.cursor()
+        return cursor
+
+    def query(self, name: str, params: dict | None = None) -> list[dict]:
+        result = self.cursor.execute(load_sql(name), params or {})
+        columns = [d[0] for d in result.description]
+        return [dict(zip(columns, row)) for row in result.fetchall()]
+
+    def allowed_vector_ids(self, space_id: str, filters: dict) -> np.ndarray:
+        rows = self.cursor.execute(load_sql("vector_ids_filtered"), {"space_id": space_id, **filters}).fetchall()
+        return np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+
+    def hits(self, space_id: str, vector_ids: list[int]) -> dict[int, dict]:
+        rows = self.query("hits_by_vector_ids", {"space_id": space_id, "vector_ids": [int(v) for v in vector_ids]})
+        return {row["vector_id"]: row for row in rows}
+
+    def info(self) -> dict:
+        counts = self.manifest["counts"]
+        return {
+            "generation": self.id,
+            "built_at": self.manifest["created_at"],
+            "documents": counts["documents"],
+            "chunks": counts["chunks"],
+            "spaces": [
+                {
+                    "space_id": s.space_id,
+                    "provider": s.manifest["provider"],
+                    "model": s.manifest["model"],
+                    "dimension": s.manifest["dimension"],
+                    "vectors": s.size,
+                }
+                for s in self.spaces.values()
+            ],
+        }
+
+    def close(self) -> None:
+        self.db.close()
+
+
+def to_utc_naive(value: datetime | None) -> datetime | None:
+    """Stored timestamps are naive UTC; compare like with like."""
+    if value is not None and value.tzinfo is not None:
+        value = value.astimezone(timezone.utc).replace(tzinfo=None)
+    return value

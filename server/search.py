@@ -1,0 +1,169 @@
+"""Hybrid search over one generation: the code path the API, `index search` and evaluation share."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import numpy as np
+
+from indexer.embedders import Embedder
+from server.fusion import reciprocal_rank_fusion
+from server.reader import Generation, SpaceIndex, to_utc_naive
+
+MODES = ("hybrid", "dense", "lexical")
+MIN_CANDIDATES = 100  # per retriever, before fusion and filtering to top_k
+
+
+@dataclass(frozen=True)
+class SearchFilters:
+    source: str | None = None
+    source_type: str | None = None
+    doc_id: str | None = None
+    updated_after: datetime | None = None
+    updated_before: datetime | None = None
+
+    def active(self) -> bool:
+        return any(v is not None for v in vars(self).values())
+
+    def as_params(self) -> dict:
+        params = dict(vars(self))
+        params["updated_after"] = to_utc_naive(self.updated_after)
+        params["updated_before"] = to_utc_naive(self.updated_before)
+        return params
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    chunk_id: str
+    doc_id: str
+    title: str
+    url: str | None
+    path: str | None
+    source: str
+    heading_path: tuple[str, ...]
+    text: str
+    start: int
+    end: int
+    score: float
+    dense: float | None
+    lexical: float | None
+    updated_at: datetime | None
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    hits: list[SearchHit]
+    generation: str
+    space: str
+    mode: str
+    took_ms: float = 0.0
+    candidates: dict = field(default_factory=dict)
+
+
+def search(
+    generation: Generation,
+    space: SpaceIndex,
+    query_vector: np.ndarray | None,
+    query: str,
+    top_k: int = 10,
+    mode: str = "hybrid",
+    filters: SearchFilters = SearchFilters(),
+) -> SearchResult:
+    """Rank chunks of `space` for `query`. Filters apply before the cut to top_k; overlapping
+    chunks of one document collapse to the best one. `query_vector` is needed unless mode is lexical."""
+    started = time.perf_counter()
+    allowed = generation.allowed_vector_ids(space.space_id, filters.as_params()) if filters.active() else None
+    depth = min(space.size, max(MIN_CANDIDATES, top_k * 10))
+
+    dense: dict[int, float] = {}
+    lexical: dict[int, float] = {}
+    if mode in ("hybrid", "dense") and depth:
+        dense = _dense(space, query_vector, depth, allowed)
+    if mode in ("hybrid", "lexical") and depth:
+        lexical = _lexical(space, query, depth, allowed)
+
+    if mode == "dense":
+        ranked = sorted(dense.items(), key=lambda kv: -kv[1])
+    elif mode == "lexical":
+        ranked = sorted(lexical.items(), key=lambda kv: -kv[1])
+    else:
+        fused = reciprocal_rank_fusion([list(dense), list(lexical)])
+        ranked = sorted(fused.items(), key=lambda kv: -kv[1])
+
+    hits = _collapse(generation, space.space_id, ranked, top_k, dense, lexical)
+    return SearchResult(
+        hits=hits,
+        generation=generation.id,
+        space=space.space_id,
+        mode=mode,
+        took_ms=(time.perf_counter() - started) * 1000,
+        candidates={"dense": len(dense), "lexical": len(lexical)},
+    )
+
+
+def embed_query(embedder: Embedder, query: str) -> np.ndarray:
+    return np.asarray(embedder.embed_query(query), dtype=np.float32)
+
+
+def _dense(space: SpaceIndex, vector: np.ndarray, depth: int, allowed: np.ndarray | None) -> dict[int, float]:
+    """Top `depth` by inner product, in rank order; with filters, only among allowed ids."""
+    import faiss
+
+    if allowed is not None and len(allowed) == 0:
+        return {}
+    params = faiss.SearchParameters(sel=faiss.IDSelectorBatch(allowed)) if allowed is not None else None
+    scores, ids = space.dense.search(vector.reshape(1, -1), depth, params=params)
+    return {int(i): float(s) for s, i in zip(scores[0], ids[0]) if i >= 0}
+
+
+def _lexical(space: SpaceIndex, query: str, depth: int, allowed: np.ndarray | None) -> dict[int, float]:
+    """Top `depth` BM25 scores above zero (a chunk sharing no term with the query is no match)."""
+    scores = space.lexical.scores(query)
+    if allowed is not None:
+        masked = np.zeros_like(scores)
+        masked[allowed] = scores[allowed]
+        scores = masked
+    positive = np.flatnonzero(scores > 0)
+    if len(positive) > depth:
+        positive = positive[np.argpartition(-scores[positive], depth - 1)[:depth]]
+    order = positive[np.argsort(-scores[positive], kind="stable")]
+    return {int(i): float(scores[i]) for i in order}
+
+
+def _collapse(generation: Generation, space_id: str, ranked: list[tuple[int, float]], top_k: int, dense: dict, lexical: dict) -> list[SearchHit]:
+    """Walk the ranking, skipping chunks that overlap a better chunk of the same document."""
+    hits: list[SearchHit] = []
+    kept: dict[str, list[tuple[int, int]]] = {}
+    batch = max(top_k * 2, 20)
+    for offset in range(0, len(ranked), batch):
+        part = ranked[offset : offset + batch]
+        rows = generation.hits(space_id, [vid for vid, _ in part])
+        for vid, score in part:
+            row = rows[vid]
+            spans = kept.setdefault(row["doc_id"], [])
+            if any(row["start_offset"] < e and s < row["end_offset"] for s, e in spans):
+                continue
+            spans.append((row["start_offset"], row["end_offset"]))
+            hits.append(
+                SearchHit(
+                    chunk_id=row["chunk_id"],
+                    doc_id=row["doc_id"],
+                    title=row["title"],
+                    url=row["url"],
+                    path=row["path"],
+                    source=row["source"],
+                    heading_path=tuple(row["heading_path"]),
+                    text=row["text"],
+                    start=row["start_offset"],
+                    end=row["end_offset"],
+                    score=score,
+                    dense=dense.get(vid),
+                    lexical=lexical.get(vid),
+                    updated_at=row["updated_at"],
+                )
+            )
+            if len(hits) == top_k:
+                return hits
+    return hits

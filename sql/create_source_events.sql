@@ -1,0 +1,11 @@
+-- What went wrong (or is worth knowing) during a run, one row per event.
+CREATE TABLE source_events (
+    run_id    VARCHAR NOT NULL,
+    source    VARCHAR,
+    doc_id    VARCHAR,
+    level     VARCHAR NOT NULL,          -- error | warning
+    code      VARCHAR NOT NULL,
+    step      VARCHAR NOT NULL,
+    retryable BOOLEAN NOT NULL,
+    message   VARCHAR NOT NULL
+);

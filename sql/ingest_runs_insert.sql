@@ -1,0 +1,1 @@
+INSERT INTO ingest_runs VALUES ($run_id, $generation_id, $started_at, $finished_at, $status, $documents, $chunks, $errors, $report);

@@ -1,0 +1,1 @@
+INSERT INTO source_events VALUES ($run_id, $source, $doc_id, $level, $code, $step, $retryable, $message);
