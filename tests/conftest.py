@@ -1,0 +1,117 @@
+"""Fixtures build small real things: configs in tmp folders, a loopback web server, one real model."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+os.environ["HF_HUB_OFFLINE"] = "1"
+os.environ["TOKENIZERS_PARALLELISM"] = "false"
+
+REPO = Path(__file__).resolve().parent.parent
+EXAMPLES = REPO / "examples"
+SHARED_DATA = REPO.parent / "shared" / "data"
+
+
+@pytest.fixture(autouse=True)
+def isolated_env(monkeypatch, tmp_path):
+    """No test reads the developer's own config or artifacts."""
+    monkeypatch.delenv("STATIC_RAG_ARTIFACTS", raising=False)
+    monkeypatch.delenv("STATIC_RAG_CONFIG", raising=False)
+    monkeypatch.chdir(tmp_path)
+
+
+@pytest.fixture(scope="session")
+def local_space():
+    from indexer.config import parse_config
+
+    config = parse_config({"sources": [{"name": "x", "type": "files", "path": "."}], "spaces": [{"provider": "local"}]}, Path("."))
+    return config.spaces[0]
+
+
+@pytest.fixture(scope="session")
+def local_embedder(local_space):
+    """The real bundled model, loaded once for the whole session (it takes seconds)."""
+    from indexer.embedders.local import LocalEmbedder
+
+    return LocalEmbedder(local_space)
+
+
+@pytest.fixture(scope="session")
+def embedders(local_embedder):
+    return {local_embedder.space.space_id: local_embedder}
+
+
+def write_config(folder: Path, body: str) -> Path:
+    path = folder / "index.toml"
+    path.write_text(body, encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="session")
+def examples_artifacts(tmp_path_factory, embedders):
+    """`examples/` indexed once into a session folder; tests must treat it as read-only."""
+    from indexer.config import load_config
+    from indexer.pipeline import run_index
+
+    artifacts = tmp_path_factory.mktemp("examples-artifacts")
+    config = load_config(EXAMPLES / "index.toml", artifacts_override=artifacts)
+    report = run_index(config, embedders=embedders)
+    assert not report.errors, report.errors
+    return artifacts
+
+
+@pytest.fixture
+def copy_of_examples(tmp_path) -> Path:
+    """A writable copy of the example corpus and its config."""
+    target = tmp_path / "examples"
+    shutil.copytree(EXAMPLES, target)
+    return target
+
+
+class Site:
+    """A loopback HTTP server with routes set per test: path -> (status, content type, body bytes)."""
+
+    def __init__(self):
+        self.routes: dict[str, tuple[int, str, bytes] | tuple[int, str, bytes, dict]] = {}
+        self.requests: list[str] = []
+        site = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self):
+                site.requests.append(self.path)
+                status, content_type, body, *extra = site.routes.get(self.path, (404, "text/plain", b"not found"))
+                self.send_response(status)
+                self.send_header("Content-Type", content_type)
+                self.send_header("Content-Length", str(len(body)))
+                for key, value in (extra[0] if extra else {}).items():
+                    self.send_header(key, value)
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.base = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def url(self, path: str) -> str:
+        return self.base + path
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def site():
+    s = Site()
+    yield s
+    s.close()

@@ -1,0 +1,75 @@
+"""A config mistake stops the run at load time with a message that names the key and what is allowed."""
+
+from pathlib import Path
+
+import pytest
+
+from indexer.config import load_config, parse_config
+from indexer.errors import ConfigError
+from tests.conftest import EXAMPLES, write_config
+
+FILES = '[[sources]]\nname = "docs"\ntype = "files"\npath = "docs"\n'
+LOCAL = '[[spaces]]\nprovider = "local"\n'
+
+
+def test_examples_config_loads_with_defaults_resolved_against_its_folder():
+    config = load_config(EXAMPLES / "index.toml")
+    assert config.artifacts.resolve() == (EXAMPLES.parent / "artifacts").resolve()
+    assert [s.name for s in config.sources] == ["guide", "articles"]
+    assert config.sources[0].path == EXAMPLES / "docs/guide"
+    space = config.spaces[0]
+    assert (space.space_id, space.dimensions, space.chunk_tokens, space.chunk_overlap) == ("local-all-minilm-l6-v2-384", 384, 200, 40)
+    assert config.keep_generations == 3
+
+
+def test_artifacts_flag_overrides_the_file(tmp_path):
+    config = load_config(write_config(tmp_path, 'artifacts = "out"\n' + FILES + LOCAL), artifacts_override=tmp_path / "elsewhere")
+    assert config.artifacts == tmp_path / "elsewhere"
+
+
+@pytest.mark.parametrize(
+    "body, message",
+    [
+        ('artifact = "x"\n' + FILES + LOCAL, "artifact: unknown key (did you mean 'artifacts'?); allowed: artifacts, keep_generations, sources, spaces"),
+        ("keep_generations = 0\n" + FILES + LOCAL, "keep_generations: must be between 1 and 100; got 0"),
+        ('keep_generations = "3"\n' + FILES + LOCAL, "keep_generations: must be an integer; got str '3'"),
+        (FILES + LOCAL + "chunk_tokens = 900\n", "spaces[0].chunk_tokens: must be between 32 and 254; got 900"),
+        (FILES + LOCAL + "chunk_tokens = true\n", "spaces[0].chunk_tokens: must be an integer; got bool True"),
+        (FILES + LOCAL + "chunk_tokens = 100\nchunk_overlap = 80\n", "spaces[0].chunk_overlap: must be between 0 and 50; got 80"),
+        (FILES + LOCAL + 'model = "bert"\n', "spaces[0].model: local models are all-MiniLM-L6-v2; got 'bert'"),
+        (FILES + LOCAL + "dimensions = 768\n", "spaces[0].dimensions: must be one of 384; got 768"),
+        (FILES + '[[spaces]]\nprovider = "cohere"\n', "spaces[0].provider: must be one of local; got 'cohere'"),
+        (FILES.replace('"files"', '"ftp"') + LOCAL, "sources[0].type: must be one of files, urls; got 'ftp'"),
+        (FILES.replace('path = "docs"\n', "") + LOCAL, "sources[0].path: required key is missing"),
+        (FILES + 'recursive = true\n' + LOCAL, "sources[0].recursive: unknown key; allowed: name, type, path, extensions"),
+        (FILES + FILES + LOCAL, "sources: names must be unique; repeated: docs"),
+        ('[[sources]]\nname = "w"\ntype = "urls"\nurls = ["ftp://x"]\n' + LOCAL, "sources[0].urls[0]: must start with http:// or https://; got 'ftp://x'"),
+        ('[[sources]]\nname = "w"\ntype = "urls"\nurls = ["http://x"]\ntimeout_seconds = 0.5\n' + LOCAL, "sources[0].timeout_seconds: must be between 1 and 300; got 0.5"),
+        ('[[sources]]\nname = "w"\ntype = "urls"\nurls = [1]\n' + LOCAL, "sources[0].urls: every item must be a string"),
+        (LOCAL, "sources: required key is missing"),
+        (FILES, "spaces: required key is missing"),
+        (FILES + LOCAL + LOCAL, "spaces: each space must be distinct; repeated: local-all-minilm-l6-v2-384"),
+        ("sources = []\n" + LOCAL, "sources: at least one [[sources]] table is required"),
+        ("sources = [1]\n" + LOCAL, "sources[0]: must be a table ([[sources]]), got int"),
+    ],
+)
+def test_invalid_config_names_the_key_and_what_is_allowed(tmp_path, body, message):
+    path = write_config(tmp_path, body)
+    with pytest.raises(ConfigError) as error:
+        load_config(path)
+    assert str(error.value) == f"{path}: {message}"
+
+
+def test_not_toml_and_missing_file_are_config_errors(tmp_path):
+    with pytest.raises(ConfigError, match="not valid TOML"):
+        load_config(write_config(tmp_path, "sources = [\n"))
+    with pytest.raises(ConfigError, match="config file not found: .*nope.toml"):
+        load_config(tmp_path / "nope.toml")
+
+
+def test_extensions_are_normalized(tmp_path):
+    config = parse_config(
+        {"sources": [{"name": "d", "type": "files", "path": "d", "extensions": ["MD", ".txt"]}], "spaces": [{"provider": "local"}]},
+        base_dir=Path(tmp_path),
+    )
+    assert config.sources[0].extensions == (".md", ".txt")
