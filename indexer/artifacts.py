@@ -56,9 +56,12 @@ class RunRecord:
 
 
 def new_generation_id(now: datetime | None = None) -> str:
-    """Sortable by time, unique across concurrent writers: `20261122T140501Z-3fa2c1`."""
-    now = now or datetime.now(timezone.utc)
-    return f"{now:%Y%m%dT%H%M%S}Z-{secrets.token_hex(3)}"
+    """Name order is start-time order (to the microsecond); the suffix keeps concurrent writers apart.
+
+    e.g. `20261122T140501.123456Z-3fa2c1`
+    """
+    now = (now or datetime.now(timezone.utc)).astimezone(timezone.utc)
+    return f"{now:%Y%m%dT%H%M%S.%f}Z-{secrets.token_hex(3)}"
 
 
 def write_generation(

@@ -38,7 +38,11 @@ def build_lexical_index(texts: list[str], folder: Path) -> None:
 
     logging.getLogger("bm25s").setLevel(logging.WARNING)
     retriever = bm25s.BM25(k1=ANALYZER["k1"], b=ANALYZER["b"])
-    retriever.index([analyze(t) for t in texts], show_progress=False)
+    corpus = [analyze(t) for t in texts]
+    if corpus and not any(corpus):
+        # bm25s cannot build an empty vocabulary; a term no query can produce keeps every score at 0.
+        corpus[0:1] = [["\x00"]]
+    retriever.index(corpus, show_progress=False)
     folder.mkdir(parents=True, exist_ok=True)
     retriever.save(str(folder), show_progress=False)
     (folder / "analyzer.json").write_text(json.dumps({**ANALYZER, "documents": len(texts)}, indent=2) + "\n")

@@ -16,7 +16,7 @@ from indexer.chunking import ChunkingParams, chunk_text
 from indexer.config import Config
 from indexer.documents import Chunk, Document
 from indexer.embedders import Embedder, load_embedder
-from indexer.errors import ErrorCode, IngestError
+from indexer.errors import ErrorCode, IngestError, PublishRefused
 from indexer.sources import count_items, crawl
 
 
@@ -53,11 +53,8 @@ class RunReport:
         }
 
 
-def run_index(config: Config, progress: Progress = no_progress, embedders: dict[str, Embedder] | None = None) -> RunReport:
-    """Build and publish a new generation from `config`. Raises PublishRefused if the result fails verification.
-
-    `embedders` lets a caller that already holds loaded models (a test session, `index eval`) reuse them.
-    """
+def run_index(config: Config, progress: Progress = no_progress) -> RunReport:
+    """Build and publish a new generation from `config`. Raises PublishRefused if the result fails verification."""
     started = datetime.now(timezone.utc)
     report = RunReport(run_id=f"run-{started:%Y%m%dT%H%M%S}Z-{secrets.token_hex(3)}")
     timer = _Timer(report.seconds)
@@ -70,13 +67,15 @@ def run_index(config: Config, progress: Progress = no_progress, embedders: dict[
             documents.extend(result.documents)
             report.errors.extend(result.errors)
     documents = _unique(documents, report.errors)
+    if not documents:
+        raise PublishRefused(_nothing_found(config, report.errors))
 
     loaded: dict[str, Embedder] = {}
     chunked: dict[str, list[Chunk]] = {}
     failed: set[str] = set()
     for space in config.spaces:
         with timer(f"load_model:{space.space_id}"):
-            loaded[space.space_id] = (embedders or {}).get(space.space_id) or load_embedder(space)
+            loaded[space.space_id] = load_embedder(space)
         with timer(f"chunk:{space.space_id}"):
             params = ChunkingParams(space.chunk_tokens, space.chunk_overlap)
             chunked[space.space_id], space_failed = chunk_documents(documents, params, loaded[space.space_id].fits, report.errors)
@@ -107,6 +106,12 @@ def run_index(config: Config, progress: Progress = no_progress, embedders: dict[
         artifacts.publish(config.artifacts, folder, generation_id, config.keep_generations)
     report.generation_id = generation_id
     return report
+
+
+def _nothing_found(config: Config, errors: list[IngestError]) -> str:
+    sources = ", ".join(f"{s.name} ({s.path or ', '.join(s.urls)})" for s in config.sources)
+    first = f"; first error: {errors[0].code} {errors[0].message}" if errors else ""
+    return f"the generation is empty: no source produced a document with text. Sources: {sources}{first}. Nothing was published."
 
 
 def chunk_documents(

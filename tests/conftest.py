@@ -36,15 +36,10 @@ def local_space():
 
 @pytest.fixture(scope="session")
 def local_embedder(local_space):
-    """The real bundled model, loaded once for the whole session (it takes seconds)."""
-    from indexer.embedders.local import LocalEmbedder
+    """The real bundled model; `load_embedder` keeps it for the rest of the session."""
+    from indexer.embedders import load_embedder
 
-    return LocalEmbedder(local_space)
-
-
-@pytest.fixture(scope="session")
-def embedders(local_embedder):
-    return {local_embedder.space.space_id: local_embedder}
+    return load_embedder(local_space)
 
 
 def write_config(folder: Path, body: str) -> Path:
@@ -54,14 +49,14 @@ def write_config(folder: Path, body: str) -> Path:
 
 
 @pytest.fixture(scope="session")
-def examples_artifacts(tmp_path_factory, embedders):
+def examples_artifacts(tmp_path_factory, local_embedder):
     """`examples/` indexed once into a session folder; tests must treat it as read-only."""
     from indexer.config import load_config
     from indexer.pipeline import run_index
 
     artifacts = tmp_path_factory.mktemp("examples-artifacts")
     config = load_config(EXAMPLES / "index.toml", artifacts_override=artifacts)
-    report = run_index(config, embedders=embedders)
+    report = run_index(config)
     assert not report.errors, report.errors
     return artifacts
 

@@ -7,6 +7,7 @@ records, so a reader can refuse a query embedder that does not match).
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Callable, Protocol
 
 import numpy as np
@@ -26,7 +27,9 @@ class Embedder(Protocol):
     def manifest(self) -> dict: ...
 
 
+@lru_cache(maxsize=8)
 def load_embedder(space: SpaceConfig) -> Embedder:
+    """The embedder for `space`, loaded once per process (a model takes seconds to load)."""
     if space.provider == "local":
         from indexer.embedders.local import LocalEmbedder
 

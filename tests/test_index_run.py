@@ -1,0 +1,192 @@
+"""`index run` end to end through the CLI: the generation on disk, publishing, and what goes wrong."""
+
+import hashlib
+import json
+from pathlib import Path
+
+import duckdb
+import faiss
+import pytest
+from click.testing import CliRunner
+
+from indexer.cli import cli
+from tests.conftest import write_config
+
+LOCAL = '[[spaces]]\nprovider = "local"\n'
+
+
+def run_cli(*args: str):
+    result = CliRunner().invoke(cli, list(args), catch_exceptions=False)
+    assert "Traceback" not in result.output
+    return result
+
+
+def small_corpus(folder: Path, keep: int = 3) -> Path:
+    docs = folder / "docs"
+    docs.mkdir(parents=True, exist_ok=True)
+    (docs / "refunds.md").write_text("---\ntitle: Refunds\n---\n# Refunds\n\nCustomers can ask for a refund within 30 days of purchase.\n")
+    (docs / "shipping.txt").write_text("Shipping\n\nOrders ship from our warehouse in Lisbon within two business days.\n")
+    return write_config(folder, f'keep_generations = {keep}\n[[sources]]\nname = "docs"\ntype = "files"\npath = "docs"\n' + LOCAL)
+
+
+def generation_ids(artifacts: Path) -> list[str]:
+    return sorted(p.name for p in (artifacts / "generations").iterdir())
+
+
+def test_examples_generation_matches_the_artifact_contract(examples_artifacts):
+    current = (examples_artifacts / "CURRENT").read_text().strip()
+    folder = examples_artifacts / "generations" / current
+    manifest = json.loads((folder / "manifest.json").read_text())
+    space_id = "local-all-minilm-l6-v2-384"
+    assert manifest["generation_id"] == current and manifest["schema_version"] == 1
+    assert manifest["counts"]["documents"] == 27
+    for name, info in manifest["files"].items():
+        data = (folder / name).read_bytes()
+        assert (len(data), hashlib.sha256(data).hexdigest()) == (info["bytes"], info["sha256"]), name
+
+    space = json.loads((folder / "spaces" / space_id / "space.json").read_text())
+    assert {k: space[k] for k in ("provider", "model", "dimension", "metric", "normalized")} == {
+        "provider": "local", "model": "all-MiniLM-L6-v2", "dimension": 384, "metric": "inner_product", "normalized": True,
+    }
+    assert space["chunking"]["chunk_tokens"] == 200 and space["tokenizer"]["max_input_tokens"] == 256
+
+    db = duckdb.connect(str(folder / "meta.duckdb"), read_only=True)
+    chunks = db.execute("SELECT count(*) FROM chunks WHERE space_id = ?", [space_id]).fetchone()[0]
+    assert db.execute("SELECT count(*) FROM documents").fetchone()[0] == 27
+    assert chunks == manifest["counts"]["chunks"] == space["vector_count"]
+    assert db.execute("SELECT min(vector_id), max(vector_id) FROM chunks").fetchone() == (0, chunks - 1)
+    # Offsets are honest: each chunk is exactly its slice of the document text.
+    mismatched = db.execute(
+        "SELECT count(*) FROM chunks c JOIN documents d USING (doc_id) WHERE substr(d.text, c.start_offset + 1, c.end_offset - c.start_offset) <> c.text"
+    ).fetchone()[0]
+    assert mismatched == 0
+    assert db.execute("SELECT status, documents, errors FROM ingest_runs").fetchall() == [("ok", 27, 0)]
+    doc = db.execute("SELECT title, tags, path FROM documents WHERE doc_id = 'file:generations.md'").fetchone()
+    assert doc == ("Generations, CURRENT and rollback", ["operations", "artifacts"], "generations.md")
+    db.close()
+
+    index = faiss.read_index(str(folder / "spaces" / space_id / "index.faiss"), faiss.IO_FLAG_MMAP_IFC)
+    assert index.ntotal == chunks and index.d == 384
+    assert (folder / "spaces" / space_id / "lexical" / "analyzer.json").is_file()
+
+
+def test_two_runs_leave_two_generations_and_current_names_the_second(tmp_path):
+    config = small_corpus(tmp_path)
+    first = json.loads(run_cli("run", "-c", str(config), "--json").output)
+    second = json.loads(run_cli("run", "-c", str(config), "--json").output)
+    artifacts = tmp_path / "artifacts"
+    assert generation_ids(artifacts) == sorted([first["generation_id"], second["generation_id"]])
+    assert (artifacts / "CURRENT").read_text().strip() == second["generation_id"]
+    assert second["documents"] == 2 and second["errors"] == []
+
+
+def test_only_the_newest_generations_are_kept(tmp_path):
+    config = small_corpus(tmp_path, keep=2)
+    ids = [json.loads(run_cli("run", "-c", str(config), "--json", "--artifacts", str(tmp_path / "out")).output)["generation_id"] for _ in range(3)]
+    assert generation_ids(tmp_path / "out") == sorted(ids[1:])
+    assert not (tmp_path / "artifacts").exists(), "--artifacts overrides the config's folder"
+
+
+def test_url_source_indexes_pages_and_records_failures(tmp_path, site):
+    article = "<html><head><title>Returns | Shop</title></head><body><nav>Home Cart</nav><article><h1>Returns</h1>" + (
+        "<p>Unworn shoes can be returned within 60 days for a full refund to the original card.</p>" * 3
+    ) + "</article></body></html>"
+    site.routes = {
+        "/returns": (200, "text/html; charset=utf-8", article.encode()),
+        "/notes.txt": (200, "text/plain", b"Opening hours\n\nWe are open from nine to five on weekdays."),
+        "/moved": (301, "text/html", b"", {"Location": "/returns"}),
+        "/gone": (404, "text/html", b"gone"),
+        "/broken": (503, "text/html", b"down"),
+        "/blank": (200, "text/html", b"<html><body></body></html>"),
+        "/image.png": (200, "image/png", b"\x89PNG"),
+    }
+    urls = ", ".join(f'"{site.url(p)}"' for p in ["/returns", "/notes.txt", "/gone", "/broken", "/blank", "/image.png"])
+    config = write_config(tmp_path, f'[[sources]]\nname = "shop"\ntype = "urls"\nurls = [{urls}, "{site.base.upper().replace("HTTP", "http")}/returns#top"]\n' + LOCAL)
+    result = run_cli("run", "-c", str(config), "--json")
+    assert result.exit_code == 4, "published, with document errors"
+    report = json.loads(result.output)
+    assert report["documents"] == 2, "the uppercased, fragment-carrying duplicate normalizes to the same page"
+    codes = sorted((e["code"], e["doc_id"].rsplit("/", 1)[-1], e["retryable"]) for e in report["errors"])
+    assert codes == [
+        ("FILE_EXTRACTION_EMPTY", "blank", False),
+        ("FILE_EXTRACTION_FAILED", "image.png", False),
+        ("WEB_HTTP_STATUS", "broken", True),
+        ("WEB_HTTP_STATUS", "gone", False),
+    ]
+    folder = tmp_path / "artifacts" / "generations" / report["generation_id"]
+    db = duckdb.connect(str(folder / "meta.duckdb"), read_only=True)
+    docs = dict(db.execute("SELECT doc_id, title FROM documents").fetchall())
+    assert docs == {f"url:{site.base}/returns": "Returns | Shop", f"url:{site.base}/notes.txt": "Opening hours"}
+    text = db.execute("SELECT text FROM documents WHERE doc_id = ?", [f"url:{site.base}/returns"]).fetchone()[0]
+    assert text.startswith("# Returns\n\nUnworn shoes") and "Home Cart" not in text
+    assert db.execute("SELECT count(*) FROM source_events WHERE level = 'error'").fetchone()[0] == 4
+    db.close()
+
+
+def test_an_unreachable_host_is_a_document_error_not_a_failed_run(tmp_path, site):
+    site.routes = {"/ok": (200, "text/plain", b"Reachable page\n\nThis page answers.")}
+    site_url = site.url("/ok")
+    config = write_config(tmp_path, f'[[sources]]\nname = "w"\ntype = "urls"\nurls = ["{site_url}", "http://127.0.0.1:9/closed"]\ntimeout_seconds = 2\n' + LOCAL)
+    result = run_cli("run", "-c", str(config))
+    assert result.exit_code == 4
+    assert "WEB_FETCH_FAILED [fetch] http://127.0.0.1:9/closed" in result.output
+    assert "1 document(s) failed" in result.output
+
+
+def test_an_empty_generation_is_refused_and_the_previous_one_stays_current(tmp_path):
+    config = small_corpus(tmp_path)
+    good = json.loads(run_cli("run", "-c", str(config), "--json").output)["generation_id"]
+    for f in (tmp_path / "docs").iterdir():
+        f.write_text("   \n")
+    result = run_cli("run", "-c", str(config))
+    assert result.exit_code == 1
+    assert "the generation is empty" in result.output
+    artifacts = tmp_path / "artifacts"
+    assert (artifacts / "CURRENT").read_text().strip() == good
+    assert generation_ids(artifacts) == [good], "the refused generation left nothing behind"
+
+
+def test_config_errors_exit_2_with_the_key_named(tmp_path, monkeypatch):
+    config = write_config(tmp_path, '[[sources]]\nname = "d"\ntype = "files"\npath = "d"\n[[spaces]]\nprovider = "local"\nchunk_tokens = 5000\n')
+    result = run_cli("run", "-c", str(config))
+    assert result.exit_code == 2
+    assert "spaces[0].chunk_tokens: must be between 32 and 254; got 5000" in result.output
+    (tmp_path / "empty").mkdir()
+    monkeypatch.chdir(tmp_path / "empty")
+    missing = run_cli("run")
+    assert missing.exit_code == 2 and "no config file" in missing.output
+
+
+@pytest.mark.parametrize(
+    "damage, message",
+    [
+        (lambda a: (a / "CURRENT").unlink(), "CURRENT is missing (run `index run` first)"),
+        (lambda a: (a / "CURRENT").write_text("\n"), "is empty or corrupt"),
+        (lambda a: (a / "CURRENT").write_text("20990101T000000Z-000000\n"), "names generation 20990101T000000Z-000000, but"),
+        (lambda a: (a / "CURRENT").write_text("../../etc\n"), "is empty or corrupt"),
+    ],
+)
+def test_a_missing_or_corrupt_current_is_a_clear_error(tmp_path, damage, message):
+    config = small_corpus(tmp_path)
+    run_cli("run", "-c", str(config))
+    damage(tmp_path / "artifacts")
+    result = run_cli("search", "refund", "-c", str(config))
+    assert result.exit_code == 1
+    assert message in result.output
+
+
+def test_a_generation_with_a_damaged_file_is_refused_by_readers(tmp_path):
+    config = small_corpus(tmp_path)
+    generation = json.loads(run_cli("run", "-c", str(config), "--json").output)["generation_id"]
+    faiss_file = next((tmp_path / "artifacts" / "generations" / generation / "spaces").glob("*/index.faiss"))
+    faiss_file.write_bytes(faiss_file.read_bytes()[:100])
+    result = run_cli("search", "refund", "-c", str(config))
+    assert result.exit_code == 1 and "has the wrong size: the generation is damaged" in result.output
+
+
+def test_search_from_the_shell_uses_the_current_generation(tmp_path):
+    config = small_corpus(tmp_path)
+    run_cli("run", "-c", str(config))
+    result = run_cli("search", "how long do I have to send something back?", "-c", str(config), "-k", "1", "--json")
+    hit = json.loads(result.output)["hits"][0]
+    assert (hit["title"], hit["doc_id"]) == ("Refunds", "file:refunds.md")

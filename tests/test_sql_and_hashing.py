@@ -1,0 +1,73 @@
+"""Every named SQL statement runs on a fresh DuckDB; hashes follow the data contract."""
+
+import hashlib
+import re
+from datetime import datetime, timezone
+
+import duckdb
+import pytest
+
+from indexer.documents import Document, content_hash, metadata_hash
+from indexer.sql import SCHEMA, load_sql, sql_names
+
+PARAMS = {
+    "doc_id": "file:a.md", "source": "s", "source_type": "files", "title": "T", "url": None, "path": "a.md",
+    "tags": ["x"], "authors": [], "updated_at": datetime(2026, 1, 1), "metadata": "{}", "content_hash": "c",
+    "metadata_hash": "m", "text": "hello", "indexed_at": datetime(2026, 1, 2),
+    "space_id": "sp", "vector_id": 0, "chunk_id": "ch", "ordinal": 0, "heading_path": ["H"], "start_offset": 0,
+    "end_offset": 5, "token_count": 1, "chunk_hash": "h", "vector_ids": [0], "provider": "local", "model": "m",
+    "dimension": 3, "metric": "inner_product", "normalized": True, "chunk_tokens": 200, "chunk_overlap": 40,
+    "vector_count": 1, "manifest": "{}", "run_id": "r", "generation_id": "g", "started_at": datetime(2026, 1, 1),
+    "finished_at": datetime(2026, 1, 1), "status": "ok", "documents": 1, "chunks": 1, "errors": 0, "report": "{}",
+    "level": "error", "code": "X", "step": "fetch", "retryable": False, "message": "m",
+    "updated_after": None, "updated_before": None,
+}
+
+
+def params_for(sql: str) -> dict:
+    return {name: PARAMS[name] for name in set(re.findall(r"\$(\w+)", sql))}
+
+
+@pytest.fixture
+def fresh_db():
+    db = duckdb.connect(":memory:")
+    for name in SCHEMA:
+        db.execute(load_sql(name))
+    yield db
+    db.close()
+
+
+@pytest.mark.parametrize("name", [n for n in sql_names() if n not in SCHEMA])
+def test_every_statement_runs_on_a_fresh_database(fresh_db, name):
+    sql = load_sql(name)
+    fresh_db.execute(sql, params_for(sql))
+
+
+def test_inserted_rows_come_back_through_the_read_queries(fresh_db):
+    for name in ("documents_insert", "chunks_insert"):
+        sql = load_sql(name)
+        fresh_db.execute(sql, params_for(sql))
+    rows = fresh_db.execute(load_sql("hits_by_vector_ids"), {"space_id": "sp", "vector_ids": [0]}).fetchall()
+    assert len(rows) == 1 and rows[0][1] == "ch" and rows[0][6] == ["H"]
+    filtered = {"space_id": "sp", "source": "s", "source_type": None, "doc_id": None, "updated_after": datetime(2025, 12, 31), "updated_before": None}
+    assert fresh_db.execute(load_sql("vector_ids_filtered"), filtered).fetchall() == [(0,)]
+    assert fresh_db.execute(load_sql("vector_ids_filtered"), {**filtered, "source": "other"}).fetchall() == []
+
+
+def test_unknown_statement_name_fails_loudly():
+    with pytest.raises(KeyError, match="no SQL statement named 'nope'"):
+        load_sql("nope")
+
+
+def test_content_hash_is_sha256_of_doc_id_newline_text():
+    expected = hashlib.sha256(b"file:a.md\nhello").hexdigest()
+    assert content_hash("file:a.md", "hello") == expected
+
+
+def test_metadata_hash_tracks_metadata_not_text_or_fetch_time():
+    base = Document("file:a.md", "s", "files", "Title", "text", tags=("a",), updated_at=datetime(2026, 1, 1, tzinfo=timezone.utc))
+    same_meta_other_text = Document("file:a.md", "s", "files", "Title", "other text", tags=("a",), updated_at=base.updated_at)
+    retitled = Document("file:a.md", "s", "files", "New title", "text", tags=("a",), updated_at=base.updated_at)
+    assert metadata_hash(base) == metadata_hash(same_meta_other_text)
+    assert metadata_hash(base) != metadata_hash(retitled)
+    assert base.content_hash != same_meta_other_text.content_hash
