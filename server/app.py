@@ -16,9 +16,10 @@ from urllib.parse import unquote
 import msgspec
 from litestar import Controller, Litestar, Request, Response, get, post
 from litestar.datastructures import State
-from litestar.di import Provide
+from litestar.di import NamedDependency, Provide
 from litestar.exceptions import HTTPException, ValidationException
 from litestar.openapi import OpenAPIConfig
+from litestar.params import FromPath, JSONBody
 
 from indexer import __version__
 from indexer.errors import ArtifactError, StaticRagError
@@ -26,6 +27,7 @@ from server.search import SearchFilters, SearchHit
 from server.service import SearchService, ServiceError, Settings
 
 log = logging.getLogger("static_rag.server")
+Service = NamedDependency[SearchService]
 
 
 class Filters(msgspec.Struct, forbid_unknown_fields=True):
@@ -112,7 +114,7 @@ class SearchController(Controller):
     path = "/v1"
 
     @post("/search", sync_to_thread=True, status_code=200, summary="Hybrid search over the current generation")
-    def search(self, data: SearchRequest, service: SearchService) -> SearchResponse:
+    def search(self, data: JSONBody[SearchRequest], service: Service) -> SearchResponse:
         f = data.filters or Filters()
         result = service.search(
             data.query,
@@ -130,11 +132,11 @@ class SearchController(Controller):
         )
 
     @get("/info", sync_to_thread=False, summary="The generation being served")
-    def info(self, service: SearchService) -> dict:
+    def info(self, service: Service) -> dict:
         return {**service.current().info(), "version": __version__}
 
     @get("/documents/{doc_id:path}", sync_to_thread=True, summary="One document, with its full text")
-    def document(self, request: Request, service: SearchService) -> dict:
+    def document(self, request: Request, service: Service) -> dict:
         doc_id = _raw_tail(request, "/v1/documents/")
         rows = service.current().query("document_by_id", {"doc_id": doc_id})
         if not rows:
@@ -144,7 +146,7 @@ class SearchController(Controller):
         return row
 
     @get("/chunks/{chunk_id:str}", sync_to_thread=True, summary="One chunk, with its citation fields")
-    def chunk(self, chunk_id: str, service: SearchService) -> dict:
+    def chunk(self, chunk_id: FromPath[str], service: Service) -> dict:
         rows = service.current().query("chunk_by_id", {"chunk_id": chunk_id})
         if not rows:
             raise ServiceError("CHUNK_NOT_FOUND", f"no chunk {chunk_id!r} in this generation", 404)
@@ -159,7 +161,7 @@ def healthz() -> dict:
 
 
 @get("/readyz", sync_to_thread=False, summary="A generation is loaded and searchable")
-def readyz(service: SearchService) -> Response:
+def readyz(service: Service) -> Response:
     try:
         generation = service.current()
     except ServiceError as exc:

@@ -1,0 +1,169 @@
+"""The search API as a chatbot backend sees it: answers with citations, filters, and JSON errors."""
+
+from datetime import datetime, timezone
+from urllib.parse import quote
+
+import pytest
+from litestar.testing import TestClient
+
+from indexer.config import load_config
+from indexer.pipeline import run_index
+from server.app import create_app
+from server.service import Settings
+from tests.conftest import write_config
+
+CITATION_FIELDS = {"chunk_id", "doc_id", "title", "url", "path", "source", "heading_path", "text", "start", "end", "score", "scores", "updated_at"}
+
+
+@pytest.fixture(scope="module")
+def client(examples_artifacts):
+    with TestClient(create_app(Settings(artifacts=examples_artifacts))) as c:
+        yield c
+
+
+def search(client, **body):
+    response = client.post("/v1/search", json=body)
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+def test_health_readiness_and_info(client):
+    assert client.get("/healthz").json() == {"status": "ok"}
+    ready = client.get("/readyz")
+    info = client.get("/v1/info").json()
+    assert ready.status_code == 200 and ready.json()["generation"] == info["generation"]
+    assert info["documents"] == 27 and info["chunks"] > 27
+    assert info["spaces"] == [{"space_id": "local-all-minilm-l6-v2-384", "provider": "local", "model": "all-MiniLM-L6-v2", "dimension": 384, "vectors": info["chunks"]}]
+    assert info["built_at"]
+
+
+@pytest.mark.parametrize(
+    "question, doc_id",
+    [
+        ("how do I undo a bad index run?", "file:generations.md"),
+        ("what does exit status 4 mean for the nightly job", "file:exit-codes.md"),
+        ("which nearest neighbour structure suits millions of embeddings", "file:vector-indexes.html"),
+        ("why strip word endings before keyword matching", "file:stemming-and-stopwords.txt"),
+        ("is an OpenAI account required to try this", "file:faq.md"),
+        ("how should the chatbot show where an answer came from", "file:citing-sources.md"),
+    ],
+)
+def test_a_paraphrased_question_finds_the_right_document(client, question, doc_id):
+    hits = search(client, query=question, top_k=3)["hits"]
+    assert doc_id in [h["doc_id"] for h in hits]
+
+
+def test_hits_carry_everything_needed_to_cite(client):
+    result = search(client, query="how do I undo a bad index run?", top_k=5)
+    assert result["space"] == "local-all-minilm-l6-v2-384" and result["mode"] == "hybrid" and result["took_ms"] > 0
+    top = result["hits"][0]
+    assert set(top) == CITATION_FIELDS
+    assert top["title"] == "Generations, CURRENT and rollback"
+    assert top["heading_path"] == ["Generations, CURRENT and rollback", "Rolling back a bad run"]
+    assert top["path"] == "generations.md" and top["source"] == "guide"
+    assert top["updated_at"].startswith("2026-11-22")
+    assert top["scores"]["dense"] > 0 and top["scores"]["lexical"] > 0
+    document = client.get(f"/v1/documents/{top['doc_id']}").json()
+    assert document["text"][top["start"] : top["end"]] == top["text"], "offsets point into the document text"
+    scores = [h["score"] for h in result["hits"]]
+    assert scores == sorted(scores, reverse=True)
+
+
+def test_overlapping_chunks_of_one_document_are_returned_once(client):
+    hits = search(client, query="BM25 term frequency saturation and length normalization", top_k=20)["hits"]
+    for i, a in enumerate(hits):
+        for b in hits[i + 1 :]:
+            if a["doc_id"] == b["doc_id"]:
+                assert a["end"] <= b["start"] or b["end"] <= a["start"], "two hits share text"
+
+
+def test_modes_use_one_retriever_each(client):
+    dense = search(client, query="undo a bad index run", mode="dense")["hits"]
+    lexical = search(client, query="undo a bad index run", mode="lexical")["hits"]
+    assert all(h["scores"]["lexical"] is None and h["score"] == h["scores"]["dense"] for h in dense)
+    assert all(h["scores"]["dense"] is None and h["score"] == h["scores"]["lexical"] > 0 for h in lexical)
+    assert search(client, query="the of and", mode="lexical")["hits"] == [], "stop words alone match nothing lexically"
+
+
+def test_filters_apply_before_the_cut_to_top_k(client):
+    hits = search(client, query="how do I undo a bad index run?", top_k=7, filters={"source": "articles"})["hits"]
+    assert len(hits) == 7 and {h["source"] for h in hits} == {"articles"}
+    one_doc = search(client, query="rollback", top_k=50, filters={"doc_id": "file:bm25.md"})["hits"]
+    assert one_doc and {h["doc_id"] for h in one_doc} == {"file:bm25.md"}
+    assert search(client, query="rollback", filters={"source_type": "notion"})["hits"] == []
+    recent = search(client, query="rollback", top_k=50, filters={"updated_after": "2026-11-21T00:00:00Z"})["hits"]
+    assert recent and all(h["updated_at"] >= "2026-11-21" for h in recent)
+    older = search(client, query="rollback", top_k=50, filters={"updated_before": "2026-09-01T00:00:00+00:00"})["hits"]
+    assert older and all(h["updated_at"] < "2026-09-01" for h in older)
+    assert search(client, query="x", filters={"source": "nope"})["hits"] == []
+
+
+@pytest.mark.parametrize(
+    "body, code, fragment",
+    [
+        ({"query": "   "}, "EMPTY_QUERY", "query must contain some text"),
+        ({"query": "x" * 2001}, "QUERY_TOO_LONG", "the limit is 2000"),
+        ({"query": "x", "top_k": 0}, "INVALID_REQUEST", "top_k"),
+        ({"query": "x", "top_k": 51}, "INVALID_REQUEST", "top_k"),
+        ({"query": "x", "mode": "fuzzy"}, "INVALID_REQUEST", "mode"),
+        ({"qurey": "x"}, "INVALID_REQUEST", "qurey"),
+        ({"query": "x", "filters": {"colour": "red"}}, "INVALID_REQUEST", "colour"),
+        ({"query": "x", "filters": {"updated_after": "last week"}}, "INVALID_REQUEST", "updated_after"),
+        ({"query": "x", "space": "openai-x-1"}, "UNKNOWN_SPACE", "available: local-all-minilm-l6-v2-384"),
+        ({"query": 3}, "INVALID_REQUEST", "query"),
+    ],
+)
+def test_invalid_requests_get_a_400_with_a_code(client, body, code, fragment):
+    response = client.post("/v1/search", json=body)
+    assert response.status_code == 400
+    error = response.json()
+    assert error["code"] == code and fragment in error["message"] and error["retryable"] is False
+
+
+def test_malformed_json_and_unknown_routes_are_json_errors(client):
+    broken = client.post("/v1/search", content=b"{nope", headers={"content-type": "application/json"})
+    assert broken.status_code == 400 and broken.json()["code"] == "INVALID_REQUEST"
+    assert client.get("/v1/nowhere").json()["code"] == "NOT_FOUND"
+    assert client.get("/v1/search").status_code == 405 and client.get("/v1/search").json()["code"] == "METHOD_NOT_ALLOWED"
+
+
+def test_documents_and_chunks_by_id(client):
+    hit = search(client, query="token bucket refill rate", top_k=1)["hits"][0]
+    chunk = client.get(f"/v1/chunks/{hit['chunk_id']}").json()
+    assert (chunk["doc_id"], chunk["text"], chunk["start"], chunk["heading_path"]) == (hit["doc_id"], hit["text"], hit["start"], hit["heading_path"])
+    for path in (hit["doc_id"], quote(hit["doc_id"], safe="")):
+        document = client.get(f"/v1/documents/{path}")
+        assert document.status_code == 200 and document.json()["title"] == "Rate limiting with token buckets"
+    assert client.get("/v1/documents/file:nope.md").json() == {"code": "DOCUMENT_NOT_FOUND", "message": "no document 'file:nope.md' in this generation", "retryable": False}
+    assert client.get("/v1/chunks/0000").status_code == 404
+
+
+def test_url_document_ids_with_double_slashes_resolve(tmp_path, site, local_embedder):
+    site.routes = {"/help/a": (200, "text/plain", b"Help page\n\nThe help page explains passwords.")}
+    config = write_config(tmp_path, f'[[sources]]\nname = "w"\ntype = "urls"\nurls = ["{site.url("/help/a")}"]\n[[spaces]]\nprovider = "local"\n')
+    run_index(load_config(config))
+    with TestClient(create_app(Settings(artifacts=tmp_path / "artifacts"))) as c:
+        doc_id = f"url:{site.base}/help/a"
+        for path in (doc_id, quote(doc_id, safe="")):
+            response = c.get(f"/v1/documents/{path}")
+            assert response.status_code == 200 and response.json()["doc_id"] == doc_id
+
+
+def test_not_ready_until_a_generation_is_published(tmp_path, local_embedder):
+    artifacts = tmp_path / "artifacts"
+    with TestClient(create_app(Settings(artifacts=artifacts))) as c:
+        assert c.get("/healthz").status_code == 200
+        not_ready = c.get("/readyz")
+        assert not_ready.status_code == 503 and not_ready.json()["code"] == "NO_GENERATION"
+        refused = c.post("/v1/search", json={"query": "x"})
+        assert refused.status_code == 503 and refused.json()["retryable"] is True
+        (tmp_path / "docs").mkdir()
+        (tmp_path / "docs" / "a.md").write_text("# Passwords\n\nReset your password from the account page.")
+        run_index(load_config(write_config(tmp_path, '[[sources]]\nname = "d"\ntype = "files"\npath = "docs"\n[[spaces]]\nprovider = "local"\n')))
+        assert c.get("/readyz").status_code == 200
+        assert c.post("/v1/search", json={"query": "forgot my login secret"}).json()["hits"][0]["doc_id"] == "file:a.md"
+
+
+def test_openapi_schema_describes_search(client):
+    schema = client.get("/schema/openapi.json").json()
+    assert "/v1/search" in schema["paths"] and "post" in schema["paths"]["/v1/search"]
