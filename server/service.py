@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import logging
 import threading
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from indexer.config import SpaceConfig
@@ -70,10 +71,13 @@ class SearchService:
             raise ServiceError("EMPTY_QUERY", "query must contain some text", 400)
         if len(query) > self.settings.max_query_chars:
             raise ServiceError("QUERY_TOO_LONG", f"query has {len(query)} characters; the limit is {self.settings.max_query_chars}", 400)
+        started = time.perf_counter()
         generation = self.current()
         space = self.space(generation, space_id)
         vector = embed_query(self._embedder_for(space), query) if mode != "lexical" else None
-        return search(generation, space, vector, query, top_k=top_k, mode=mode, filters=filters)
+        result = search(generation, space, vector, query, top_k=top_k, mode=mode, filters=filters)
+        # took_ms is what the caller waited for, query embedding included.
+        return replace(result, took_ms=(time.perf_counter() - started) * 1000)
 
     def _embedder_for(self, space: SpaceIndex) -> Embedder:
         """Reuse a loaded embedder only if it makes vectors the way this space's were made."""
