@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from indexer.documents import Chunk, Document, chunk_id
+from indexer.documents import Chunk, Document, chunk_id, utc_naive
 from indexer.errors import ArtifactError, IngestError, PublishRefused
 from indexer.lexical import build_lexical_index
 from indexer.sql import SCHEMA, load_sql
@@ -77,7 +77,7 @@ def write_generation(
 
     folder = artifacts / GENERATIONS / f"{TMP_PREFIX}{generation_id}"
     folder.mkdir(parents=True)
-    now = _utc_naive(datetime.now(timezone.utc))
+    now = utc_naive(datetime.now(timezone.utc))
 
     for build in spaces:
         space_dir = folder / "spaces" / build.space_id
@@ -123,7 +123,7 @@ def write_generation(
             {
                 "run_id": run.run_id,
                 "generation_id": generation_id,
-                "started_at": _utc_naive(run.started_at),
+                "started_at": utc_naive(run.started_at),
                 "finished_at": now,
                 "status": "document_errors" if run.errors else "ok",
                 "documents": len(documents),
@@ -201,13 +201,14 @@ def publish(artifacts: Path, tmp_folder: Path, generation_id: str, keep: int) ->
 
 
 def prune_generations(artifacts: Path, keep: int) -> list[str]:
-    """Delete published generations beyond the newest `keep`, never the current one; and stale temp folders."""
+    """Delete published generations beyond the newest `keep`, never the current one.
+
+    `.tmp-*` folders are left alone: one may belong to a run still in progress.
+    """
     current = read_current_id(artifacts)
-    folder = artifacts / GENERATIONS
-    published = sorted((p.name for p in folder.iterdir() if p.is_dir() and not p.name.startswith(".")), reverse=True)
-    removed = [g for g in published[keep:] if g != current]
+    removed = [g for g in list_generations(artifacts)[::-1][keep:] if g != current]
     for name in removed:
-        shutil.rmtree(folder / name, ignore_errors=True)
+        shutil.rmtree(artifacts / GENERATIONS / name, ignore_errors=True)
     return removed
 
 
@@ -276,7 +277,7 @@ def _document_row(d: Document, now: datetime) -> dict:
         "path": d.path,
         "tags": list(d.tags),
         "authors": list(d.authors),
-        "updated_at": _utc_naive(d.updated_at) if d.updated_at else None,
+        "updated_at": utc_naive(d.updated_at),
         "metadata": json.dumps(d.metadata, default=str),
         "content_hash": d.content_hash,
         "metadata_hash": d.metadata_hash,
@@ -299,12 +300,6 @@ def _chunk_row(space_id: str, vector_id: int, c: Chunk) -> dict:
         "chunk_hash": c.chunk_hash,
         "text": c.text,
     }
-
-
-def _utc_naive(value: datetime) -> datetime:
-    if value.tzinfo is not None:
-        value = value.astimezone(timezone.utc).replace(tzinfo=None)
-    return value
 
 
 def _write_json(path: Path, data: dict) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timezone
 
 
 @dataclass(frozen=True)
@@ -52,6 +52,13 @@ class Chunk:
     @property
     def chunk_hash(self) -> str:
         return sha256_hex(self.text)
+
+
+def utc_naive(value: datetime | None) -> datetime | None:
+    """Timestamps are stored as naive UTC; convert aware values, keep naive ones (already UTC)."""
+    if value is not None and value.tzinfo is not None:
+        value = value.astimezone(timezone.utc).replace(tzinfo=None)
+    return value
 
 
 def sha256_hex(text: str) -> str:

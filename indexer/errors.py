@@ -12,7 +12,6 @@ class ErrorCode(StrEnum):
     FILE_EXTRACTION_EMPTY = "FILE_EXTRACTION_EMPTY"  # extraction found no text
     FILE_EXTRACTION_FAILED = "FILE_EXTRACTION_FAILED"  # the file could not be read or parsed
     CHUNKING_FAILED = "CHUNKING_FAILED"
-    EMBEDDINGS_FAILED = "EMBEDDINGS_FAILED"
     SOURCE_LISTING_FAILED = "SOURCE_LISTING_FAILED"  # a whole source could not be listed
 
 

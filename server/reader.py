@@ -101,10 +101,3 @@ class Generation:
 
 def _aware(value):
     return value.replace(tzinfo=timezone.utc) if isinstance(value, datetime) and value.tzinfo is None else value
-
-
-def to_utc_naive(value: datetime | None) -> datetime | None:
-    """Stored timestamps are naive UTC; compare like with like."""
-    if value is not None and value.tzinfo is not None:
-        value = value.astimezone(timezone.utc).replace(tzinfo=None)
-    return value

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 
 import numpy as np
 
 from indexer.embedders import Embedder
 from server.fusion import reciprocal_rank_fusion
-from server.reader import Generation, SpaceIndex, to_utc_naive
+from indexer.documents import utc_naive
+from server.reader import Generation, SpaceIndex
 
 MODES = ("hybrid", "dense", "lexical")
 MIN_CANDIDATES = 100  # per retriever, before fusion and filtering to top_k
@@ -29,8 +30,8 @@ class SearchFilters:
 
     def as_params(self) -> dict:
         params = dict(vars(self))
-        params["updated_after"] = to_utc_naive(self.updated_after)
-        params["updated_before"] = to_utc_naive(self.updated_before)
+        params["updated_after"] = utc_naive(self.updated_after)
+        params["updated_before"] = utc_naive(self.updated_before)
         return params
 
 
@@ -59,7 +60,6 @@ class SearchResult:
     space: str
     mode: str
     took_ms: float = 0.0
-    candidates: dict = field(default_factory=dict)
 
 
 def search(
@@ -99,7 +99,6 @@ def search(
         space=space.space_id,
         mode=mode,
         took_ms=(time.perf_counter() - started) * 1000,
-        candidates={"dense": len(dense), "lexical": len(lexical)},
     )
 
 
