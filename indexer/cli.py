@@ -186,7 +186,7 @@ def serve(config_path, artifacts, host, port, log_level):
     click.echo(f"Serving {folder.resolve()} on http://{host}:{port}  (OpenAPI: http://{host}:{port}/schema)", err=True)
     click.echo(
         f"Try: curl -s -XPOST {host}:{port}/v1/search -H 'content-type: application/json' "
-        "-d '{\"query\": \"how do I roll back a bad index?\", \"top_k\": 3}'",
+        "-d '{\"query\": \"your question here\", \"top_k\": 3}'",
         err=True,
     )
     uvicorn.run(app, host=host, port=port, log_level=log_level)

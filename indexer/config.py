@@ -140,7 +140,7 @@ def parse_config(
     ids = [s.space_id for s in spaces]
     if len(set(ids)) != len(ids):
         raise ConfigError(f"spaces: each space must be distinct; repeated: {', '.join(sorted(set(i for i in ids if ids.count(i) > 1)))}")
-    artifacts = Path(artifacts_override) if artifacts_override is not None else base_dir / top["artifacts"]
+    artifacts = Path(artifacts_override) if artifacts_override is not None else (base_dir / top["artifacts"]).resolve()
     return Config(
         artifacts=artifacts,
         sources=sources,
