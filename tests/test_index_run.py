@@ -1,6 +1,7 @@
 """`index run` end to end through the CLI: the generation on disk, publishing, and what goes wrong."""
 
 import hashlib
+from datetime import datetime, timezone
 import json
 from pathlib import Path
 
@@ -190,3 +191,46 @@ def test_search_from_the_shell_uses_the_current_generation(tmp_path):
     result = run_cli("search", "how long do I have to send something back?", "-c", str(config), "-k", "1", "--json")
     hit = json.loads(result.output)["hits"][0]
     assert (hit["title"], hit["doc_id"]) == ("Refunds", "file:refunds.md")
+
+
+def test_stored_vectors_are_unit_length(examples_artifacts):
+    import numpy as np
+
+    folder = examples_artifacts / "generations" / (examples_artifacts / "CURRENT").read_text().strip()
+    index = faiss.read_index(str(folder / "spaces/local-all-minilm-l6-v2-384/index.faiss"))
+    norms = np.linalg.norm(index.reconstruct_n(0, index.ntotal), axis=1)
+    assert np.allclose(norms, 1.0, atol=1e-5), "inner product equals cosine only for normalized vectors"
+
+
+def test_a_space_whose_vectors_do_not_match_its_chunk_rows_is_never_published(tmp_path):
+    import numpy as np
+
+    from indexer import artifacts
+    from indexer.documents import Chunk, Document
+    from indexer.errors import PublishRefused
+
+    doc = Document("file:a.md", "s", "files", "A", "alpha beta")
+    chunks = [Chunk("file:a.md", 0, 0, 5, "alpha", (), 1), Chunk("file:a.md", 1, 6, 10, "beta", (), 1)]
+    manifest = {"provider": "local", "model": "m", "dimension": 4, "metric": "inner_product", "normalized": True, "chunking": {"chunk_tokens": 8, "chunk_overlap": 0}}
+    build = artifacts.SpaceBuild("sp", manifest, chunks, np.ones((1, 4), dtype=np.float32))  # one vector, two rows
+    run = artifacts.RunRecord("run-x", datetime.now(timezone.utc), [], {})
+    folder = artifacts.write_generation(tmp_path, "g1", [doc], [build], run)
+    with pytest.raises(PublishRefused, match="space sp: 1 vectors but 2 chunk rows"):
+        artifacts.verify_generation(folder)
+
+
+def test_one_bad_file_never_fails_the_run(tmp_path):
+    config = small_corpus(tmp_path)
+    (tmp_path / "docs" / "latin1.md").write_bytes("Caf\xe9 menu".encode("latin-1"))
+    (tmp_path / "docs" / "empty.md").write_text("---\ntitle: Only metadata\n---\n")
+    (tmp_path / "docs" / "bad-front-matter.md").write_text("---\ntitle: [unclosed\n---\nBody text.")
+    result = run_cli("run", "-c", str(config), "--json")
+    assert result.exit_code == 4
+    report = json.loads(result.output)
+    assert report["documents"] == 2
+    assert sorted((e["code"], e["doc_id"]) for e in report["errors"]) == [
+        ("FILE_EXTRACTION_EMPTY", "file:empty.md"),
+        ("FILE_EXTRACTION_FAILED", "file:bad-front-matter.md"),
+        ("FILE_EXTRACTION_FAILED", "file:latin1.md"),
+    ]
+    assert "latin1.md: not UTF-8 text (byte 3: invalid continuation byte); save it as UTF-8" in [e["message"] for e in report["errors"]]

@@ -38,8 +38,9 @@ def crawl_files(source: SourceConfig, progress=None) -> SourceResult:
         try:
             document = read_file(path, relative, doc_id, source.name)
         except (OSError, UnicodeDecodeError, ExtractionError) as exc:
+            reason = f"not UTF-8 text (byte {exc.start}: {exc.reason}); save it as UTF-8" if isinstance(exc, UnicodeDecodeError) else str(exc)
             result.errors.append(
-                IngestError(ErrorCode.FILE_EXTRACTION_FAILED, "extract", f"{relative}: {exc}", doc_id=doc_id, source=source.name)
+                IngestError(ErrorCode.FILE_EXTRACTION_FAILED, "extract", f"{relative}: {reason}", doc_id=doc_id, source=source.name)
             )
         else:
             if document.text.strip():
