@@ -71,12 +71,24 @@ def write_generation(
     spaces: list[SpaceBuild],
     run: RunRecord,
 ) -> Path:
-    """Write a complete generation into a hidden temporary folder and return it (not yet published)."""
+    """Write a complete generation into a hidden temporary folder and return it (not yet published).
+
+    On any failure, Ctrl-C included, the temporary folder is removed and the error re-raised.
+    """
+    folder = artifacts / GENERATIONS / f"{TMP_PREFIX}{generation_id}"
+    folder.mkdir(parents=True)
+    try:
+        _write(folder, generation_id, documents, spaces, run)
+    except BaseException:
+        discard(folder)
+        raise
+    return folder
+
+
+def _write(folder: Path, generation_id: str, documents: list[Document], spaces: list[SpaceBuild], run: RunRecord) -> None:
     import duckdb
     import faiss
 
-    folder = artifacts / GENERATIONS / f"{TMP_PREFIX}{generation_id}"
-    folder.mkdir(parents=True)
     now = utc_naive(datetime.now(timezone.utc))
 
     for build in spaces:
@@ -161,7 +173,6 @@ def write_generation(
     }
     _write_json(folder / MANIFEST, manifest)
     _fsync_tree(folder)
-    return folder
 
 
 def verify_generation(folder: Path) -> dict:

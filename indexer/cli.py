@@ -52,7 +52,7 @@ def json_option(func):
 @click.group(context_settings=CONTEXT)
 @click.version_option(__version__, "-V", "--version", prog_name="static-rag")
 def cli():
-    """Index Notion, web pages and files into versioned search artifacts, and serve them.
+    """Index files and web pages into versioned search artifacts, and serve them.
 
     \b
     Quick start (offline, bundled model):
@@ -238,4 +238,19 @@ def _reporting(silent: bool):
 
 
 def main():
-    cli()
+    """Entry point: a bug surfaces as one line and exit 1, not a traceback (STATIC_RAG_DEBUG=1 shows it)."""
+    try:
+        cli(standalone_mode=False)
+    except click.exceptions.Abort:
+        click.echo("Aborted.", err=True)
+        sys.exit(1)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except SystemExit:
+        raise
+    except Exception as exc:
+        if os.environ.get("STATIC_RAG_DEBUG"):
+            raise
+        click.echo(f"Error: unexpected {type(exc).__name__}: {exc}. Nothing was published by this command. Set STATIC_RAG_DEBUG=1 to see the traceback.", err=True)
+        sys.exit(1)

@@ -147,7 +147,7 @@ def _unique(documents: list[Document], errors: list[IngestError]) -> list[Docume
     seen: dict[str, Document] = {}
     for doc in documents:
         if doc.doc_id in seen:
-            errors.append(IngestError(ErrorCode.SOURCE_LISTING_FAILED, "plan", f"duplicate doc_id {doc.doc_id} (also in source {seen[doc.doc_id].source})", doc_id=doc.doc_id, source=doc.source))
+            errors.append(IngestError(ErrorCode.DUPLICATE_DOCUMENT, "plan", f"duplicate doc_id {doc.doc_id} (also in source {seen[doc.doc_id].source})", doc_id=doc.doc_id, source=doc.source))
         else:
             seen[doc.doc_id] = doc
     return list(seen.values())
