@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from indexer.errors import ConfigError
-from indexer.models import MODELS, ModelInfo
+from indexer.models import MODELS, PROVIDERS, ModelInfo
 
 SOURCE_TYPES = ("files", "urls")
 DEFAULT_EXTENSIONS = (".md", ".markdown", ".txt", ".html", ".htm")
@@ -51,6 +51,8 @@ class SpaceConfig:
     chunk_tokens: int
     chunk_overlap: int
     batch_size: int
+    max_concurrency: int = 4
+    timeout_seconds: float = 60.0
 
     @property
     def info(self) -> ModelInfo:
@@ -58,8 +60,10 @@ class SpaceConfig:
 
     @property
     def space_id(self) -> str:
-        """provider + model + dimension, e.g. `local-all-minilm-l6-v2-384`."""
-        return f"{self.provider}-{self.model}-{self.dimensions}".lower().replace("/", "-").replace("_", "-")
+        """provider + model + dimension: `local-all-minilm-l6-v2-384`, `openai-text-embedding-3-small-1536`,
+        `gemini-embedding-001-768` (a model named after its provider is not prefixed twice)."""
+        name = self.model if self.model.lower().startswith(f"{self.provider}-") else f"{self.provider}-{self.model}"
+        return f"{name}-{self.dimensions}".lower().replace("/", "-").replace("_", "-")
 
 
 @dataclass(frozen=True)
@@ -94,13 +98,16 @@ SOURCE_KEYS_BY_TYPE = {
 }
 
 SPACE_KEYS = {
-    "provider": Key(str, required=True, choices=tuple(sorted({p for p, _ in MODELS}))),
+    "provider": Key(str, required=True, choices=PROVIDERS),
     "model": Key(str),
     "dimensions": Key(int),
     "chunk_tokens": Key(int),
     "chunk_overlap": Key(int),
-    "batch_size": Key(int, default=32, min=1, max=2048),
+    "batch_size": Key(int),
+    "max_concurrency": Key(int, default=4, min=1, max=16),
+    "timeout_seconds": Key((int, float), default=60.0, min=1, max=600),
 }
+LOCAL_BATCH_SIZE = 32
 
 
 def load_config(path: str | Path, artifacts_override: str | Path | None = None) -> Config:
@@ -183,17 +190,23 @@ def _parse_space(raw: dict, index: int) -> SpaceConfig:
     if model not in known:
         raise ConfigError(f"{where}.model: {provider} models are {', '.join(sorted(known))}; got {model!r}")
     info = known[model]
+    if info.retired:
+        raise ConfigError(f"{where}.model: {model} was shut down on {info.retired:%Y-%m-%d}; use {info.successor!r} instead")
     dimensions = _in_choices(values["dimensions"], info.dimensions, info.dimensions[0], f"{where}.dimensions")
     chunk_tokens = _in_range(values["chunk_tokens"], info.chunk_tokens, 32, info.max_chunk_tokens, f"{where}.chunk_tokens")
     overlap_default = min(info.chunk_overlap, chunk_tokens // 4)
     chunk_overlap = _in_range(values["chunk_overlap"], overlap_default, 0, chunk_tokens // 2, f"{where}.chunk_overlap")
+    batch_default = LOCAL_BATCH_SIZE if provider == "local" else info.max_batch_inputs
+    batch_size = _in_range(values["batch_size"], batch_default, 1, info.max_batch_inputs, f"{where}.batch_size")
     return SpaceConfig(
         provider=provider,
         model=model,
         dimensions=dimensions,
         chunk_tokens=chunk_tokens,
         chunk_overlap=chunk_overlap,
-        batch_size=values["batch_size"],
+        batch_size=batch_size,
+        max_concurrency=values["max_concurrency"],
+        timeout_seconds=float(values["timeout_seconds"]),
     )
 
 

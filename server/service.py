@@ -9,14 +9,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from indexer.config import SpaceConfig
-from indexer.embedders import Embedder, load_embedder
+from indexer.embedders import Embedder, load_embedder, same_space
 from indexer.errors import ArtifactError
 from indexer.models import MODELS
 from server.reader import Generation, SpaceIndex
 from server.search import SearchFilters, SearchResult, embed_query, search
 
 log = logging.getLogger("static_rag.server")
-COMPARED_KEYS = ("provider", "model", "dimension", "metric", "normalized", "task_types")
 
 
 class ServiceError(Exception):
@@ -90,8 +89,7 @@ class SearchService:
             chunking = stored["chunking"]
             config = SpaceConfig(stored["provider"], stored["model"], int(stored["dimension"]), chunking["chunk_tokens"], chunking["chunk_overlap"], batch_size=32)
             embedder = load_embedder(config)
-        ours = embedder.manifest()
-        different = [k for k in COMPARED_KEYS if ours.get(k) != stored.get(k)]
+        different = same_space(stored, embedder.manifest())
         if different:
             raise ArtifactError(f"space {space.space_id}: the query embedder differs from the stored manifest in {', '.join(different)}")
         self.embedders[space.space_id] = embedder

@@ -38,7 +38,12 @@ def test_artifacts_flag_overrides_the_file(tmp_path):
         (FILES + LOCAL + "chunk_tokens = 100\nchunk_overlap = 80\n", "spaces[0].chunk_overlap: must be between 0 and 50; got 80"),
         (FILES + LOCAL + 'model = "bert"\n', "spaces[0].model: local models are all-MiniLM-L6-v2; got 'bert'"),
         (FILES + LOCAL + "dimensions = 768\n", "spaces[0].dimensions: must be one of 384; got 768"),
-        (FILES + '[[spaces]]\nprovider = "cohere"\n', "spaces[0].provider: must be one of local; got 'cohere'"),
+        (FILES + '[[spaces]]\nprovider = "cohere"\n', "spaces[0].provider: must be one of gemini, local, openai; got 'cohere'"),
+        (FILES + '[[spaces]]\nprovider = "gemini"\nmodel = "text-embedding-004"\n', "spaces[0].model: text-embedding-004 was shut down on 2026-01-14; use 'gemini-embedding-001' instead"),
+        (FILES + '[[spaces]]\nprovider = "gemini"\ndimensions = 1024\n', "spaces[0].dimensions: must be one of 768, 1536, 3072; got 1024"),
+        (FILES + '[[spaces]]\nprovider = "gemini"\nbatch_size = 250\n', "spaces[0].batch_size: must be between 1 and 100; got 250"),
+        (FILES + '[[spaces]]\nprovider = "openai"\nmodel = "text-embedding-3-large"\ndimensions = 4096\n', "spaces[0].dimensions: must be one of 3072, 1536, 1024, 768, 512, 256; got 4096"),
+        (FILES + '[[spaces]]\nprovider = "openai"\nmax_concurrency = 0\n', "spaces[0].max_concurrency: must be between 1 and 16; got 0"),
         (FILES.replace('"files"', '"ftp"') + LOCAL, "sources[0].type: must be one of files, urls; got 'ftp'"),
         (FILES.replace('path = "docs"\n', "") + LOCAL, "sources[0].path: required key is missing"),
         (FILES + 'recursive = true\n' + LOCAL, "sources[0].recursive: unknown key; allowed: name, type, path, extensions"),
@@ -65,6 +70,15 @@ def test_not_toml_and_missing_file_are_config_errors(tmp_path):
         load_config(write_config(tmp_path, "sources = [\n"))
     with pytest.raises(ConfigError, match="config file not found: .*nope.toml"):
         load_config(tmp_path / "nope.toml")
+
+
+def test_remote_spaces_get_provider_defaults_and_distinct_ids(tmp_path):
+    config = load_config(write_config(tmp_path, FILES + '[[spaces]]\nprovider = "openai"\n[[spaces]]\nprovider = "gemini"\n[[spaces]]\nprovider = "gemini"\ndimensions = 3072\n'))
+    openai, gemini, gemini_big = config.spaces
+    assert (openai.space_id, openai.model, openai.dimensions, openai.chunk_tokens, openai.chunk_overlap, openai.batch_size) == (
+        "openai-text-embedding-3-small-1536", "text-embedding-3-small", 1536, 450, 75, 2048)
+    assert (gemini.space_id, gemini.dimensions, gemini.batch_size) == ("gemini-embedding-001-768", 768, 100)
+    assert gemini_big.space_id == "gemini-embedding-001-3072"
 
 
 def test_extensions_are_normalized(tmp_path):

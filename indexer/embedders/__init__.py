@@ -18,7 +18,7 @@ from indexer.config import SpaceConfig
 class Embedder(Protocol):
     space: SpaceConfig
 
-    def embed_documents(self, texts: list[str], progress: Callable[[int], None] | None = None) -> np.ndarray: ...
+    def embed_documents(self, texts: list[str], progress: Callable[[int], None] | None = None, titles: list[str] | None = None) -> np.ndarray: ...
 
     def embed_query(self, text: str) -> np.ndarray: ...
 
@@ -27,14 +27,37 @@ class Embedder(Protocol):
     def manifest(self) -> dict: ...
 
 
-@lru_cache(maxsize=8)
-def load_embedder(space: SpaceConfig) -> Embedder:
-    """The embedder for `space`, loaded once per process (a model takes seconds to load)."""
-    if space.provider == "local":
-        from indexer.embedders.local import LocalEmbedder
+# What must be equal for vectors of two spaces to be interchangeable (chunking only changes which texts exist).
+COMPARED_KEYS = ("provider", "model", "dimension", "metric", "normalized", "task_types")
 
-        return LocalEmbedder(space)
+
+def load_embedder(space: SpaceConfig, budget=None) -> Embedder:
+    """The embedder for `space`. Hosted providers read their key from the environment
+    (MissingCredentials names the variable) and spend from `budget`."""
+    if space.provider == "local":
+        return _local_embedder(space)
+    if space.provider == "openai":
+        from indexer.embedders.openai import openai_embedder
+
+        return openai_embedder(space, budget)
+    if space.provider == "gemini":
+        from indexer.embedders.gemini import gemini_embedder
+
+        return gemini_embedder(space, budget)
     raise ValueError(f"no embedder for provider {space.provider!r}")
+
+
+@lru_cache(maxsize=4)
+def _local_embedder(space: SpaceConfig) -> Embedder:
+    """Loaded once per process: the model takes seconds to load."""
+    from indexer.embedders.local import LocalEmbedder
+
+    return LocalEmbedder(space)
+
+
+def same_space(stored: dict, ours: dict) -> list[str]:
+    """The manifest keys on which two spaces differ; empty when their vectors are interchangeable."""
+    return [k for k in COMPARED_KEYS if stored.get(k) != ours.get(k)]
 
 
 def space_manifest(space: SpaceConfig, tokenizer: dict, task_types: dict, normalized: bool) -> dict:

@@ -1,0 +1,276 @@
+"""What every hosted embedding API needs: batches inside its limits, bounded concurrency,
+retries with backoff that honour the server's own wait hints, token and cost accounting,
+and a budget that stops spending before it is exceeded.
+
+A provider module supplies one function, `send(texts, task, title) -> Reply`, that makes a
+single request with the provider's real client and translates its errors into
+`ProviderError`. Everything else lives here, once.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import re
+import threading
+import time
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from email.utils import parsedate_to_datetime
+from typing import Callable
+
+import numpy as np
+
+from indexer.chunking import count_tokens
+from indexer.config import SpaceConfig
+from indexer.embedders import space_manifest
+from indexer.errors import StaticRagError
+
+MAX_ATTEMPTS = 6
+BACKOFF_BASE_SECONDS = 0.5
+BACKOFF_CAP_SECONDS = 30.0
+QUERY_ATTEMPTS = 2  # a chatbot is waiting: fail fast and let the caller retry
+
+
+class MissingCredentials(StaticRagError):
+    """The provider's API key is not in the environment."""
+
+    def __init__(self, provider: str, variables: tuple[str, ...]):
+        self.provider, self.variables = provider, variables
+        names = " or ".join(variables)
+        super().__init__(f"the {provider} embedding space needs an API key: set {names} in the environment")
+
+
+class EmbeddingsFailed(StaticRagError):
+    """The provider would not embed a batch, even after retries. Code EMBEDDINGS_FAILED."""
+
+    code = "EMBEDDINGS_FAILED"
+
+    def __init__(self, message: str, retryable: bool):
+        super().__init__(message)
+        self.retryable = retryable
+
+
+class BudgetExceeded(StaticRagError):
+    """Embedding more would cost more than `--max-cost`; nothing is published."""
+
+
+@dataclass
+class ProviderError(Exception):
+    """One failed request, as the provider module saw it."""
+
+    message: str
+    status: int | None = None  # HTTP status; None for timeouts and connection errors
+    retry_after: float | None = None  # seconds the server asked us to wait
+
+    @property
+    def retryable(self) -> bool:
+        return self.status is None or self.status == 429 or self.status >= 500
+
+
+@dataclass(frozen=True)
+class Reply:
+    vectors: list[list[float]]
+    tokens: int | None = None  # as counted by the provider, when it says
+
+
+@dataclass
+class Usage:
+    """Running totals for one space; safe to update from worker threads."""
+
+    requests: int = 0
+    inputs: int = 0
+    tokens: int = 0
+    retries: int = 0
+    cost_usd: float = 0.0
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    def add(self, inputs: int, tokens: int, price_per_million: float) -> None:
+        with self._lock:
+            self.requests += 1
+            self.inputs += inputs
+            self.tokens += tokens
+            self.cost_usd += tokens * price_per_million / 1e6
+
+    def as_dict(self) -> dict:
+        return {"requests": self.requests, "inputs": self.inputs, "tokens": self.tokens, "retries": self.retries, "cost_usd": round(self.cost_usd, 6)}
+
+
+class Budget:
+    """A spending limit shared by every space in a run; `reserve` refuses a request that would cross it."""
+
+    def __init__(self, max_cost_usd: float | None):
+        self.max_cost_usd = max_cost_usd
+        self.spent = 0.0
+        self._lock = threading.Lock()
+
+    def reserve(self, cost: float) -> None:
+        with self._lock:
+            if self.max_cost_usd is not None and self.spent + cost > self.max_cost_usd:
+                raise BudgetExceeded(
+                    f"embedding would cost more than the --max-cost of ${self.max_cost_usd:.4f} "
+                    f"(${self.spent:.4f} committed, next request ${cost:.4f}); nothing was published"
+                )
+            self.spent += cost
+
+
+def env_key(provider: str, *variables: str) -> str:
+    for name in variables:
+        if os.environ.get(name):
+            return os.environ[name]
+    raise MissingCredentials(provider, variables)
+
+
+class RemoteEmbedder:
+    """A hosted model behind `send`. Vectors are always L2-normalized here, whatever the provider returns."""
+
+    def __init__(self, space: SpaceConfig, send: Callable[[list[str], str | None, str | None], Reply], budget: Budget | None = None):
+        self.space = space
+        self.info = space.info
+        self.send = send
+        self.budget = budget or Budget(None)
+        self.usage = Usage()
+
+    def fits(self, text: str) -> bool:
+        return count_tokens(text) <= self.info.max_input_tokens
+
+    def manifest(self) -> dict:
+        return space_manifest(
+            self.space,
+            tokenizer={"chunking": "cl100k_base", "model": f"{self.space.provider}-server-side", "max_input_tokens": self.info.max_input_tokens},
+            task_types={"document": self.info.document_task, "query": self.info.query_task},
+            normalized=True,
+        )
+
+    def embed_query(self, text: str) -> np.ndarray:
+        reply = self._request([text], self.info.query_task, None, attempts=QUERY_ATTEMPTS)
+        return reply[0]
+
+    def embed_documents(self, texts: list[str], progress: Callable[[int], None] | None = None, titles: list[str] | None = None) -> np.ndarray:
+        """Embed in batches within the provider's limits, `max_concurrency` requests at a time."""
+        empty = [i for i, t in enumerate(texts) if not t.strip()]
+        if empty:
+            raise ValueError(f"{len(empty)} empty text(s): providers reject empty inputs")
+        tokens = [count_tokens(t) for t in texts]
+        batches = plan_batches(tokens, titles, self.space.batch_size, self.info.max_batch_tokens)
+        out = np.zeros((len(texts), self.space.dimensions), dtype=np.float32)
+        with ThreadPoolExecutor(max_workers=self.space.max_concurrency, thread_name_prefix=f"embed-{self.space.provider}") as pool:
+            pending = {}
+            for rows in batches:
+                batch_tokens = sum(tokens[i] for i in rows)
+                self.budget.reserve(batch_tokens * self.info.price_per_million_tokens / 1e6)
+                title = titles[rows[0]] if titles is not None and self.info.document_task else None
+                future = pool.submit(self._request, [texts[i] for i in rows], self.info.document_task, title, MAX_ATTEMPTS, batch_tokens)
+                pending[future] = rows
+                # Keep at most 2x concurrency in flight, so a failure or the budget stops us early.
+                if len(pending) >= 2 * self.space.max_concurrency:
+                    self._collect(pending, out, progress, wait(pending, return_when=FIRST_COMPLETED).done)
+            self._collect(pending, out, progress, list(pending))
+        return out
+
+    def _collect(self, pending: dict, out: np.ndarray, progress, done) -> None:
+        for future in done:
+            rows = pending.pop(future)
+            try:
+                out[rows] = future.result()
+            except BaseException:
+                for other in pending:
+                    other.cancel()
+                raise
+            if progress:
+                progress(len(rows))
+
+    def _request(self, texts: list[str], task: str | None, title: str | None, attempts: int, estimated_tokens: int | None = None) -> np.ndarray:
+        for attempt in range(attempts):
+            try:
+                reply = self.send(texts, task, title)
+                break
+            except ProviderError as exc:
+                if not exc.retryable or attempt == attempts - 1:
+                    what = f"HTTP {exc.status}" if exc.status else "no response"
+                    tries = f" after {attempt + 1} attempts" if attempt else ""
+                    raise EmbeddingsFailed(f"{self.space.space_id}: {what}{tries}: {exc.message}", retryable=exc.retryable) from None
+                with self.usage._lock:
+                    self.usage.retries += 1
+                time.sleep(backoff(attempt, exc.retry_after))
+        vectors = np.asarray(reply.vectors, dtype=np.float32)
+        if vectors.ndim != 2 or vectors.shape[0] != len(texts):
+            raise EmbeddingsFailed(f"{self.space.space_id}: sent {len(texts)} inputs, got {len(reply.vectors)} vectors back", retryable=False)
+        if vectors.shape[1] != self.space.dimensions:
+            raise EmbeddingsFailed(
+                f"{self.space.space_id}: the provider returned {vectors.shape[1]}-dimensional vectors; this space expects {self.space.dimensions}",
+                retryable=False,
+            )
+        tokens = reply.tokens if reply.tokens is not None else (estimated_tokens or sum(count_tokens(t) for t in texts))
+        self.usage.add(len(texts), tokens, self.info.price_per_million_tokens)
+        return normalize(vectors)
+
+
+def normalize(vectors: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return vectors / np.where(norms == 0, 1, norms)
+
+
+def plan_batches(tokens: list[int], titles: list[str] | None, max_inputs: int, max_tokens: int | None) -> list[list[int]]:
+    """Group input indexes into requests: at most `max_inputs` inputs and `max_tokens` tokens each.
+
+    With titles (Gemini sends one title per request), only inputs sharing a title share a request.
+    """
+    groups: dict[str | None, list[int]] = {}
+    for i in range(len(tokens)):
+        groups.setdefault(titles[i] if titles is not None else None, []).append(i)
+    batches: list[list[int]] = []
+    for members in groups.values():
+        current: list[int] = []
+        total = 0
+        for i in members:
+            if current and (len(current) == max_inputs or (max_tokens is not None and total + tokens[i] > max_tokens)):
+                batches.append(current)
+                current, total = [], 0
+            current.append(i)
+            total += tokens[i]
+        if current:
+            batches.append(current)
+    return batches
+
+
+def backoff(attempt: int, retry_after: float | None) -> float:
+    """The server's own hint when it gives one; else exponential backoff with full jitter."""
+    if retry_after is not None:
+        return min(max(retry_after, 0.0), BACKOFF_CAP_SECONDS * 2)
+    return random.uniform(0, min(BACKOFF_CAP_SECONDS, BACKOFF_BASE_SECONDS * 2**attempt))
+
+
+DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h)")
+
+
+def retry_after_seconds(headers) -> float | None:
+    """`Retry-After` (seconds or an HTTP date), `retry-after-ms`, or OpenAI's `x-ratelimit-reset-*` ("6m0s", "20ms")."""
+    if headers is None:
+        return None
+    if value := headers.get("retry-after-ms"):
+        try:
+            return float(value) / 1000
+        except ValueError:
+            pass
+    if value := headers.get("retry-after"):
+        try:
+            return float(value)
+        except ValueError:
+            try:
+                return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
+            except (TypeError, ValueError):
+                pass
+    resets = [parse_duration(headers.get(h)) for h in ("x-ratelimit-reset-requests", "x-ratelimit-reset-tokens")]
+    resets = [r for r in resets if r is not None]
+    return max(resets) if resets else None
+
+
+def parse_duration(value: str | None) -> float | None:
+    if not value:
+        return None
+    parts = DURATION_PART.findall(value)
+    if not parts:
+        return None
+    scale = {"ms": 0.001, "s": 1, "m": 60, "h": 3600}
+    return sum(float(n) * scale[u] for n, u in parts)
