@@ -42,11 +42,16 @@ def main() -> None:
             subprocess.run([str(index_cmd), "run", "-c", str(args.config), "-a", str(artifacts), "-s"], check=True, capture_output=True)
             cold.append(time.perf_counter() - start)
 
-        config = load_config(args.config, artifacts_override=Path(tmp) / "warm")
+        # Each warm run gets empty artifacts: with a previous generation every vector would be reused.
+        def fresh(name: str):
+            return load_config(args.config, artifacts_override=Path(tmp) / name)
+
+        config = fresh("warmup")
         space = config.spaces[0]
         embedder = load_embedder(space)
         run_index(config)  # warm-up: imports, first-call allocations
-        for _ in range(args.repeat):
+        for i in range(args.repeat):
+            config = fresh(f"warm{i}")
             start = time.perf_counter()
             report = run_index(config)
             warm.append(time.perf_counter() - start)
@@ -65,7 +70,7 @@ def main() -> None:
     result = {
         "config": str(args.config),
         "documents": report.documents,
-        "chunks": report.chunks[space.space_id],
+        "chunks": report.spaces[space.space_id]["chunks"],
         "embedded_texts": len(texts),
         "cold_index_s": round(statistics.median(cold), 3),
         "warm_index_s": round(statistics.median(warm), 3),

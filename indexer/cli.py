@@ -1,7 +1,7 @@
 """The `index` command. It parses, calls the library and translates errors; the work lives elsewhere.
 
-Exit codes: 0 success · 1 fatal error · 2 usage or configuration error ·
-4 published, but some documents failed (see the report).
+Exit codes: 0 success · 1 fatal error · 2 usage or configuration error (a missing API
+key included) · 4 published, but some documents failed · 5 stopped by --max-cost.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from indexer import __version__
 from indexer.errors import ConfigError, StaticRagError
 
 EXIT_DOCUMENT_ERRORS = 4
+EXIT_BUDGET = 5
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 DEFAULT_CONFIG = "index.toml"
 
@@ -68,17 +69,28 @@ def cli():
 @config_options
 @json_option
 @click.option("-s", "--silent", is_flag=True, help="No progress bars.")
-def run(config_path, artifacts, as_json, silent):
+@click.option(
+    "-p", "--provider", "providers", multiple=True, type=click.Choice(["local", "openai", "gemini"]),
+    help="Rebuild only the spaces of this provider (repeatable). Default: every configured space.",
+)
+@click.option("--max-cost", type=click.FloatRange(min=0), metavar="USD", help="Stop, publishing nothing, before embedding would cost more than this.")
+def run(config_path, artifacts, as_json, silent, providers, max_cost):
     """Crawl every source, embed each chunk per space, and publish a new generation.
 
     The generation is written beside the current one and published by an atomic
     rename of CURRENT, so servers never see a half-written index. The last
-    `keep_generations` (default 3) are kept.
+    `keep_generations` (default 3) are kept. Chunks whose text is unchanged reuse
+    their vectors from the current generation; spaces not rebuilt (--provider) keep
+    their chunks of unchanged documents.
+
+    API keys come from the environment: OPENAI_API_KEY; GEMINI_API_KEY or
+    GOOGLE_API_KEY. OPENAI_BASE_URL and GEMINI_BASE_URL point a client elsewhere.
 
     \b
     Examples:
         index run --config examples/index.toml
         index run --config index.toml --artifacts /srv/static-rag --json
+        index run --config index.toml --provider gemini --max-cost 2.50
 
     \b
     Exit codes:
@@ -86,20 +98,30 @@ def run(config_path, artifacts, as_json, silent):
         1  fatal error: nothing was published
         2  usage or configuration error
         4  published, but some documents failed (listed in the report)
+        5  stopped by --max-cost: nothing was published
     """
+    from indexer.embedders.remote import BudgetExceeded, EmbeddingsFailed, MissingCredentials
     from indexer.pipeline import run_index
 
     config = _load_config(config_path, artifacts)
     with _reporting(silent or as_json) as progress:
         try:
-            report = run_index(config, progress=progress)
+            report = run_index(config, progress=progress, providers=providers or None, max_cost_usd=max_cost)
+        except (MissingCredentials, ConfigError) as exc:
+            raise ConfigProblem(str(exc)) from None
+        except BudgetExceeded as exc:
+            click.echo(f"Error: {exc}", err=True)
+            sys.exit(EXIT_BUDGET)
+        except EmbeddingsFailed as exc:
+            raise click.ClickException(f"{exc.code}: {exc}. Nothing was published.") from None
         except StaticRagError as exc:
             raise click.ClickException(str(exc)) from None
     if as_json:
         click.echo(json.dumps(report.as_dict(), indent=2))
     else:
-        chunks = ", ".join(f"{n} chunks in {space}" for space, n in report.chunks.items())
-        click.echo(f"Published generation {report.generation_id}: {report.documents} documents, {chunks}.")
+        click.echo(f"Published generation {report.generation_id}: {report.documents} documents.")
+        for space_id, stats in report.spaces.items():
+            click.echo(f"  {space_id}: {_space_summary(stats)}")
         click.echo(f"Artifacts: {config.artifacts.resolve()}  ({sum(report.seconds.values()):.1f}s)")
         for error in report.errors:
             click.echo(f"  {error.code} [{error.step}] {error.message}", err=True)
@@ -190,6 +212,17 @@ def serve(config_path, artifacts, host, port, log_level):
         err=True,
     )
     uvicorn.run(app, host=host, port=port, log_level=log_level)
+
+
+def _space_summary(stats: dict) -> str:
+    if "skipped" in stats:
+        return stats["skipped"]
+    if stats.get("carried_over"):
+        return f"{stats['chunks']} chunks carried over; {stats['stale_documents']} changed or new documents wait for this provider's next run"
+    text = f"{stats['chunks']} chunks, {stats['embedded']} embedded, {stats['reused']} reused"
+    if usage := stats.get("usage"):
+        text += f"; {usage['requests']} requests, {usage['tokens']} tokens, ${usage['cost_usd']:.4f}"
+    return text
 
 
 def _load_config(config_path: Path | None, artifacts: Path | None):

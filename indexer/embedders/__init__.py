@@ -60,16 +60,23 @@ def same_space(stored: dict, ours: dict) -> list[str]:
     return [k for k in COMPARED_KEYS if stored.get(k) != ours.get(k)]
 
 
-def space_manifest(space: SpaceConfig, tokenizer: dict, task_types: dict, normalized: bool) -> dict:
-    """The parts of `space.json` that describe how vectors were made; two spaces with equal manifests are compatible."""
+def space_manifest(space: SpaceConfig) -> dict:
+    """What `space.json` records about how this space's vectors are made: a function of the
+    config and the model registry alone, so it is known without credentials or a loaded model.
+    Every space stores L2-normalized vectors (we normalize whatever a provider returns)."""
+    info = space.info
     return {
         "space_id": space.space_id,
         "provider": space.provider,
         "model": space.model,
         "dimension": space.dimensions,
-        "metric": space.info.metric,
-        "normalized": normalized,
-        "tokenizer": tokenizer,
+        "metric": info.metric,
+        "normalized": True,
+        "tokenizer": {
+            "chunking": "cl100k_base",
+            "model": "bert-wordpiece-uncased" if space.provider == "local" else f"{space.provider}-server-side",
+            "max_input_tokens": info.max_input_tokens,
+        },
         "chunking": {"unit": "cl100k_base tokens", "chunk_tokens": space.chunk_tokens, "chunk_overlap": space.chunk_overlap},
-        "task_types": task_types,
+        "task_types": {"document": info.document_task, "query": info.query_task},
     }

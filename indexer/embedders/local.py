@@ -65,9 +65,4 @@ class LocalEmbedder:
         return np.asarray(vectors, dtype=np.float32)
 
     def manifest(self) -> dict:
-        return space_manifest(
-            self.space,
-            tokenizer={"chunking": "cl100k_base", "model": "bert-wordpiece-uncased", "max_input_tokens": self.max_input_tokens},
-            task_types={"document": None, "query": None},
-            normalized=True,
-        )
+        return space_manifest(self.space)

@@ -135,12 +135,7 @@ class RemoteEmbedder:
         return count_tokens(text) <= self.info.max_input_tokens
 
     def manifest(self) -> dict:
-        return space_manifest(
-            self.space,
-            tokenizer={"chunking": "cl100k_base", "model": f"{self.space.provider}-server-side", "max_input_tokens": self.info.max_input_tokens},
-            task_types={"document": self.info.document_task, "query": self.info.query_task},
-            normalized=True,
-        )
+        return space_manifest(self.space)
 
     def embed_query(self, text: str) -> np.ndarray:
         reply = self._request([text], self.info.query_task, None, attempts=QUERY_ATTEMPTS)

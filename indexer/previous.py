@@ -1,0 +1,75 @@
+"""Read access to the generation a run starts from (the one CURRENT names), for reuse.
+
+Two kinds of reuse, both keyed so that vectors from different models never meet:
+- the vector cache: an unchanged chunk text keeps its vector (same space, same chunk_hash);
+- carry-over: a space this run does not rebuild (`--provider`) keeps its chunks for every
+  document whose content is unchanged.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from indexer.artifacts import current_generation, read_manifest
+from indexer.documents import Chunk
+from indexer.embedders import same_space
+from indexer.errors import ArtifactError
+from indexer.sql import load_sql
+
+
+class PreviousGeneration:
+    def __init__(self, folder: Path):
+        import duckdb
+
+        self.folder = folder
+        self.manifest = read_manifest(folder)
+        self.db = duckdb.connect(str(folder / "meta.duckdb"), read_only=True)
+
+    @classmethod
+    def open(cls, artifacts: Path) -> "PreviousGeneration | None":
+        """The current generation, or None when there is none yet (or it cannot be read: start afresh)."""
+        try:
+            return cls(current_generation(artifacts))
+        except ArtifactError:
+            return None
+
+    def space_manifest(self, space_id: str) -> dict | None:
+        info = self.manifest["spaces"].get(space_id)
+        if info is None:
+            return None
+        return json.loads((self.folder / info["path"] / "space.json").read_text(encoding="utf-8"))
+
+    def compatible(self, space_id: str, manifest: dict) -> bool:
+        stored = self.space_manifest(space_id)
+        return stored is not None and not same_space(stored, manifest)
+
+    def content_hashes(self) -> dict[str, str]:
+        return dict(self.db.execute(load_sql("document_hashes")).fetchall())
+
+    def cached_vectors(self, space_id: str, hashes: set[str]) -> dict[str, np.ndarray]:
+        """Vectors of this space for the chunk texts among `hashes` that it already embedded."""
+        ids = {h: v for h, v in self.db.execute(load_sql("vectors_by_chunk_hash"), {"space_id": space_id}).fetchall() if h in hashes}
+        if not ids:
+            return {}
+        vectors = self._vectors(space_id, list(ids.values()))
+        return dict(zip(ids, vectors))
+
+    def chunks_with_vectors(self, space_id: str, doc_ids: set[str]) -> tuple[list[Chunk], np.ndarray]:
+        """This space's chunks of the given documents, as they were, with their vectors."""
+        rows = [r for r in self.db.execute(load_sql("chunks_of_space"), {"space_id": space_id}).fetchall() if r[1] in doc_ids]
+        chunks = [Chunk(doc_id, ordinal, start, end, text, tuple(path), tokens) for _, doc_id, ordinal, path, start, end, tokens, text in rows]
+        return chunks, self._vectors(space_id, [r[0] for r in rows])
+
+    def _vectors(self, space_id: str, vector_ids: list[int]) -> np.ndarray:
+        import faiss
+
+        index = faiss.read_index(str(self.folder / self.manifest["spaces"][space_id]["path"] / "index.faiss"), faiss.IO_FLAG_MMAP_IFC | faiss.IO_FLAG_READ_ONLY)
+        if not vector_ids:
+            return np.zeros((0, index.d), dtype=np.float32)
+        return index.reconstruct_batch(np.asarray(vector_ids, dtype=np.int64))
+
+    def close(self) -> None:
+        self.db.close()

@@ -1,0 +1,1 @@
+SELECT doc_id, content_hash FROM documents;
