@@ -93,7 +93,7 @@ class Usage:
             self.cost_usd += tokens * price_per_million / 1e6
 
     def as_dict(self) -> dict:
-        return {"requests": self.requests, "inputs": self.inputs, "tokens": self.tokens, "retries": self.retries, "cost_usd": round(self.cost_usd, 6)}
+        return {"requests": self.requests, "inputs": self.inputs, "tokens": self.tokens, "retries": self.retries, "cost_usd": round(self.cost_usd, 8)}
 
 
 class Budget:
@@ -147,6 +147,8 @@ class RemoteEmbedder:
         if empty:
             raise ValueError(f"{len(empty)} empty text(s): providers reject empty inputs")
         tokens = [count_tokens(t) for t in texts]
+        if not self.info.document_task:
+            titles = None  # only models with a document task take a title; the rest batch freely
         batches = plan_batches(tokens, titles, self.space.batch_size, self.info.max_batch_tokens)
         out = np.zeros((len(texts), self.space.dimensions), dtype=np.float32)
         with ThreadPoolExecutor(max_workers=self.space.max_concurrency, thread_name_prefix=f"embed-{self.space.provider}") as pool:
@@ -154,7 +156,7 @@ class RemoteEmbedder:
             for rows in batches:
                 batch_tokens = sum(tokens[i] for i in rows)
                 self.budget.reserve(batch_tokens * self.info.price_per_million_tokens / 1e6)
-                title = titles[rows[0]] if titles is not None and self.info.document_task else None
+                title = titles[rows[0]] if titles is not None else None
                 future = pool.submit(self._request, [texts[i] for i in rows], self.info.document_task, title, MAX_ATTEMPTS, batch_tokens)
                 pending[future] = rows
                 # Keep at most 2x concurrency in flight, so a failure or the budget stops us early.
