@@ -5,11 +5,15 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections import OrderedDict
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+import numpy as np
+
 from indexer.config import SpaceConfig
 from indexer.embedders import Embedder, load_embedder, same_space
+from indexer.embedders.remote import EmbeddingsFailed, MissingCredentials
 from indexer.errors import ArtifactError
 from indexer.models import MODELS
 from server.reader import Generation, SpaceIndex
@@ -30,6 +34,7 @@ class ServiceError(Exception):
 class Settings:
     artifacts: Path
     max_query_chars: int = 2000
+    query_cache_size: int = 4096  # query vectors kept; a 768-d vector is 3 KB
 
 
 class SearchService:
@@ -37,14 +42,22 @@ class SearchService:
         self.settings = settings
         self.generation: Generation | None = None
         self.embedders: dict[str, Embedder] = {}
+        self._vectors: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
         self._lock = threading.Lock()
 
     def load(self) -> Generation:
-        """Open the generation CURRENT names and the query embedders it needs."""
+        """Open the generation CURRENT names and get its query embedders ready.
+
+        A space whose provider has no key here stays searchable lexically; dense and hybrid
+        requests for it get a 503 naming the missing variable. Other spaces are unaffected.
+        """
         with self._lock:
             generation = Generation.open_current(self.settings.artifacts)
             for space in generation.spaces.values():
-                self._embedder_for(space)
+                try:
+                    self._embedder_for(space)
+                except ServiceError as exc:
+                    log.warning("space %s: %s", space.space_id, exc.message)
             self.generation = generation
             log.info("serving generation %s from %s", generation.id, generation.folder)
             return generation
@@ -73,10 +86,27 @@ class SearchService:
         started = time.perf_counter()
         generation = self.current()
         space = self.space(generation, space_id)
-        vector = embed_query(self._embedder_for(space), query) if mode != "lexical" else None
+        vector = self._query_vector(space, query) if mode != "lexical" else None
         result = search(generation, space, vector, query, top_k=top_k, mode=mode, filters=filters)
         # took_ms is what the caller waited for, query embedding included.
         return replace(result, took_ms=(time.perf_counter() - started) * 1000)
+
+    def _query_vector(self, space: SpaceIndex, query: str) -> np.ndarray:
+        """The query embedded by the space's own provider and query task type; repeated questions come from an LRU cache."""
+        key = (space.space_id, query)
+        with self._lock:
+            if key in self._vectors:
+                self._vectors.move_to_end(key)
+                return self._vectors[key]
+        try:
+            vector = embed_query(self._embedder_for(space), query)
+        except EmbeddingsFailed as exc:
+            raise ServiceError("EMBEDDINGS_FAILED", f"could not embed the query: {exc}", 503, retryable=True) from None
+        with self._lock:
+            self._vectors[key] = vector
+            if len(self._vectors) > self.settings.query_cache_size:
+                self._vectors.popitem(last=False)
+        return vector
 
     def _embedder_for(self, space: SpaceIndex) -> Embedder:
         """Reuse a loaded embedder only if it makes vectors the way this space's were made."""
@@ -87,8 +117,12 @@ class SearchService:
             if key not in MODELS:
                 raise ArtifactError(f"space {space.space_id}: this version cannot embed queries for {key[0]}/{key[1]}")
             chunking = stored["chunking"]
-            config = SpaceConfig(stored["provider"], stored["model"], int(stored["dimension"]), chunking["chunk_tokens"], chunking["chunk_overlap"], batch_size=32)
-            embedder = load_embedder(config)
+            info = MODELS[key]
+            config = SpaceConfig(stored["provider"], stored["model"], int(stored["dimension"]), chunking["chunk_tokens"], chunking["chunk_overlap"], batch_size=info.max_batch_inputs)
+            try:
+                embedder = load_embedder(config)
+            except MissingCredentials as exc:
+                raise ServiceError("PROVIDER_UNAVAILABLE", f"space {space.space_id} cannot embed queries here: set {' or '.join(exc.variables)} (lexical mode still works)", 503) from None
         different = same_space(stored, embedder.manifest())
         if different:
             raise ArtifactError(f"space {space.space_id}: the query embedder differs from the stored manifest in {', '.join(different)}")

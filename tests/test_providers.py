@@ -1,0 +1,299 @@
+"""OpenAI and Gemini spaces through their real clients, against loopback fakes of their APIs."""
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from litestar.testing import TestClient
+
+from indexer.cli import cli
+from indexer.embedders.remote import plan_batches, retry_after_seconds
+from server.app import create_app
+from server.service import Settings
+from tests.conftest import write_config
+from tests.fakes.gemini_server import FakeGemini
+from tests.fakes.openai_server import FakeOpenAI
+
+OPENAI_SPACE = "openai-text-embedding-3-small-1536"
+GEMINI_SPACE = "gemini-embedding-001-768"
+PRICES = {OPENAI_SPACE: 0.02, GEMINI_SPACE: 0.15}
+
+
+@pytest.fixture
+def fake_openai(monkeypatch):
+    fake = FakeOpenAI().start()
+    monkeypatch.setenv("OPENAI_API_KEY", fake.api_key)
+    monkeypatch.setenv("OPENAI_BASE_URL", f"{fake.url}/v1")
+    yield fake
+    fake.close()
+
+
+@pytest.fixture
+def fake_gemini(monkeypatch):
+    fake = FakeGemini().start()
+    monkeypatch.setenv("GEMINI_API_KEY", fake.api_key)
+    monkeypatch.setenv("GEMINI_BASE_URL", fake.url)
+    monkeypatch.delenv("GOOGLE_API_KEY", raising=False)
+    yield fake
+    fake.close()
+
+
+def corpus(folder: Path, spaces: str) -> Path:
+    docs = folder / "docs"
+    docs.mkdir(exist_ok=True)
+    (docs / "refunds.md").write_text("# Refunds\n\nShoes can be returned within sixty days for a refund to the original card.\n")
+    (docs / "shipping.md").write_text("# Shipping\n\nParcels leave the Lisbon warehouse within two business days.\n")
+    (docs / "sizes.md").write_text("# Sizes\n\nOur shoes run small: order half a size up.\n\n## Wide feet\n\nWide models are marked W.\n")
+    return write_config(folder, '[[sources]]\nname = "shop"\ntype = "files"\npath = "docs"\n' + spaces)
+
+
+BOTH = '[[spaces]]\nprovider = "openai"\n[[spaces]]\nprovider = "gemini"\n'
+
+
+def run(*args: str):
+    result = CliRunner().invoke(cli, list(args), catch_exceptions=False)
+    assert "Traceback" not in result.output
+    return result
+
+
+def run_json(*args: str) -> dict:
+    result = run(*args, "--json")
+    assert result.exit_code == 0, result.output
+    return json.loads(result.output)
+
+
+def test_two_providers_build_two_spaces_in_one_generation_and_queries_use_each(tmp_path, fake_openai, fake_gemini):
+    config = corpus(tmp_path, BOTH)
+    first = run_json("run", "-c", str(config), "--provider", "openai")
+    assert set(first["spaces"]) == {OPENAI_SPACE, GEMINI_SPACE}
+    assert "skipped" in first["spaces"][GEMINI_SPACE] and fake_gemini.calls == []
+    openai_calls = len(fake_openai.calls)
+
+    second = run_json("run", "-c", str(config), "--provider", "gemini")
+    assert second["spaces"][OPENAI_SPACE] == {"chunks": first["spaces"][OPENAI_SPACE]["chunks"], "carried_over": True, "stale_documents": 0}
+    assert len(fake_openai.calls) == openai_calls, "the carried-over space sent nothing to OpenAI"
+    assert second["spaces"][GEMINI_SPACE]["embedded"] == 4
+
+    with TestClient(create_app(Settings(artifacts=tmp_path / "artifacts"))) as client:
+        info = client.get("/v1/info").json()
+        assert {s["space_id"]: s["dimension"] for s in info["spaces"]} == {OPENAI_SPACE: 1536, GEMINI_SPACE: 768}
+        for space, fake in ((GEMINI_SPACE, fake_gemini), (OPENAI_SPACE, fake_openai)):
+            before = len(fake.calls)
+            result = client.post("/v1/search", json={"query": "can shoes be returned for a refund", "space": space, "top_k": 1}).json()
+            assert result["space"] == space and result["hits"][0]["doc_id"] == "file:refunds.md"
+            assert len(fake.calls) == before + 1, f"the query for {space} was embedded by its own provider"
+    assert fake_gemini.task_types()[-1] == ("RETRIEVAL_QUERY", None)
+
+
+def test_gemini_documents_and_queries_use_their_task_types_and_titles(tmp_path, fake_gemini):
+    config = corpus(tmp_path, '[[spaces]]\nprovider = "gemini"\n')
+    run_json("run", "-c", str(config))
+    documents = fake_gemini.task_types()
+    assert sorted(documents) == sorted([("RETRIEVAL_DOCUMENT", "Refunds"), ("RETRIEVAL_DOCUMENT", "Shipping"), ("RETRIEVAL_DOCUMENT", "Sizes"), ("RETRIEVAL_DOCUMENT", "Sizes")])
+    assert all(c.body["requests"][0]["outputDimensionality"] == 768 for c in fake_gemini.ok_calls)
+    with TestClient(create_app(Settings(artifacts=tmp_path / "artifacts"))) as client:
+        client.post("/v1/search", json={"query": "wide shoes"})
+    assert fake_gemini.task_types()[-1] == ("RETRIEVAL_QUERY", None)
+
+
+def test_reduced_gemini_vectors_are_stored_normalized(tmp_path, fake_gemini):
+    import faiss
+
+    config = corpus(tmp_path, '[[spaces]]\nprovider = "gemini"\n')
+    generation = run_json("run", "-c", str(config))["generation_id"]
+    index = faiss.read_index(str(tmp_path / "artifacts/generations" / generation / "spaces" / GEMINI_SPACE / "index.faiss"))
+    assert np.allclose(np.linalg.norm(index.reconstruct_n(0, index.ntotal), axis=1), 1.0, atol=1e-5), "the fake returns them at 0.37x length"
+
+
+def test_token_and_cost_accounting_equal_what_the_provider_counted(tmp_path, fake_openai, fake_gemini):
+    config = corpus(tmp_path, BOTH)
+    report = run_json("run", "-c", str(config))
+    for space, fake in ((OPENAI_SPACE, fake_openai), (GEMINI_SPACE, fake_gemini)):
+        usage = report["spaces"][space]["usage"]
+        assert (usage["tokens"], usage["inputs"], usage["requests"]) == (fake.tokens, fake.inputs, len(fake.ok_calls))
+        assert usage["cost_usd"] == pytest.approx(fake.tokens * PRICES[space] / 1e6)
+    assert len(fake_openai.ok_calls) == 1, "OpenAI takes every chunk in one request"
+
+
+def test_an_unchanged_second_run_sends_nothing(tmp_path, fake_openai, fake_gemini):
+    config = corpus(tmp_path, BOTH)
+    run_json("run", "-c", str(config))
+    calls = (len(fake_openai.calls), len(fake_gemini.calls))
+    again = run_json("run", "-c", str(config))
+    assert (len(fake_openai.calls), len(fake_gemini.calls)) == calls
+    assert again["spaces"][GEMINI_SPACE]["embedded"] == 0 and again["spaces"][GEMINI_SPACE]["reused"] == 4
+    # An edited document re-embeds only its changed chunk, in every space.
+    (tmp_path / "docs" / "sizes.md").write_text("# Sizes\n\nOur shoes run large: order half a size down.\n\n## Wide feet\n\nWide models are marked W.\n")
+    edited = run_json("run", "-c", str(config))
+    assert edited["spaces"][OPENAI_SPACE]["embedded"] == 1 and edited["spaces"][GEMINI_SPACE]["embedded"] == 1
+
+
+@pytest.mark.parametrize(
+    "faults, retries",
+    [
+        ([{"status": 429, "headers": {"Retry-After": "1"}, "message": "Rate limit reached"}], 1),
+        ([{"status": 500}, {"status": 502}, {"status": 503}], 3),
+    ],
+)
+def test_rate_limits_and_server_errors_are_retried(tmp_path, fake_openai, faults, retries):
+    config = corpus(tmp_path, '[[spaces]]\nprovider = "openai"\n')
+    fake_openai.faults = list(faults)
+    started = time.monotonic()
+    report = run_json("run", "-c", str(config))
+    assert report["spaces"][OPENAI_SPACE]["usage"]["retries"] == retries
+    assert [c.status for c in fake_openai.calls] == [f["status"] for f in faults] + [200]
+    if "headers" in faults[0]:
+        assert time.monotonic() - started >= 1.0, "Retry-After was honoured"
+
+
+def test_a_timeout_is_retried(tmp_path, fake_gemini):
+    config = corpus(tmp_path, '[[spaces]]\nprovider = "gemini"\ntimeout_seconds = 1\nmax_concurrency = 1\n')
+    fake_gemini.faults = [{"delay": 2.5}]
+    report = run_json("run", "-c", str(config))
+    assert report["spaces"][GEMINI_SPACE]["usage"]["retries"] == 1
+    assert report["spaces"][GEMINI_SPACE]["embedded"] == 4
+
+
+def test_a_wrong_dimension_response_fails_the_run_and_publishes_nothing(tmp_path, fake_gemini):
+    config = corpus(tmp_path, '[[spaces]]\nprovider = "gemini"\n')
+    good = run_json("run", "-c", str(config))["generation_id"]
+    (tmp_path / "docs" / "new.md").write_text("# New\n\nA new page about gift cards.")
+    fake_gemini.faults = [{"dimensions": 512}]
+    result = run("run", "-c", str(config))
+    assert result.exit_code == 1
+    assert "EMBEDDINGS_FAILED: gemini-embedding-001-768: the provider returned 512-dimensional vectors; this space expects 768" in result.output
+    assert (tmp_path / "artifacts" / "CURRENT").read_text().strip() == good
+
+
+def test_a_rejected_request_is_not_retried(tmp_path, fake_openai, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "wrong-key")
+    result = run("run", "-c", str(corpus(tmp_path, '[[spaces]]\nprovider = "openai"\n')))
+    assert result.exit_code == 1 and "EMBEDDINGS_FAILED" in result.output and "HTTP 401" in result.output
+    assert len(fake_openai.calls) == 1
+
+
+def test_max_cost_stops_before_spending_and_publishes_nothing(tmp_path, fake_openai):
+    config = corpus(tmp_path, '[[spaces]]\nprovider = "openai"\n')
+    result = run("run", "-c", str(config), "--max-cost", "0.0000001")
+    assert result.exit_code == 5
+    assert "--max-cost of $0.0000" in result.output and "nothing was published" in result.output
+    assert fake_openai.calls == [] and not (tmp_path / "artifacts" / "CURRENT").exists()
+    assert run("run", "-c", str(config), "--max-cost", "1").exit_code == 0
+
+
+def test_a_missing_key_is_a_config_error_naming_the_variable(tmp_path, monkeypatch):
+    monkeypatch.delenv("GEMINI_API_KEY", raising=False)
+    monkeypatch.delenv("GOOGLE_API_KEY", raising=False)
+    result = run("run", "-c", str(corpus(tmp_path, '[[spaces]]\nprovider = "gemini"\n')))
+    assert result.exit_code == 2
+    assert "the gemini embedding space needs an API key: set GEMINI_API_KEY or GOOGLE_API_KEY in the environment" in result.output
+
+
+def test_google_api_key_works_too(tmp_path, fake_gemini, monkeypatch):
+    monkeypatch.delenv("GEMINI_API_KEY")
+    monkeypatch.setenv("GOOGLE_API_KEY", fake_gemini.api_key)
+    assert run("run", "-c", str(corpus(tmp_path, '[[spaces]]\nprovider = "gemini"\n'))).exit_code == 0
+
+
+def test_a_space_without_its_key_is_unavailable_while_others_keep_working(tmp_path, fake_openai, local_embedder, monkeypatch):
+    config = corpus(tmp_path, '[[spaces]]\nprovider = "local"\n[[spaces]]\nprovider = "openai"\n')
+    run_json("run", "-c", str(config))
+    monkeypatch.delenv("OPENAI_API_KEY")
+    with TestClient(create_app(Settings(artifacts=tmp_path / "artifacts"))) as client:
+        refused = client.post("/v1/search", json={"query": "refund", "space": OPENAI_SPACE})
+        assert refused.status_code == 503
+        assert refused.json()["code"] == "PROVIDER_UNAVAILABLE" and "set OPENAI_API_KEY" in refused.json()["message"]
+        lexical = client.post("/v1/search", json={"query": "refund", "space": OPENAI_SPACE, "mode": "lexical"})
+        assert lexical.status_code == 200 and lexical.json()["hits"][0]["doc_id"] == "file:refunds.md"
+        local = client.post("/v1/search", json={"query": "refund", "space": "local-all-minilm-l6-v2-384"})
+        assert local.status_code == 200 and local.json()["hits"]
+
+
+def test_repeated_queries_are_embedded_once(tmp_path, fake_openai):
+    run_json("run", "-c", str(corpus(tmp_path, '[[spaces]]\nprovider = "openai"\n')))
+    before = len(fake_openai.calls)
+    with TestClient(create_app(Settings(artifacts=tmp_path / "artifacts"))) as client:
+        for _ in range(3):
+            assert client.post("/v1/search", json={"query": "parcel shipping time"}).status_code == 200
+        client.post("/v1/search", json={"query": "another question"})
+    assert len(fake_openai.calls) == before + 2
+
+
+def test_query_embedding_failure_is_a_retryable_503(tmp_path, fake_openai):
+    run_json("run", "-c", str(corpus(tmp_path, '[[spaces]]\nprovider = "openai"\n')))
+    with TestClient(create_app(Settings(artifacts=tmp_path / "artifacts"))) as client:
+        fake_openai.faults = [{"status": 500}, {"status": 500}]
+        response = client.post("/v1/search", json={"query": "refunds please"})
+        assert response.status_code == 503
+        assert response.json()["code"] == "EMBEDDINGS_FAILED" and response.json()["retryable"] is True
+
+
+def test_gemini_batches_stay_within_100_inputs(tmp_path, fake_gemini):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "long.md").write_text("# Long\n\n" + "\n\n".join(f"## Part {i}\n\nParagraph number {i} about topic {i}." for i in range(230)))
+    config = write_config(tmp_path, '[[sources]]\nname = "d"\ntype = "files"\npath = "docs"\n[[spaces]]\nprovider = "gemini"\n')
+    report = run_json("run", "-c", str(config))
+    assert report["spaces"][GEMINI_SPACE]["embedded"] == 230
+    assert sorted(c.inputs for c in fake_gemini.calls) == [30, 100, 100]
+    assert all(c.status == 200 for c in fake_gemini.calls)
+
+
+def test_the_fakes_reject_oversize_batches_as_the_real_apis_do(fake_openai, fake_gemini):
+    import openai
+    from google import genai
+    from google.genai import errors, types
+
+    client = openai.OpenAI(api_key=fake_openai.api_key, base_url=f"{fake_openai.url}/v1", max_retries=0)
+    with pytest.raises(openai.BadRequestError, match="maximum 2048 inputs"):
+        client.embeddings.create(model="text-embedding-3-small", input=["x"] * 2049)
+    with pytest.raises(openai.BadRequestError, match="cannot be an empty string"):
+        client.embeddings.create(model="text-embedding-3-small", input=["ok", ""])
+    gemini = genai.Client(api_key=fake_gemini.api_key, http_options=types.HttpOptions(base_url=fake_gemini.url, api_version="v1"))
+    with pytest.raises(errors.ClientError, match="at most 100 requests"):
+        gemini.models.embed_content(model="gemini-embedding-001", contents=["x"] * 101)
+
+
+def test_batches_respect_input_and_token_limits():
+    tokens = [100_000, 150_000, 60_000, 10, 10]
+    assert plan_batches(tokens, None, max_inputs=2048, max_tokens=300_000) == [[0, 1], [2, 3, 4]]
+    assert plan_batches([1] * 5, None, max_inputs=2, max_tokens=None) == [[0, 1], [2, 3], [4]]
+    assert plan_batches([1] * 4, ["a", "b", "a", "b"], max_inputs=100, max_tokens=None) == [[0, 2], [1, 3]]
+
+
+@pytest.mark.parametrize(
+    "headers, seconds",
+    [
+        ({"retry-after": "2"}, 2.0),
+        ({"retry-after-ms": "250"}, 0.25),
+        ({"x-ratelimit-reset-requests": "1s", "x-ratelimit-reset-tokens": "6m0s"}, 360.0),
+        ({"x-ratelimit-reset-tokens": "20ms"}, 0.02),
+        ({}, None),
+    ],
+)
+def test_wait_hints_are_read_from_headers(headers, seconds):
+    assert retry_after_seconds(headers) == seconds
+
+
+def test_the_fake_openai_server_runs_on_its_own(tmp_path):
+    import socket
+
+    import openai
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    process = subprocess.Popen([sys.executable, "-m", "tests.fakes.openai_server", "--port", str(port)], stdout=subprocess.PIPE, text=True, cwd=Path(__file__).parent.parent)
+    try:
+        assert "fake OpenAI embeddings on" in process.stdout.readline()
+        client = openai.OpenAI(api_key="test-key", base_url=f"http://127.0.0.1:{port}/v1", max_retries=0)
+        response = client.embeddings.create(model="text-embedding-3-small", input=["hello", "world"])  # the client's default base64 encoding
+        assert [len(d.embedding) for d in response.data] == [1536, 1536] and response.usage.prompt_tokens == 2
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
