@@ -297,3 +297,35 @@ def test_the_fake_openai_server_runs_on_its_own(tmp_path):
     finally:
         process.terminate()
         process.wait(timeout=10)
+
+
+def test_a_space_whose_stored_manifest_differs_is_rebuilt_not_reused(tmp_path, fake_gemini):
+    """A generation written by an older version that embedded without task types: its vectors never mix with ours."""
+    import hashlib
+
+    config = corpus(tmp_path, '[[spaces]]\nprovider = "gemini"\n')
+    generation = tmp_path / "artifacts/generations" / run_json("run", "-c", str(config))["generation_id"]
+    space_json = generation / "spaces" / GEMINI_SPACE / "space.json"
+    older = json.loads(space_json.read_text())
+    older["task_types"] = {"document": None, "query": None}
+    space_json.write_text(json.dumps(older))
+    manifest = json.loads((generation / "manifest.json").read_text())
+    data = space_json.read_bytes()
+    manifest["files"][f"spaces/{GEMINI_SPACE}/space.json"] = {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+    (generation / "manifest.json").write_text(json.dumps(manifest))
+
+    rebuilt = run_json("run", "-c", str(config))
+    assert (rebuilt["spaces"][GEMINI_SPACE]["embedded"], rebuilt["spaces"][GEMINI_SPACE]["reused"]) == (4, 0)
+    again = run_json("run", "-c", str(config))
+    assert (again["spaces"][GEMINI_SPACE]["embedded"], again["spaces"][GEMINI_SPACE]["reused"]) == (0, 4)
+
+
+def test_the_fake_gemini_single_embed_content_endpoint(fake_gemini):
+    import httpx
+
+    body = {"content": {"parts": [{"text": "where is my parcel"}]}, "taskType": "RETRIEVAL_QUERY", "outputDimensionality": 768}
+    response = httpx.post(f"{fake_gemini.url}/v1/models/gemini-embedding-001:embedContent", json=body, headers={"x-goog-api-key": fake_gemini.api_key})
+    assert response.status_code == 200 and len(response.json()["embedding"]["values"]) == 768
+    assert response.json()["usageMetadata"]["promptTokenCount"] == 4
+    with_title = httpx.post(f"{fake_gemini.url}/v1/models/gemini-embedding-001:embedContent", json={**body, "title": "x"}, headers={"x-goog-api-key": fake_gemini.api_key})
+    assert with_title.status_code == 400 and with_title.json()["error"]["status"] == "INVALID_ARGUMENT"
