@@ -10,7 +10,6 @@ un-normalized, as the real API's do. usageMetadata.promptTokenCount reports what
 
 from __future__ import annotations
 
-import argparse
 import re
 
 from tests.fakes.service import Call, FakeService, count_tokens, word_vector
@@ -79,19 +78,5 @@ class FakeGemini(FakeService):
         return seen
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description="A loopback fake of the Gemini embeddings API.")
-    parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=8090)
-    parser.add_argument("--api-key", default="test-key")
-    args = parser.parse_args()
-    fake = FakeGemini(api_key=args.api_key, host=args.host, port=args.port)
-    print(f"fake Gemini API on {fake.url} (key {args.api_key!r}); Ctrl-C to stop", flush=True)
-    try:
-        fake.server.serve_forever()
-    except KeyboardInterrupt:
-        pass
-
-
 if __name__ == "__main__":
-    main()
+    FakeGemini.main("fake Gemini API", default_port=8090, base_path="")

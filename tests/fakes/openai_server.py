@@ -8,7 +8,6 @@ Usable on its own as a zero-latency embedder for benchmarks:
 
 from __future__ import annotations
 
-import argparse
 import base64
 
 import numpy as np
@@ -66,19 +65,5 @@ class FakeOpenAI(FakeService):
         return 200, {"object": "list", "data": data, "model": model, "usage": usage}, {"x-ratelimit-remaining-requests": "9999"}
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description="A loopback fake of the OpenAI embeddings API.")
-    parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=8089)
-    parser.add_argument("--api-key", default="test-key")
-    args = parser.parse_args()
-    fake = FakeOpenAI(api_key=args.api_key, host=args.host, port=args.port)
-    print(f"fake OpenAI embeddings on {fake.url}/v1 (key {args.api_key!r}); Ctrl-C to stop", flush=True)
-    try:
-        fake.server.serve_forever()
-    except KeyboardInterrupt:
-        pass
-
-
 if __name__ == "__main__":
-    main()
+    FakeOpenAI.main("fake OpenAI embeddings", default_port=8089, base_path="/v1")

@@ -4,6 +4,7 @@ and deterministic vectors that behave like embeddings (texts sharing words point
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import json
 import re
@@ -130,6 +131,21 @@ class FakeService:
 
     def error_body(self, status: int, message: str) -> dict:
         raise NotImplementedError
+
+    @classmethod
+    def main(cls, description: str, default_port: int, base_path: str = "") -> None:
+        """Run this fake on its own, e.g. as a zero-latency embedder for benchmarks."""
+        parser = argparse.ArgumentParser(description=description)
+        parser.add_argument("--host", default="127.0.0.1")
+        parser.add_argument("--port", type=int, default=default_port)
+        parser.add_argument("--api-key", default="test-key")
+        args = parser.parse_args()
+        fake = cls(api_key=args.api_key, host=args.host, port=args.port)
+        print(f"{description} on {fake.url}{base_path} (key {args.api_key!r}); Ctrl-C to stop", flush=True)
+        try:
+            fake.server.serve_forever()
+        except KeyboardInterrupt:
+            pass
 
     # What the tests read
     @property
