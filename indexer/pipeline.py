@@ -48,6 +48,7 @@ class RunReport:
             "generation_id": self.generation_id,
             "documents": self.documents,
             "spaces": self.spaces,
+            "cost_usd": round(sum(s.get("usage", {}).get("cost_usd", 0.0) for s in self.spaces.values()), 8),
             "errors": [e.as_dict() for e in self.errors],
             "seconds": {k: round(v, 3) for k, v in self.seconds.items()},
         }

@@ -20,6 +20,7 @@ from server.reader import Generation, SpaceIndex
 from server.search import SearchFilters, SearchResult, embed_query, search
 
 log = logging.getLogger("static_rag.server")
+QUERY_TIMEOUT_SECONDS = 10.0  # per query-embedding request: a chatbot user is waiting
 
 
 class ServiceError(Exception):
@@ -118,7 +119,10 @@ class SearchService:
                 raise ArtifactError(f"space {space.space_id}: this version cannot embed queries for {key[0]}/{key[1]}")
             chunking = stored["chunking"]
             info = MODELS[key]
-            config = SpaceConfig(stored["provider"], stored["model"], int(stored["dimension"]), chunking["chunk_tokens"], chunking["chunk_overlap"], batch_size=info.max_batch_inputs)
+            config = SpaceConfig(
+                stored["provider"], stored["model"], int(stored["dimension"]), chunking["chunk_tokens"], chunking["chunk_overlap"],
+                batch_size=info.max_batch_inputs, timeout_seconds=QUERY_TIMEOUT_SECONDS,
+            )
             try:
                 embedder = load_embedder(config)
             except MissingCredentials as exc:

@@ -117,6 +117,7 @@ def test_token_and_cost_accounting_equal_what_the_provider_counted(tmp_path, fak
         usage = report["spaces"][space]["usage"]
         assert (usage["tokens"], usage["inputs"], usage["requests"]) == (fake.tokens, fake.inputs, len(fake.ok_calls))
         assert usage["cost_usd"] == pytest.approx(fake.tokens * PRICES[space] / 1e6)
+    assert report["cost_usd"] == pytest.approx(sum(report["spaces"][s]["usage"]["cost_usd"] for s in PRICES))
     assert len(fake_openai.ok_calls) == 1, "OpenAI takes every chunk in one request"
 
 
@@ -231,6 +232,12 @@ def test_query_embedding_failure_is_a_retryable_503(tmp_path, fake_openai):
         response = client.post("/v1/search", json={"query": "refunds please"})
         assert response.status_code == 503
         assert response.json()["code"] == "EMBEDDINGS_FAILED" and response.json()["retryable"] is True
+        # A long Retry-After is not slept through while a user waits.
+        fake_openai.faults = [{"status": 429, "headers": {"Retry-After": "30"}}]
+        started = time.monotonic()
+        limited = client.post("/v1/search", json={"query": "refunds again"})
+        assert limited.status_code == 503 and time.monotonic() - started < 5
+        assert client.post("/v1/search", json={"query": "refunds again"}).status_code == 200
 
 
 def test_gemini_batches_stay_within_100_inputs(tmp_path, fake_gemini):

@@ -30,6 +30,7 @@ MAX_ATTEMPTS = 6
 BACKOFF_BASE_SECONDS = 0.5
 BACKOFF_CAP_SECONDS = 30.0
 QUERY_ATTEMPTS = 2  # a chatbot is waiting: fail fast and let the caller retry
+QUERY_MAX_WAIT_SECONDS = 2.0  # a longer Retry-After fails the query (retryable) instead of stalling it
 
 
 class MissingCredentials(StaticRagError):
@@ -138,7 +139,7 @@ class RemoteEmbedder:
         return space_manifest(self.space)
 
     def embed_query(self, text: str) -> np.ndarray:
-        reply = self._request([text], self.info.query_task, None, attempts=QUERY_ATTEMPTS)
+        reply = self._request([text], self.info.query_task, None, attempts=QUERY_ATTEMPTS, max_wait=QUERY_MAX_WAIT_SECONDS)
         return reply[0]
 
     def embed_documents(self, texts: list[str], progress: Callable[[int], None] | None = None, titles: list[str] | None = None) -> np.ndarray:
@@ -177,19 +178,22 @@ class RemoteEmbedder:
             if progress:
                 progress(len(rows))
 
-    def _request(self, texts: list[str], task: str | None, title: str | None, attempts: int, estimated_tokens: int | None = None) -> np.ndarray:
+    def _request(
+        self, texts: list[str], task: str | None, title: str | None, attempts: int, estimated_tokens: int | None = None, max_wait: float | None = None
+    ) -> np.ndarray:
         for attempt in range(attempts):
             try:
                 reply = self.send(texts, task, title)
                 break
             except ProviderError as exc:
-                if not exc.retryable or attempt == attempts - 1:
+                wait_for = backoff(attempt, exc.retry_after)
+                if not exc.retryable or attempt == attempts - 1 or (max_wait is not None and wait_for > max_wait):
                     what = f"HTTP {exc.status}" if exc.status else "no response"
                     tries = f" after {attempt + 1} attempts" if attempt else ""
                     raise EmbeddingsFailed(f"{self.space.space_id}: {what}{tries}: {exc.message}", retryable=exc.retryable) from None
                 with self.usage._lock:
                     self.usage.retries += 1
-                time.sleep(backoff(attempt, exc.retry_after))
+                time.sleep(wait_for)
         vectors = np.asarray(reply.vectors, dtype=np.float32)
         if vectors.ndim != 2 or vectors.shape[0] != len(texts):
             raise EmbeddingsFailed(f"{self.space.space_id}: sent {len(texts)} inputs, got {len(reply.vectors)} vectors back", retryable=False)
