@@ -1,0 +1,111 @@
+"""The plan: a pure function of (previous generation, this crawl) → one decision per document.
+
+    full      new, or its content changed: chunk and embed (reusing vectors of unchanged chunk texts)
+    metadata  only title/url/tags/... changed: rewrite its row, keep its chunks and vectors
+    skip      nothing changed: keep everything as it was
+    failed    this run could not read it: keep its last good version (if it had one)
+    delete    gone from a source whose listing completed: drop it
+
+A source whose listing failed deletes nothing. A run that would delete more than
+`max_delete_fraction` of a source's documents is stopped by the caller (DeleteGuard).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from enum import StrEnum
+
+from indexer.documents import Document
+from indexer.errors import StaticRagError
+
+
+class Action(StrEnum):
+    FULL = "full"
+    METADATA = "metadata"
+    SKIP = "skip"
+    FAILED = "failed"
+    DELETE = "delete"
+
+
+@dataclass(frozen=True)
+class PreviousDocument:
+    doc_id: str
+    source: str
+    content_hash: str
+    metadata_hash: str
+
+
+@dataclass(frozen=True)
+class Decision:
+    doc_id: str
+    source: str
+    action: Action
+    reason: str
+
+
+class DeleteGuard(StaticRagError):
+    """The run would delete too much of a source; nothing is published (exit 3)."""
+
+
+def plan(
+    previous: dict[str, PreviousDocument],
+    crawled: list[Document],
+    complete_sources: set[str],
+    failed: dict[str, str],
+) -> list[Decision]:
+    """Decide what happens to every document of the previous generation and of this crawl.
+
+    `complete_sources`: sources whose listing finished without error this run.
+    `failed`: doc_id → error code, for documents this run tried and could not read.
+    """
+    decisions: list[Decision] = []
+    seen: set[str] = set()
+    for doc in crawled:
+        seen.add(doc.doc_id)
+        before = previous.get(doc.doc_id)
+        if before is None:
+            decisions.append(Decision(doc.doc_id, doc.source, Action.FULL, "new"))
+        elif before.content_hash != doc.content_hash:
+            decisions.append(Decision(doc.doc_id, doc.source, Action.FULL, "content changed"))
+        elif before.metadata_hash != doc.metadata_hash:
+            decisions.append(Decision(doc.doc_id, doc.source, Action.METADATA, "metadata changed"))
+        else:
+            decisions.append(Decision(doc.doc_id, doc.source, Action.SKIP, "unchanged"))
+    for doc_id, code in failed.items():
+        if doc_id not in seen:
+            seen.add(doc_id)
+            source = previous[doc_id].source if doc_id in previous else ""
+            kept = "keeps its last good version" if doc_id in previous else "no previous version to keep"
+            decisions.append(Decision(doc_id, source, Action.FAILED, f"{code}; {kept}"))
+    for doc_id, before in previous.items():
+        if doc_id in seen:
+            continue
+        if before.source in complete_sources:
+            decisions.append(Decision(doc_id, before.source, Action.DELETE, "no longer listed by its source"))
+        else:
+            decisions.append(Decision(doc_id, before.source, Action.SKIP, "its source could not be listed this run; kept"))
+    return decisions
+
+
+def check_deletions(decisions: list[Decision], previous: dict[str, PreviousDocument], max_fraction: float) -> None:
+    """Raise DeleteGuard when a source would lose more than `max_fraction` of its documents."""
+    before = Counter(p.source for p in previous.values())
+    deleted = Counter(d.source for d in decisions if d.action is Action.DELETE)
+    for source, count in sorted(deleted.items()):
+        if count / before[source] > max_fraction:
+            raise DeleteGuard(
+                f"this run would delete {count} of {before[source]} documents ({count / before[source]:.0%}) of source {source!r}, "
+                f"more than max_delete_fraction {max_fraction:.0%}; nothing was published. "
+                "If that is intended, run again with --allow-mass-delete."
+            )
+
+
+def counts(decisions: list[Decision], previous: dict[str, PreviousDocument]) -> dict[str, int]:
+    """The run summary's document counts: added/updated split `full` by whether the document existed."""
+    out = {"added": 0, "updated": 0, "metadata_only": 0, "skipped": 0, "deleted": 0, "failed": 0}
+    names = {Action.METADATA: "metadata_only", Action.SKIP: "skipped", Action.DELETE: "deleted", Action.FAILED: "failed"}
+    for d in decisions:
+        key = ("updated" if d.doc_id in previous else "added") if d.action is Action.FULL else names[d.action]
+        out[key] += 1
+    return out

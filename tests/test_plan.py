@@ -1,0 +1,68 @@
+"""The plan is a pure function: every path of (previous generation, crawl) → decision."""
+
+import pytest
+
+from indexer.documents import Document
+from indexer.plan import Action, DeleteGuard, PreviousDocument, check_deletions, counts, plan
+
+
+def doc(doc_id: str, text: str = "body", title: str = "T", source: str = "s") -> Document:
+    return Document(doc_id, source, "files", title, text)
+
+
+def prev(d: Document) -> PreviousDocument:
+    return PreviousDocument(d.doc_id, d.source, d.content_hash, d.metadata_hash)
+
+
+def decide(previous_docs, crawled, complete=("s",), failed=None):
+    previous = {p.doc_id: p for p in map(prev, previous_docs)}
+    return {d.doc_id: (d.action, d.reason) for d in plan(previous, crawled, set(complete), failed or {})}
+
+
+def test_every_decision_path():
+    a, b, c, d = doc("a"), doc("b"), doc("c"), doc("d")
+    decisions = decide(
+        [a, b, c, d],
+        [doc("a"), doc("b", text="new body"), doc("c", title="New title"), doc("e")],
+    )
+    assert decisions == {
+        "a": (Action.SKIP, "unchanged"),
+        "b": (Action.FULL, "content changed"),
+        "c": (Action.METADATA, "metadata changed"),
+        "d": (Action.DELETE, "no longer listed by its source"),
+        "e": (Action.FULL, "new"),
+    }
+
+
+def test_a_source_whose_listing_failed_deletes_nothing():
+    decisions = decide([doc("a", source="wiki"), doc("b", source="s")], [], complete=("s",))
+    assert decisions == {"a": (Action.SKIP, "its source could not be listed this run; kept"), "b": (Action.DELETE, "no longer listed by its source")}
+
+
+def test_a_document_that_failed_keeps_its_last_good_version():
+    decisions = decide([doc("a")], [], failed={"a": "WEB_HTTP_STATUS", "new": "WEB_FETCH_FAILED"})
+    assert decisions == {
+        "a": (Action.FAILED, "WEB_HTTP_STATUS; keeps its last good version"),
+        "new": (Action.FAILED, "WEB_FETCH_FAILED; no previous version to keep"),
+    }
+
+
+def test_a_first_run_adds_everything():
+    assert decide([], [doc("a"), doc("b")]) == {"a": (Action.FULL, "new"), "b": (Action.FULL, "new")}
+
+
+def test_counts_split_full_into_added_and_updated():
+    previous = {p.doc_id: p for p in map(prev, [doc("a"), doc("b"), doc("c"), doc("d")])}
+    decisions = plan(previous, [doc("a"), doc("b", text="x"), doc("c", title="y"), doc("e")], {"s"}, {"f": "WEB_FETCH_FAILED"})
+    assert counts(decisions, previous) == {"added": 1, "updated": 1, "metadata_only": 1, "skipped": 1, "deleted": 1, "failed": 1}
+
+
+def test_the_delete_guard_counts_per_source():
+    previous_docs = [doc(f"s{i}", source="site") for i in range(10)] + [doc(f"w{i}", source="wiki") for i in range(10)]
+    previous = {p.doc_id: p for p in map(prev, previous_docs)}
+    keep_site = [doc(f"s{i}", source="site") for i in range(7)]  # 3 of 10 deleted: 30% is allowed
+    keep_wiki = [doc(f"w{i}", source="wiki") for i in range(6)]  # 4 of 10: over the limit
+    decisions = plan(previous, keep_site + keep_wiki, {"site", "wiki"}, {})
+    with pytest.raises(DeleteGuard, match="delete 4 of 10 documents \\(40%\\) of source 'wiki'.*--allow-mass-delete"):
+        check_deletions(decisions, previous, 0.3)
+    check_deletions(plan(previous, keep_site + [doc(f"w{i}", source="wiki") for i in range(10)], {"site", "wiki"}, {}), previous, 0.3)
