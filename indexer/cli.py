@@ -1,7 +1,8 @@
 """The `index` command. It parses, calls the library and translates errors; the work lives elsewhere.
 
 Exit codes: 0 success · 1 fatal error · 2 usage or configuration error (a missing API
-key included) · 4 published, but some documents failed · 5 stopped by --max-cost.
+key included) · 3 stopped by the delete guard · 4 published, but some documents failed ·
+5 stopped by --max-cost.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import click
 from indexer import __version__
 from indexer.errors import ConfigError, StaticRagError
 
+EXIT_DELETE_GUARD = 3
 EXIT_DOCUMENT_ERRORS = 4
 EXIT_BUDGET = 5
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
@@ -74,7 +76,8 @@ def cli():
     help="Rebuild only the spaces of this provider (repeatable). Default: every configured space.",
 )
 @click.option("--max-cost", type=click.FloatRange(min=0), metavar="USD", help="Stop, publishing nothing, before embedding would cost more than this.")
-def run(config_path, artifacts, as_json, silent, providers, max_cost):
+@click.option("--allow-mass-delete", is_flag=True, help="Publish even if a source loses more than max_delete_fraction of its documents.")
+def run(config_path, artifacts, as_json, silent, providers, max_cost, allow_mass_delete):
     """Crawl every source, embed each chunk per space, and publish a new generation.
 
     The generation is written beside the current one and published by an atomic
@@ -97,21 +100,28 @@ def run(config_path, artifacts, as_json, silent, providers, max_cost):
         0  published, no errors
         1  fatal error: nothing was published
         2  usage or configuration error
-        4  published, but some documents failed (listed in the report)
+        3  stopped by the delete guard: a source would lose more than
+           max_delete_fraction (default 30%) of its documents; nothing published
+        4  published, but some documents failed (listed in the report); each
+           keeps its last good version
         5  stopped by --max-cost: nothing was published
     """
     from indexer.embedders.remote import BudgetExceeded, EmbeddingsFailed, MissingCredentials
     from indexer.pipeline import run_index
+    from indexer.plan import DeleteGuard
 
     config = _load_config(config_path, artifacts)
     with _reporting(silent or as_json) as progress:
         try:
-            report = run_index(config, progress=progress, providers=providers or None, max_cost_usd=max_cost)
+            report = run_index(config, progress=progress, providers=providers or None, max_cost_usd=max_cost, allow_mass_delete=allow_mass_delete)
         except (MissingCredentials, ConfigError) as exc:
             raise ConfigProblem(str(exc)) from None
         except BudgetExceeded as exc:
             click.echo(f"Error: {exc}", err=True)
             sys.exit(EXIT_BUDGET)
+        except DeleteGuard as exc:
+            click.echo(f"Error: {exc}", err=True)
+            sys.exit(EXIT_DELETE_GUARD)
         except EmbeddingsFailed as exc:
             raise click.ClickException(f"{exc.code}: {exc}. Nothing was published.") from None
         except StaticRagError as exc:
@@ -119,7 +129,8 @@ def run(config_path, artifacts, as_json, silent, providers, max_cost):
     if as_json:
         click.echo(json.dumps(report.as_dict(), indent=2))
     else:
-        click.echo(f"Published generation {report.generation_id}: {report.documents} documents.")
+        changes = ", ".join(f"{n} {name.replace('_', '-')}" for name, n in report.counts.items() if n) or "no changes"
+        click.echo(f"Published generation {report.generation_id}: {report.documents} documents ({changes}).")
         for space_id, stats in report.spaces.items():
             click.echo(f"  {space_id}: {_space_summary(stats)}")
         click.echo(f"Artifacts: {config.artifacts.resolve()}  ({sum(report.seconds.values()):.1f}s)")

@@ -72,12 +72,14 @@ class Config:
     sources: tuple[SourceConfig, ...]
     spaces: tuple[SpaceConfig, ...]
     keep_generations: int = 3
+    max_delete_fraction: float = 0.3
     path: Path | None = None
 
 
 TOP_KEYS = {
     "artifacts": Key(str, default="artifacts"),
     "keep_generations": Key(int, default=3, min=1, max=100),
+    "max_delete_fraction": Key((int, float), default=0.3, min=0, max=1),
     "sources": Key(list, required=True),
     "spaces": Key(list, required=True),
 }
@@ -153,6 +155,7 @@ def parse_config(
         sources=sources,
         spaces=spaces,
         keep_generations=top["keep_generations"],
+        max_delete_fraction=float(top["max_delete_fraction"]),
         path=path,
     )
 

@@ -76,7 +76,8 @@ def metadata_hash(doc: Document) -> str:
         "url": doc.url,
         "tags": list(doc.tags),
         "authors": list(doc.authors),
-        "updated_at": doc.updated_at.isoformat() if doc.updated_at else None,
+        # In UTC, so a document read back from a generation (stored as UTC) hashes the same.
+        "updated_at": utc_naive(doc.updated_at).isoformat() if doc.updated_at else None,
         "metadata": doc.metadata,
     }
     return sha256_hex(json.dumps(canonical, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str))

@@ -13,11 +13,12 @@ import numpy as np
 
 from indexer import artifacts
 from indexer.chunking import ChunkingParams, chunk_text
-from indexer.config import Config, SpaceConfig
+from indexer.config import Config
 from indexer.documents import Chunk, Document
 from indexer.embedders import Embedder, load_embedder, space_manifest
 from indexer.embedders.remote import Budget
 from indexer.errors import ConfigError, ErrorCode, IngestError, PublishRefused
+from indexer.plan import Action, Decision, check_deletions, counts, plan
 from indexer.previous import PreviousGeneration
 from indexer.sources import count_items, crawl
 
@@ -38,6 +39,8 @@ class RunReport:
     run_id: str
     generation_id: str | None = None
     documents: int = 0
+    counts: dict[str, int] = field(default_factory=dict)  # added, updated, metadata_only, skipped, deleted, failed
+    decisions: list[Decision] = field(default_factory=list)
     spaces: dict[str, dict] = field(default_factory=dict)  # per space: chunks, embedded, reused, usage, ...
     errors: list[IngestError] = field(default_factory=list)
     seconds: dict[str, float] = field(default_factory=dict)
@@ -47,6 +50,7 @@ class RunReport:
             "run_id": self.run_id,
             "generation_id": self.generation_id,
             "documents": self.documents,
+            "decisions": self.counts,
             "spaces": self.spaces,
             "cost_usd": round(sum(s.get("usage", {}).get("cost_usd", 0.0) for s in self.spaces.values()), 8),
             "errors": [e.as_dict() for e in self.errors],
@@ -59,14 +63,17 @@ def run_index(
     progress: Progress = no_progress,
     providers: Collection[str] | None = None,
     max_cost_usd: float | None = None,
+    allow_mass_delete: bool = False,
 ) -> RunReport:
-    """Build and publish a new generation from `config`.
+    """Build and publish the next generation, starting from the current one.
 
-    `providers` limits which spaces are rebuilt (`--provider`); other spaces already in the
-    current generation are carried over for every document whose content is unchanged.
-    Every unchanged chunk text reuses its vector from the current generation.
-    Raises PublishRefused, BudgetExceeded, EmbeddingsFailed or MissingCredentials; in
-    every case nothing is published.
+    Each document gets a decision (see `indexer.plan`): skipped and metadata-only
+    documents keep their chunks and vectors; a document this run could not read keeps
+    its last good version; changed documents are re-chunked and only chunk texts the
+    current generation has not embedded are embedded. `providers` limits which spaces are
+    rebuilt (`--provider`); the others keep their chunks of documents that did not change.
+    Raises PublishRefused, DeleteGuard, BudgetExceeded, EmbeddingsFailed or
+    MissingCredentials; in every case nothing is published.
     """
     started = datetime.now(timezone.utc)
     report = RunReport(run_id=f"run-{started:%Y%m%dT%H%M%S}Z-{secrets.token_hex(3)}")
@@ -83,49 +90,77 @@ def run_index(
             embedders[space.space_id] = load_embedder(space, budget)
 
     with timer("crawl"):
-        documents: list[Document] = []
+        crawled_list: list[Document] = []
+        complete: set[str] = set()
         for source in config.sources:
             with progress(f"reading {source.name}", count_items(source)) as advance:
                 result = crawl(source, advance)
-            documents.extend(result.documents)
+            crawled_list.extend(result.documents)
             report.errors.extend(result.errors)
-    documents = _unique(documents, report.errors)
-    if not documents:
-        raise PublishRefused(_nothing_found(config, report.errors))
-
-    chunked: dict[str, list[Chunk]] = {}
-    failed: set[str] = set()
-    for space_id, embedder in embedders.items():
-        with timer(f"chunk:{space_id}"):
-            space = embedder.space
-            chunked[space_id], space_failed = chunk_documents(documents, ChunkingParams(space.chunk_tokens, space.chunk_overlap), embedder.fits, report.errors)
-        failed |= space_failed
-    # A document that failed to chunk in any space is left out of every space, so spaces agree.
-    documents = [d for d in documents if d.doc_id not in failed]
-    titles = {d.doc_id: d.title for d in documents}
+            if result.listing_complete:
+                complete.add(source.name)
+    crawled = {d.doc_id: d for d in _unique(crawled_list, report.errors)}
 
     previous = PreviousGeneration.open(config.artifacts)
     try:
-        builds = []
+        before = previous.documents_state() if previous else {}
+        unreadable = {e.doc_id: str(e.code) for e in report.errors if e.doc_id and e.code is not ErrorCode.DUPLICATE_DOCUMENT and e.doc_id not in crawled}
+        decisions = {d.doc_id: d for d in plan(before, list(crawled.values()), complete, unreadable)}
+        if not allow_mass_delete:
+            check_deletions(list(decisions.values()), before, config.max_delete_fraction)
+
+        last_good = _last_good_versions(previous, decisions, crawled, before)
+        documents, kept = _assemble(decisions, crawled, last_good)
+
+        new_chunks: dict[str, list[Chunk]] = {}
         for space_id, embedder in embedders.items():
-            chunks = [c for c in chunked[space_id] if c.doc_id not in failed]
-            with timer(f"embed:{space_id}"):
-                vectors, stats = embed_chunks(chunks, embedder, previous, titles, progress)
-            builds.append(artifacts.SpaceBuild(space_id, embedder.manifest(), chunks, vectors))
-            report.spaces[space_id] = {"chunks": len(chunks), **stats, **_usage(embedder)}
+            space = embedder.space
+            carries = previous is not None and previous.carries_chunks(space_id, space_manifest(space))
+            # Kept documents are re-chunked only where this space cannot keep their chunks (new space, new chunking).
+            to_chunk = [d for d in documents if decisions[d.doc_id].action is Action.FULL or (d.doc_id in kept and not carries)]
+            with timer(f"chunk:{space_id}"):
+                new_chunks[space_id], failed = chunk_documents(to_chunk, ChunkingParams(space.chunk_tokens, space.chunk_overlap), embedder.fits, report.errors)
+            for doc_id in failed & {i for i, d in decisions.items() if d.action is Action.FULL}:
+                decisions[doc_id] = Decision(doc_id, decisions[doc_id].source, Action.FAILED, "CHUNKING_FAILED")
+            new_chunks[space_id] = [c for c in new_chunks[space_id] if c.doc_id not in failed]
+        if any(d.action is Action.FAILED and i not in last_good and i in before for i, d in decisions.items()):
+            last_good = _last_good_versions(previous, decisions, crawled, before)
+        documents, kept = _assemble(decisions, crawled, last_good)
+        live = {d.doc_id for d in documents}
+        for space_id in new_chunks:  # chunks of a document that fell back to its last good version are dropped
+            new_chunks[space_id] = [c for c in new_chunks[space_id] if c.doc_id in live and decisions[c.doc_id].action is not Action.FAILED]
+        if not documents:
+            raise PublishRefused(_nothing_found(config, report.errors))
+
+        builds = []
         for space in config.spaces:
-            if space.space_id not in embedders:
-                carried = carry_space(previous, space, documents)
-                if carried is None:
-                    report.spaces[space.space_id] = {"skipped": f"not rebuilt (--provider) and not in the current generation"}
-                    continue
-                build, stale = carried
-                builds.append(build)
-                report.spaces[space.space_id] = {"chunks": len(build.chunks), "carried_over": True, "stale_documents": stale}
+            space_id = space.space_id
+            manifest = space_manifest(space)
+            embedder = embedders.get(space_id)
+            if embedder is not None:
+                carries = previous is not None and previous.carries_chunks(space_id, manifest)
+                carried, carried_vectors = previous.chunks_with_vectors(space_id, kept) if carries else ([], None)
+                with timer(f"embed:{space_id}"):
+                    vectors, stats = embed_chunks(new_chunks[space_id], embedder, previous, {d.doc_id: d.title for d in documents}, progress)
+                chunks = carried + new_chunks[space_id]
+                all_vectors = np.concatenate([carried_vectors, vectors]) if carried else vectors
+                stats = {"chunks": len(chunks), "carried": len(carried), **stats, **_usage(embedder)}
+            elif previous is not None and previous.compatible(space_id, manifest):
+                chunks, all_vectors = previous.chunks_with_vectors(space_id, kept)
+                stale = sum(1 for d in decisions.values() if d.action is Action.FULL)
+                stats = {"chunks": len(chunks), "carried_over": True, "stale_documents": stale}
+            else:
+                report.spaces[space_id] = {"skipped": "not rebuilt (--provider) and not in the current generation"}
+                continue
+            order = sorted(range(len(chunks)), key=lambda i: (chunks[i].doc_id, chunks[i].ordinal))
+            builds.append(artifacts.SpaceBuild(space_id, manifest, [chunks[i] for i in order], all_vectors[order]))
+            report.spaces[space_id] = stats
     finally:
         if previous is not None:
             previous.close()
     report.documents = len(documents)
+    report.decisions = list(decisions.values())
+    report.counts = counts(report.decisions, before)
 
     generation_id = artifacts.new_generation_id(started)
     with timer("write"):
@@ -140,6 +175,28 @@ def run_index(
         artifacts.publish(config.artifacts, folder, generation_id, config.keep_generations)
     report.generation_id = generation_id
     return report
+
+
+def _last_good_versions(previous: PreviousGeneration | None, decisions: dict[str, Decision], crawled: dict[str, Document], before: dict) -> dict[str, Document]:
+    """Previous rows of documents that keep their last version without this crawl's copy: failed ones, and those of unlisted sources."""
+    wanted = {i for i, d in decisions.items() if i in before and (d.action is Action.FAILED or (d.action is Action.SKIP and i not in crawled))}
+    return {d.doc_id: d for d in previous.documents(wanted)} if previous and wanted else {}
+
+
+def _assemble(decisions: dict[str, Decision], crawled: dict[str, Document], last_good: dict[str, Document]) -> tuple[list[Document], set[str]]:
+    """The new generation's documents, and the ids among them that keep their chunks as they were."""
+    documents: list[Document] = []
+    kept: set[str] = set()
+    for doc_id in sorted(decisions):
+        action = decisions[doc_id].action
+        if action is Action.FULL:
+            documents.append(crawled[doc_id])
+        elif action is not Action.DELETE:
+            doc = last_good.get(doc_id) if action is Action.FAILED else crawled.get(doc_id) or last_good.get(doc_id)
+            if doc is not None:
+                documents.append(doc)
+                kept.add(doc_id)
+    return documents, kept
 
 
 def embed_chunks(
@@ -157,16 +214,6 @@ def embed_chunks(
     table = {**cached, **dict(zip(missing, fresh))}
     vectors = np.stack([table[c.chunk_hash] for c in chunks]) if chunks else np.zeros((0, embedder.space.dimensions), np.float32)
     return vectors, {"embedded": len(missing), "reused": len(first) - len(missing)}
-
-
-def carry_space(previous: PreviousGeneration | None, space: SpaceConfig, documents: list[Document]) -> tuple[artifacts.SpaceBuild, int] | None:
-    """A space this run does not rebuild keeps its chunks of unchanged documents; returns (build, stale documents)."""
-    if previous is None or not previous.compatible(space.space_id, space_manifest(space)):
-        return None
-    before = previous.content_hashes()
-    unchanged = {d.doc_id for d in documents if before.get(d.doc_id) == d.content_hash}
-    chunks, vectors = previous.chunks_with_vectors(space.space_id, unchanged)
-    return artifacts.SpaceBuild(space.space_id, space_manifest(space), chunks, vectors), len(documents) - len(unchanged)
 
 
 def _usage(embedder: Embedder) -> dict:

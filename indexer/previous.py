@@ -9,14 +9,16 @@ Two kinds of reuse, both keyed so that vectors from different models never meet:
 from __future__ import annotations
 
 import json
+from datetime import timezone
 from pathlib import Path
 
 import numpy as np
 
 from indexer.artifacts import current_generation, read_manifest
-from indexer.documents import Chunk
+from indexer.documents import Chunk, Document
 from indexer.embedders import same_space
 from indexer.errors import ArtifactError
+from indexer.plan import PreviousDocument
 from indexer.sql import load_sql
 
 
@@ -46,8 +48,27 @@ class PreviousGeneration:
         stored = self.space_manifest(space_id)
         return stored is not None and not same_space(stored, manifest)
 
-    def content_hashes(self) -> dict[str, str]:
-        return dict(self.db.execute(load_sql("document_hashes")).fetchall())
+    def documents_state(self) -> dict[str, PreviousDocument]:
+        return {row[0]: PreviousDocument(*row) for row in self.db.execute(load_sql("documents_state")).fetchall()}
+
+    def documents(self, doc_ids: set[str]) -> list[Document]:
+        """Whole documents as the previous generation stored them (their last good version)."""
+        if not doc_ids:
+            return []
+        rows = self.db.execute(load_sql("documents_by_ids"), {"doc_ids": sorted(doc_ids)}).fetchall()
+        return [
+            Document(
+                doc_id=doc_id, source=source, source_type=source_type, title=title, text=text, url=url, path=path,
+                tags=tuple(tags), authors=tuple(authors), updated_at=updated_at.replace(tzinfo=timezone.utc) if updated_at else None,
+                metadata=json.loads(metadata) if metadata else {},
+            )
+            for doc_id, source, source_type, title, url, path, tags, authors, updated_at, metadata, text in rows
+        ]
+
+    def carries_chunks(self, space_id: str, manifest: dict) -> bool:
+        """True when this space was chunked and embedded exactly as configured now, so its chunks can be kept as they are."""
+        stored = self.space_manifest(space_id)
+        return stored is not None and {k: v for k, v in stored.items() if k != "vector_count"} == manifest
 
     def cached_vectors(self, space_id: str, hashes: set[str]) -> dict[str, np.ndarray]:
         """Vectors of this space for the chunk texts among `hashes` that it already embedded."""

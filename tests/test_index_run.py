@@ -134,17 +134,29 @@ def test_an_unreachable_host_is_a_document_error_not_a_failed_run(tmp_path, site
     assert "1 document(s) failed" in result.output
 
 
-def test_an_empty_generation_is_refused_and_the_previous_one_stays_current(tmp_path):
+def test_a_first_run_that_finds_no_text_publishes_nothing(tmp_path):
     config = small_corpus(tmp_path)
-    good = json.loads(run_cli("run", "-c", str(config), "--json").output)["generation_id"]
     for f in (tmp_path / "docs").iterdir():
         f.write_text("   \n")
     result = run_cli("run", "-c", str(config))
     assert result.exit_code == 1
     assert "the generation is empty" in result.output
     artifacts = tmp_path / "artifacts"
-    assert (artifacts / "CURRENT").read_text().strip() == good
-    assert generation_ids(artifacts) == [good], "the refused generation left nothing behind"
+    assert not (artifacts / "CURRENT").exists()
+    assert not (artifacts / "generations").exists() or generation_ids(artifacts) == [], "the refused generation left nothing behind"
+
+
+def test_documents_that_fail_keep_their_last_good_version(tmp_path):
+    config = small_corpus(tmp_path)
+    run_cli("run", "-c", str(config))
+    (tmp_path / "docs" / "refunds.md").write_text("   \n")  # emptied by a bad edit
+    result = run_cli("run", "-c", str(config), "--json")
+    assert result.exit_code == 4
+    report = json.loads(result.output)
+    assert report["decisions"] == {"added": 0, "updated": 0, "metadata_only": 0, "skipped": 1, "deleted": 0, "failed": 1}
+    assert [(e["code"], e["doc_id"]) for e in report["errors"]] == [("FILE_EXTRACTION_EMPTY", "file:refunds.md")]
+    hit = json.loads(run_cli("search", "money back within 30 days", "-c", str(config), "-k", "1", "--json").output)["hits"][0]
+    assert hit["doc_id"] == "file:refunds.md" and "refund within 30 days" in hit["text"]
 
 
 def test_config_errors_exit_2_with_the_key_named(tmp_path, monkeypatch):

@@ -127,7 +127,7 @@ def test_an_unchanged_second_run_sends_nothing(tmp_path, fake_openai, fake_gemin
     calls = (len(fake_openai.calls), len(fake_gemini.calls))
     again = run_json("run", "-c", str(config))
     assert (len(fake_openai.calls), len(fake_gemini.calls)) == calls
-    assert again["spaces"][GEMINI_SPACE]["embedded"] == 0 and again["spaces"][GEMINI_SPACE]["reused"] == 4
+    assert (again["spaces"][GEMINI_SPACE]["embedded"], again["spaces"][GEMINI_SPACE]["carried"]) == (0, 4), "skipped documents keep their chunks"
     # An edited document re-embeds only its changed chunk, in every space.
     (tmp_path / "docs" / "sizes.md").write_text("# Sizes\n\nOur shoes run large: order half a size down.\n\n## Wide feet\n\nWide models are marked W.\n")
     edited = run_json("run", "-c", str(config))
@@ -324,7 +324,7 @@ def test_a_space_whose_stored_manifest_differs_is_rebuilt_not_reused(tmp_path, f
     rebuilt = run_json("run", "-c", str(config))
     assert (rebuilt["spaces"][GEMINI_SPACE]["embedded"], rebuilt["spaces"][GEMINI_SPACE]["reused"]) == (4, 0)
     again = run_json("run", "-c", str(config))
-    assert (again["spaces"][GEMINI_SPACE]["embedded"], again["spaces"][GEMINI_SPACE]["reused"]) == (0, 4)
+    assert (again["spaces"][GEMINI_SPACE]["embedded"], again["spaces"][GEMINI_SPACE]["carried"]) == (0, 4)
 
 
 def test_the_fake_gemini_single_embed_content_endpoint(fake_gemini):

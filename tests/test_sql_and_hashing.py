@@ -20,7 +20,7 @@ PARAMS = {
     "vector_count": 1, "manifest": "{}", "run_id": "r", "generation_id": "g", "started_at": datetime(2026, 1, 1),
     "finished_at": datetime(2026, 1, 1), "status": "ok", "documents": 1, "chunks": 1, "errors": 0, "report": "{}",
     "level": "error", "code": "X", "step": "fetch", "retryable": False, "message": "m",
-    "updated_after": None, "updated_before": None,
+    "updated_after": None, "updated_before": None, "doc_ids": ["file:a.md"],
 }
 
 

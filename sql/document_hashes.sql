@@ -1,1 +1,0 @@
-SELECT doc_id, content_hash FROM documents;

@@ -1,0 +1,104 @@
+"""Incremental runs through the CLI: each decision's effect on the published generation."""
+
+import json
+import shutil
+
+from click.testing import CliRunner
+
+from indexer.cli import cli
+from tests.conftest import write_config
+
+LOCAL = '[[spaces]]\nprovider = "local"\n'
+
+
+def run(*args: str):
+    result = CliRunner().invoke(cli, list(args), catch_exceptions=False)
+    assert "Traceback" not in result.output
+    return result
+
+
+def run_json(*args: str) -> tuple[int, dict]:
+    result = run(*args, "--json")
+    return result.exit_code, json.loads(result.output) if result.output.startswith("{") else {}
+
+
+def corpus(folder, n: int = 5):
+    docs = folder / "docs"
+    docs.mkdir(exist_ok=True)
+    topics = ["refunds within thirty days", "shipping from Lisbon", "sizes run small", "gift cards never expire", "store opening hours"]
+    for i in range(n):
+        (docs / f"d{i}.md").write_text(f"---\ntitle: Page {i}\n---\n# Page {i}\n\nThis page is about {topics[i]}.\n")
+    return write_config(folder, '[[sources]]\nname = "shop"\ntype = "files"\npath = "docs"\n' + LOCAL)
+
+
+def search_titles(config, query: str) -> list[str]:
+    return [h["title"] for h in json.loads(run("search", query, "-c", str(config), "--json").output)["hits"]]
+
+
+def test_a_metadata_only_change_rewrites_the_row_and_embeds_nothing(tmp_path, local_embedder):
+    config = corpus(tmp_path)
+    run("run", "-c", str(config))
+    page = tmp_path / "docs" / "d3.md"
+    page.write_text(page.read_text().replace("title: Page 3", "title: Gift card policy"))
+    code, report = run_json("run", "-c", str(config))
+    assert code == 0
+    assert report["decisions"] == {"added": 0, "updated": 0, "metadata_only": 1, "skipped": 4, "deleted": 0, "failed": 0}
+    space = report["spaces"]["local-all-minilm-l6-v2-384"]
+    assert (space["embedded"], space["carried"]) == (0, 5)
+    assert search_titles(config, "do gift cards expire")[0] == "Gift card policy"
+
+
+def test_content_edits_and_additions_embed_only_new_text(tmp_path, local_embedder):
+    config = corpus(tmp_path)
+    run("run", "-c", str(config))
+    (tmp_path / "docs" / "d1.md").write_text("---\ntitle: Page 1\n---\n# Page 1\n\nThis page is about shipping from Porto.\n")
+    (tmp_path / "docs" / "new.md").write_text("# Returns desk\n\nThe returns desk is on the second floor.\n")
+    code, report = run_json("run", "-c", str(config))
+    assert code == 0 and report["decisions"]["updated"] == 1 and report["decisions"]["added"] == 1 and report["decisions"]["skipped"] == 4
+    assert report["spaces"]["local-all-minilm-l6-v2-384"]["embedded"] == 2
+
+
+def test_a_removed_file_is_deleted_and_the_guard_stops_mass_deletion(tmp_path, local_embedder):
+    config = corpus(tmp_path)
+    first = json.loads(run("run", "-c", str(config), "--json").output)["generation_id"]
+    (tmp_path / "docs" / "d4.md").unlink()
+    code, report = run_json("run", "-c", str(config))
+    assert code == 0 and report["decisions"]["deleted"] == 1 and report["documents"] == 4
+    for name in ("d0.md", "d1.md"):
+        (tmp_path / "docs" / name).unlink()
+    guarded = run("run", "-c", str(config))
+    assert guarded.exit_code == 3
+    assert "would delete 2 of 4 documents (50%) of source 'shop'" in guarded.output and "--allow-mass-delete" in guarded.output
+    current = (tmp_path / "artifacts" / "CURRENT").read_text().strip()
+    assert current == report["generation_id"] != first, "nothing was published by the guarded run"
+    code, allowed = run_json("run", "-c", str(config), "--allow-mass-delete")
+    assert code == 0 and allowed["decisions"]["deleted"] == 2 and allowed["documents"] == 2
+
+
+def test_a_source_that_cannot_be_listed_deletes_nothing(tmp_path, local_embedder):
+    config = corpus(tmp_path)
+    run("run", "-c", str(config))
+    shutil.move(tmp_path / "docs", tmp_path / "docs-moved")
+    code, report = run_json("run", "-c", str(config))
+    assert code == 4
+    assert report["decisions"] == {"added": 0, "updated": 0, "metadata_only": 0, "skipped": 5, "deleted": 0, "failed": 0}
+    assert [e["code"] for e in report["errors"]] == ["SOURCE_LISTING_FAILED"]
+    assert "Page 3" in search_titles(config, "gift cards")
+
+
+def test_a_page_that_starts_failing_keeps_its_last_good_version(tmp_path, site, local_embedder):
+    site.routes = {
+        "/a": (200, "text/plain", b"Warranty\n\nEvery pair of shoes has a two year warranty."),
+        "/b": (200, "text/plain", b"Repairs\n\nWe resole boots in our workshop."),
+        "/c": (200, "text/plain", b"Care\n\nClean leather with a damp cloth."),
+    }
+    urls = ", ".join(f'"{site.url(p)}"' for p in ("/a", "/b", "/c"))
+    config = write_config(tmp_path, f'[[sources]]\nname = "w"\ntype = "urls"\nurls = [{urls}]\n' + LOCAL)
+    run("run", "-c", str(config))
+    site.routes["/a"] = (500, "text/plain", b"oops")
+    site.routes["/b"] = (200, "application/octet-stream", b"\x00\x01binary")
+    code, report = run_json("run", "-c", str(config))
+    assert code == 4
+    assert report["decisions"]["failed"] == 2 and report["decisions"]["skipped"] == 1 and report["documents"] == 3
+    assert sorted(e["code"] for e in report["errors"]) == ["FILE_EXTRACTION_FAILED", "WEB_HTTP_STATUS"]
+    assert search_titles(config, "how long is the warranty")[0] == "Warranty"
