@@ -32,6 +32,7 @@ from indexer.sql import SCHEMA, load_sql
 
 SCHEMA_VERSION = 1
 MANIFEST = "manifest.json"
+REPORT = "report.json"
 CURRENT = "CURRENT"
 GENERATIONS = "generations"
 TMP_PREFIX = ".tmp-"
@@ -52,7 +53,9 @@ class RunRecord:
     run_id: str
     started_at: datetime
     errors: list[IngestError]
-    report: dict
+    summary: dict  # RunReport.as_dict()
+    decisions: list  # plan.Decision, one per document
+    providers: list[str]
 
 
 def new_generation_id(now: datetime | None = None) -> str:
@@ -129,7 +132,7 @@ def _write(folder: Path, generation_id: str, documents: list[Document], spaces: 
                     "manifest": json.dumps(m),
                 },
             )
-        total_chunks = sum(len(b.chunks) for b in spaces)
+        summary = run.summary
         db.execute(
             load_sql("ingest_runs_insert"),
             {
@@ -138,17 +141,23 @@ def _write(folder: Path, generation_id: str, documents: list[Document], spaces: 
                 "started_at": utc_naive(run.started_at),
                 "finished_at": now,
                 "status": "document_errors" if run.errors else "ok",
+                "providers": run.providers,
+                **{k: summary["documents"].get(k, 0) for k in ("added", "updated", "metadata_only", "skipped", "deleted", "failed")},
                 "documents": len(documents),
-                "chunks": total_chunks,
+                "chunks": sum(len(b.chunks) for b in spaces),
+                "chunks_embedded": summary["chunks"]["embedded"],
+                "chunks_reused": summary["chunks"]["reused"],
+                "tokens_embedded": summary["tokens_embedded"],
+                "cost_usd": summary["cost_usd"],
                 "errors": len(run.errors),
-                "report": json.dumps(run.report, default=str),
+                "report": json.dumps(summary, default=str),
             },
         )
         if run.errors:
             db.executemany(
                 load_sql("source_events_insert"),
                 [
-                    {**{k: e.as_dict()[k] for k in ("source", "doc_id", "code", "step", "retryable", "message")}, "run_id": run.run_id, "level": "error"}
+                    {**{k: e.as_dict()[k] for k in ("source", "doc_id", "code", "step", "retryable", "message")}, "run_id": run.run_id, "level": "error", "occurred_at": now}
                     for e in run.errors
                 ],
             )
@@ -157,6 +166,13 @@ def _write(folder: Path, generation_id: str, documents: list[Document], spaces: 
     finally:
         db.close()
 
+    _write_json(folder / REPORT, {
+        "run_id": run.run_id,
+        "generation": generation_id,
+        "summary": {k: v for k, v in run.summary.items() if k != "errors"},
+        "decisions": [{"doc_id": d.doc_id, "source": d.source, "decision": str(d.action), "reason": d.reason} for d in run.decisions],
+        "errors": run.summary["errors"],
+    })
     manifest = {
         "schema_version": SCHEMA_VERSION,
         "generation_id": generation_id,

@@ -70,7 +70,7 @@ def cli():
 @cli.command(context_settings=CONTEXT)
 @config_options
 @json_option
-@click.option("-s", "--silent", is_flag=True, help="No progress bars.")
+@click.option("-q", "--quiet", "-s", "--silent", "silent", is_flag=True, help="No progress bars.")
 @click.option(
     "-p", "--provider", "providers", multiple=True, type=click.Choice(["local", "openai", "gemini"]),
     help="Rebuild only the spaces of this provider (repeatable). Default: every configured space.",
@@ -129,11 +129,7 @@ def run(config_path, artifacts, as_json, silent, providers, max_cost, allow_mass
     if as_json:
         click.echo(json.dumps(report.as_dict(), indent=2))
     else:
-        changes = ", ".join(f"{n} {name.replace('_', '-')}" for name, n in report.counts.items() if n) or "no changes"
-        click.echo(f"Published generation {report.generation_id}: {report.documents} documents ({changes}).")
-        for space_id, stats in report.spaces.items():
-            click.echo(f"  {space_id}: {_space_summary(stats)}")
-        click.echo(f"Artifacts: {config.artifacts.resolve()}  ({sum(report.seconds.values()):.1f}s)")
+        _print_summary(report, config.artifacts)
         for error in report.errors:
             click.echo(f"  {error.code} [{error.step}] {error.message}", err=True)
     if report.errors:
@@ -225,15 +221,26 @@ def serve(config_path, artifacts, host, port, log_level):
     uvicorn.run(app, host=host, port=port, log_level=log_level)
 
 
-def _space_summary(stats: dict) -> str:
-    if "skipped" in stats:
-        return stats["skipped"]
-    if stats.get("carried_over"):
-        return f"{stats['chunks']} chunks carried over; {stats['stale_documents']} changed or new documents wait for this provider's next run"
-    text = f"{stats['chunks']} chunks, {stats['embedded']} embedded, {stats['reused']} reused"
-    if usage := stats.get("usage"):
-        text += f"; {usage['requests']} requests, {usage['tokens']} tokens, ${usage['cost_usd']:.4f}"
-    return text
+def _print_summary(report, artifacts: Path) -> None:
+    """What a person reads after a run: documents by decision, then one row per space."""
+    from rich.console import Console
+    from rich.table import Table
+
+    changes = ", ".join(f"{n} {name.replace('_', '-')}" for name, n in report.counts.items() if n) or "no changes"
+    click.echo(f"Published generation {report.generation_id}: {report.documents} documents ({changes}).")
+    table = Table("space", "chunks", "embedded", "reused", "kept", "tokens", "cost (USD)", box=None, pad_edge=False)
+    for space_id, stats in report.spaces.items():
+        if "skipped" in stats or stats.get("carried_over"):
+            note = stats.get("skipped") or f"carried over; {stats['stale_documents']} changed documents wait for its provider"
+            table.add_row(space_id, str(stats.get("chunks", "-")), "-", "-", "-", "-", note)
+            continue
+        usage = stats.get("usage", {})
+        table.add_row(
+            space_id, str(stats["chunks"]), str(stats["embedded"]), str(stats["reused"]), str(stats["carried"]),
+            str(usage.get("tokens", "-")), f"{usage['cost_usd']:.4f}" if usage else "-",
+        )
+    Console(highlight=False, width=120).print(table)
+    click.echo(f"Artifacts: {artifacts.resolve()}  ({sum(report.seconds.values()):.1f}s)")
 
 
 def _load_config(config_path: Path | None, artifacts: Path | None):

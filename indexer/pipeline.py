@@ -46,13 +46,20 @@ class RunReport:
     seconds: dict[str, float] = field(default_factory=dict)
 
     def as_dict(self) -> dict:
+        """The summary `index run --json` prints and `ingest_runs.report` stores."""
+        built = [s for s in self.spaces.values() if "embedded" in s]
         return {
             "run_id": self.run_id,
-            "generation_id": self.generation_id,
-            "documents": self.documents,
-            "decisions": self.counts,
+            "generation": self.generation_id,
+            "documents": self.counts,
+            "total_documents": self.documents,
+            "chunks": {
+                "embedded": sum(s["embedded"] for s in built),
+                "reused": sum(s["reused"] + s["carried"] for s in built),
+            },
+            "tokens_embedded": sum(s.get("usage", {}).get("tokens", 0) for s in built),
+            "cost_usd": round(sum(s.get("usage", {}).get("cost_usd", 0.0) for s in built), 8),
             "spaces": self.spaces,
-            "cost_usd": round(sum(s.get("usage", {}).get("cost_usd", 0.0) for s in self.spaces.values()), 8),
             "errors": [e.as_dict() for e in self.errors],
             "seconds": {k: round(v, 3) for k, v in self.seconds.items()},
         }
@@ -163,8 +170,9 @@ def run_index(
     report.counts = counts(report.decisions, before)
 
     generation_id = artifacts.new_generation_id(started)
+    report.generation_id = generation_id
     with timer("write"):
-        run = artifacts.RunRecord(report.run_id, started, report.errors, {k: v for k, v in report.as_dict().items() if k != "errors"})
+        run = artifacts.RunRecord(report.run_id, started, report.errors, report.as_dict(), report.decisions, sorted({s.provider for s in rebuilt}))
         folder = artifacts.write_generation(config.artifacts, generation_id, documents, builds, run)
     try:
         artifacts.verify_generation(folder)

@@ -5,7 +5,8 @@ CREATE TABLE source_events (
     doc_id    VARCHAR,
     level     VARCHAR NOT NULL,          -- error | warning
     code      VARCHAR NOT NULL,
-    step      VARCHAR NOT NULL,
+    step      VARCHAR NOT NULL,          -- list | fetch | extract | chunk | embed | plan
     retryable BOOLEAN NOT NULL,
-    message   VARCHAR NOT NULL
+    message   VARCHAR NOT NULL,
+    occurred_at TIMESTAMP NOT NULL
 );

@@ -1,1 +1,2 @@
-INSERT INTO ingest_runs VALUES ($run_id, $generation_id, $started_at, $finished_at, $status, $documents, $chunks, $errors, $report);
+INSERT INTO ingest_runs VALUES ($run_id, $generation_id, $started_at, $finished_at, $status, $providers, $added, $updated, $metadata_only,
+    $skipped, $deleted, $failed, $documents, $chunks, $chunks_embedded, $chunks_reused, $tokens_embedded, $cost_usd, $errors, $report);

@@ -42,7 +42,7 @@ def test_a_metadata_only_change_rewrites_the_row_and_embeds_nothing(tmp_path, lo
     page.write_text(page.read_text().replace("title: Page 3", "title: Gift card policy"))
     code, report = run_json("run", "-c", str(config))
     assert code == 0
-    assert report["decisions"] == {"added": 0, "updated": 0, "metadata_only": 1, "skipped": 4, "deleted": 0, "failed": 0}
+    assert report["documents"] == {"added": 0, "updated": 0, "metadata_only": 1, "skipped": 4, "deleted": 0, "failed": 0}
     space = report["spaces"]["local-all-minilm-l6-v2-384"]
     assert (space["embedded"], space["carried"]) == (0, 5)
     assert search_titles(config, "do gift cards expire")[0] == "Gift card policy"
@@ -54,25 +54,25 @@ def test_content_edits_and_additions_embed_only_new_text(tmp_path, local_embedde
     (tmp_path / "docs" / "d1.md").write_text("---\ntitle: Page 1\n---\n# Page 1\n\nThis page is about shipping from Porto.\n")
     (tmp_path / "docs" / "new.md").write_text("# Returns desk\n\nThe returns desk is on the second floor.\n")
     code, report = run_json("run", "-c", str(config))
-    assert code == 0 and report["decisions"]["updated"] == 1 and report["decisions"]["added"] == 1 and report["decisions"]["skipped"] == 4
+    assert code == 0 and report["documents"]["updated"] == 1 and report["documents"]["added"] == 1 and report["documents"]["skipped"] == 4
     assert report["spaces"]["local-all-minilm-l6-v2-384"]["embedded"] == 2
 
 
 def test_a_removed_file_is_deleted_and_the_guard_stops_mass_deletion(tmp_path, local_embedder):
     config = corpus(tmp_path)
-    first = json.loads(run("run", "-c", str(config), "--json").output)["generation_id"]
+    first = json.loads(run("run", "-c", str(config), "--json").output)["generation"]
     (tmp_path / "docs" / "d4.md").unlink()
     code, report = run_json("run", "-c", str(config))
-    assert code == 0 and report["decisions"]["deleted"] == 1 and report["documents"] == 4
+    assert code == 0 and report["documents"]["deleted"] == 1 and report["total_documents"] == 4
     for name in ("d0.md", "d1.md"):
         (tmp_path / "docs" / name).unlink()
     guarded = run("run", "-c", str(config))
     assert guarded.exit_code == 3
     assert "would delete 2 of 4 documents (50%) of source 'shop'" in guarded.output and "--allow-mass-delete" in guarded.output
     current = (tmp_path / "artifacts" / "CURRENT").read_text().strip()
-    assert current == report["generation_id"] != first, "nothing was published by the guarded run"
+    assert current == report["generation"] != first, "nothing was published by the guarded run"
     code, allowed = run_json("run", "-c", str(config), "--allow-mass-delete")
-    assert code == 0 and allowed["decisions"]["deleted"] == 2 and allowed["documents"] == 2
+    assert code == 0 and allowed["documents"]["deleted"] == 2 and allowed["total_documents"] == 2
 
 
 def test_a_source_that_cannot_be_listed_deletes_nothing(tmp_path, local_embedder):
@@ -81,7 +81,7 @@ def test_a_source_that_cannot_be_listed_deletes_nothing(tmp_path, local_embedder
     shutil.move(tmp_path / "docs", tmp_path / "docs-moved")
     code, report = run_json("run", "-c", str(config))
     assert code == 4
-    assert report["decisions"] == {"added": 0, "updated": 0, "metadata_only": 0, "skipped": 5, "deleted": 0, "failed": 0}
+    assert report["documents"] == {"added": 0, "updated": 0, "metadata_only": 0, "skipped": 5, "deleted": 0, "failed": 0}
     assert [e["code"] for e in report["errors"]] == ["SOURCE_LISTING_FAILED"]
     assert "Page 3" in search_titles(config, "gift cards")
 
@@ -99,6 +99,39 @@ def test_a_page_that_starts_failing_keeps_its_last_good_version(tmp_path, site, 
     site.routes["/b"] = (200, "application/octet-stream", b"\x00\x01binary")
     code, report = run_json("run", "-c", str(config))
     assert code == 4
-    assert report["decisions"]["failed"] == 2 and report["decisions"]["skipped"] == 1 and report["documents"] == 3
+    assert report["documents"]["failed"] == 2 and report["documents"]["skipped"] == 1 and report["total_documents"] == 3
     assert sorted(e["code"] for e in report["errors"]) == ["FILE_EXTRACTION_FAILED", "WEB_HTTP_STATUS"]
     assert search_titles(config, "how long is the warranty")[0] == "Warranty"
+
+
+def test_the_run_is_recorded_in_the_generation(tmp_path, local_embedder):
+    import duckdb
+
+    config = corpus(tmp_path)
+    run("run", "-c", str(config))
+    (tmp_path / "docs" / "d0.md").write_text("---\ntitle: Page 0\n---\n# Page 0\n\nRefunds within sixty days now.\n")
+    (tmp_path / "docs" / "d1.md").unlink()
+    (tmp_path / "docs" / "broken.md").write_text("---\ntitle: [unclosed\n---\nx")
+    code, summary = run_json("run", "-c", str(config))
+    assert code == 4
+    assert {k: summary[k] for k in ("documents", "chunks", "tokens_embedded")} == {
+        "documents": {"added": 0, "updated": 1, "metadata_only": 0, "skipped": 3, "deleted": 1, "failed": 1},
+        "chunks": {"embedded": 1, "reused": 3},
+        "tokens_embedded": 0,
+    }
+    assert [(e["doc_id"], e["code"]) for e in summary["errors"]] == [("file:broken.md", "FILE_EXTRACTION_FAILED")]
+    folder = tmp_path / "artifacts" / "generations" / summary["generation"]
+    report = json.loads((folder / "report.json").read_text())
+    assert {d["doc_id"]: (d["decision"], d["reason"]) for d in report["decisions"]} == {
+        "file:d0.md": ("full", "content changed"),
+        "file:d1.md": ("delete", "no longer listed by its source"),
+        "file:d2.md": ("skip", "unchanged"),
+        "file:d3.md": ("skip", "unchanged"),
+        "file:d4.md": ("skip", "unchanged"),
+        "file:broken.md": ("failed", "FILE_EXTRACTION_FAILED; no previous version to keep"),
+    }
+    db = duckdb.connect(str(folder / "meta.duckdb"), read_only=True)
+    row = db.execute("SELECT status, providers, added, updated, metadata_only, skipped, deleted, failed, documents, chunks_embedded, chunks_reused FROM ingest_runs").fetchone()
+    assert row == ("document_errors", ["local"], 0, 1, 0, 3, 1, 1, 4, 1, 3)
+    assert db.execute("SELECT doc_id, step, code FROM source_events").fetchall() == [("file:broken.md", "extract", "FILE_EXTRACTION_FAILED")]
+    db.close()

@@ -76,14 +76,14 @@ def test_two_runs_leave_two_generations_and_current_names_the_second(tmp_path):
     first = json.loads(run_cli("run", "-c", str(config), "--json").output)
     second = json.loads(run_cli("run", "-c", str(config), "--json").output)
     artifacts = tmp_path / "artifacts"
-    assert generation_ids(artifacts) == sorted([first["generation_id"], second["generation_id"]])
-    assert (artifacts / "CURRENT").read_text().strip() == second["generation_id"]
-    assert second["documents"] == 2 and second["errors"] == []
+    assert generation_ids(artifacts) == sorted([first["generation"], second["generation"]])
+    assert (artifacts / "CURRENT").read_text().strip() == second["generation"]
+    assert second["total_documents"] == 2 and second["errors"] == []
 
 
 def test_only_the_newest_generations_are_kept(tmp_path):
     config = small_corpus(tmp_path, keep=2)
-    ids = [json.loads(run_cli("run", "-c", str(config), "--json", "--artifacts", str(tmp_path / "out")).output)["generation_id"] for _ in range(3)]
+    ids = [json.loads(run_cli("run", "-c", str(config), "--json", "--artifacts", str(tmp_path / "out")).output)["generation"] for _ in range(3)]
     assert generation_ids(tmp_path / "out") == sorted(ids[1:])
     assert not (tmp_path / "artifacts").exists(), "--artifacts overrides the config's folder"
 
@@ -106,7 +106,7 @@ def test_url_source_indexes_pages_and_records_failures(tmp_path, site):
     result = run_cli("run", "-c", str(config), "--json")
     assert result.exit_code == 4, "published, with document errors"
     report = json.loads(result.output)
-    assert report["documents"] == 2, "the uppercased, fragment-carrying duplicate normalizes to the same page"
+    assert report["total_documents"] == 2, "the uppercased, fragment-carrying duplicate normalizes to the same page"
     codes = sorted((e["code"], e["doc_id"].rsplit("/", 1)[-1], e["retryable"]) for e in report["errors"])
     assert codes == [
         ("FILE_EXTRACTION_EMPTY", "blank", False),
@@ -114,7 +114,7 @@ def test_url_source_indexes_pages_and_records_failures(tmp_path, site):
         ("WEB_HTTP_STATUS", "broken", True),
         ("WEB_HTTP_STATUS", "gone", False),
     ]
-    folder = tmp_path / "artifacts" / "generations" / report["generation_id"]
+    folder = tmp_path / "artifacts" / "generations" / report["generation"]
     db = duckdb.connect(str(folder / "meta.duckdb"), read_only=True)
     docs = dict(db.execute("SELECT doc_id, title FROM documents").fetchall())
     assert docs == {f"url:{site.base}/returns": "Returns | Shop", f"url:{site.base}/notes.txt": "Opening hours"}
@@ -153,7 +153,7 @@ def test_documents_that_fail_keep_their_last_good_version(tmp_path):
     result = run_cli("run", "-c", str(config), "--json")
     assert result.exit_code == 4
     report = json.loads(result.output)
-    assert report["decisions"] == {"added": 0, "updated": 0, "metadata_only": 0, "skipped": 1, "deleted": 0, "failed": 1}
+    assert report["documents"] == {"added": 0, "updated": 0, "metadata_only": 0, "skipped": 1, "deleted": 0, "failed": 1}
     assert [(e["code"], e["doc_id"]) for e in report["errors"]] == [("FILE_EXTRACTION_EMPTY", "file:refunds.md")]
     hit = json.loads(run_cli("search", "money back within 30 days", "-c", str(config), "-k", "1", "--json").output)["hits"][0]
     assert hit["doc_id"] == "file:refunds.md" and "refund within 30 days" in hit["text"]
@@ -190,7 +190,7 @@ def test_a_missing_or_corrupt_current_is_a_clear_error(tmp_path, damage, message
 
 def test_a_generation_with_a_damaged_file_is_refused_by_readers(tmp_path):
     config = small_corpus(tmp_path)
-    generation = json.loads(run_cli("run", "-c", str(config), "--json").output)["generation_id"]
+    generation = json.loads(run_cli("run", "-c", str(config), "--json").output)["generation"]
     faiss_file = next((tmp_path / "artifacts" / "generations" / generation / "spaces").glob("*/index.faiss"))
     faiss_file.write_bytes(faiss_file.read_bytes()[:100])
     result = run_cli("search", "refund", "-c", str(config))
@@ -225,7 +225,8 @@ def test_a_space_whose_vectors_do_not_match_its_chunk_rows_is_never_published(tm
     chunks = [Chunk("file:a.md", 0, 0, 5, "alpha", (), 1), Chunk("file:a.md", 1, 6, 10, "beta", (), 1)]
     manifest = {"provider": "local", "model": "m", "dimension": 4, "metric": "inner_product", "normalized": True, "chunking": {"chunk_tokens": 8, "chunk_overlap": 0}}
     build = artifacts.SpaceBuild("sp", manifest, chunks, np.ones((1, 4), dtype=np.float32))  # one vector, two rows
-    run = artifacts.RunRecord("run-x", datetime.now(timezone.utc), [], {})
+    summary = {"documents": {"added": 1}, "chunks": {"embedded": 1, "reused": 0}, "tokens_embedded": 2, "cost_usd": 0.0, "errors": []}
+    run = artifacts.RunRecord("run-x", datetime.now(timezone.utc), [], summary, [], ["local"])
     folder = artifacts.write_generation(tmp_path, "g1", [doc], [build], run)
     with pytest.raises(PublishRefused, match="space sp: 1 vectors but 2 chunk rows"):
         artifacts.verify_generation(folder)
@@ -239,7 +240,7 @@ def test_one_bad_file_never_fails_the_run(tmp_path):
     result = run_cli("run", "-c", str(config), "--json")
     assert result.exit_code == 4
     report = json.loads(result.output)
-    assert report["documents"] == 2
+    assert report["total_documents"] == 2
     assert sorted((e["code"], e["doc_id"]) for e in report["errors"]) == [
         ("FILE_EXTRACTION_EMPTY", "file:empty.md"),
         ("FILE_EXTRACTION_FAILED", "file:bad-front-matter.md"),

@@ -105,7 +105,7 @@ def test_reduced_gemini_vectors_are_stored_normalized(tmp_path, fake_gemini):
     import faiss
 
     config = corpus(tmp_path, '[[spaces]]\nprovider = "gemini"\n')
-    generation = run_json("run", "-c", str(config))["generation_id"]
+    generation = run_json("run", "-c", str(config))["generation"]
     index = faiss.read_index(str(tmp_path / "artifacts/generations" / generation / "spaces" / GEMINI_SPACE / "index.faiss"))
     assert np.allclose(np.linalg.norm(index.reconstruct_n(0, index.ntotal), axis=1), 1.0, atol=1e-5), "the fake returns them at 0.37x length"
 
@@ -162,7 +162,7 @@ def test_a_timeout_is_retried(tmp_path, fake_gemini):
 
 def test_a_wrong_dimension_response_fails_the_run_and_publishes_nothing(tmp_path, fake_gemini):
     config = corpus(tmp_path, '[[spaces]]\nprovider = "gemini"\n')
-    good = run_json("run", "-c", str(config))["generation_id"]
+    good = run_json("run", "-c", str(config))["generation"]
     (tmp_path / "docs" / "new.md").write_text("# New\n\nA new page about gift cards.")
     fake_gemini.faults = [{"dimensions": 512}]
     result = run("run", "-c", str(config))
@@ -311,7 +311,7 @@ def test_a_space_whose_stored_manifest_differs_is_rebuilt_not_reused(tmp_path, f
     import hashlib
 
     config = corpus(tmp_path, '[[spaces]]\nprovider = "gemini"\n')
-    generation = tmp_path / "artifacts/generations" / run_json("run", "-c", str(config))["generation_id"]
+    generation = tmp_path / "artifacts/generations" / run_json("run", "-c", str(config))["generation"]
     space_json = generation / "spaces" / GEMINI_SPACE / "space.json"
     older = json.loads(space_json.read_text())
     older["task_types"] = {"document": None, "query": None}
