@@ -12,6 +12,7 @@ class ErrorCode(StrEnum):
     FILE_EXTRACTION_EMPTY = "FILE_EXTRACTION_EMPTY"  # extraction found no text
     FILE_EXTRACTION_FAILED = "FILE_EXTRACTION_FAILED"  # the file could not be read or parsed
     CHUNKING_FAILED = "CHUNKING_FAILED"
+    EMBEDDINGS_FAILED = "EMBEDDINGS_FAILED"  # the provider would not embed a document's chunks, even after retries
     SOURCE_LISTING_FAILED = "SOURCE_LISTING_FAILED"  # a whole source could not be listed
     DUPLICATE_DOCUMENT = "DUPLICATE_DOCUMENT"  # two sources produced the same doc_id; the first wins
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import secrets
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from typing import Callable, Collection, ContextManager, Iterator, Protocol
 
@@ -16,7 +16,7 @@ from indexer.chunking import ChunkingParams, chunk_text
 from indexer.config import Config
 from indexer.documents import Chunk, Document
 from indexer.embedders import Embedder, load_embedder, space_manifest
-from indexer.embedders.remote import Budget
+from indexer.embedders.remote import Budget, EmbeddingsFailed
 from indexer.errors import ConfigError, ErrorCode, IngestError, PublishRefused
 from indexer.plan import Action, Decision, check_deletions, counts, plan
 from indexer.previous import PreviousGeneration
@@ -139,19 +139,40 @@ def run_index(
         if not documents:
             raise PublishRefused(_nothing_found(config, report.errors))
 
+        # Embed every rebuilt space first: a document whose chunks cannot be embedded falls
+        # back to its last good version in every space, so spaces agree on each document.
+        titles = {d.doc_id: d.title for d in documents}
+        fresh: dict[str, tuple[np.ndarray, dict]] = {}
+        unembedded: dict[str, IngestError] = {}
+        for space_id, embedder in embedders.items():
+            with timer(f"embed:{space_id}"):
+                vectors, stats, failed = embed_chunks(new_chunks[space_id], embedder, previous, titles, progress)
+            fresh[space_id] = (vectors, {**stats, **_usage(embedder)})
+            unembedded.update({doc_id: error for doc_id, error in failed.items() if doc_id not in unembedded})
+        if unembedded:
+            for doc_id, error in unembedded.items():
+                report.errors.append(replace(error, source=decisions[doc_id].source))
+                decisions[doc_id] = Decision(doc_id, decisions[doc_id].source, Action.FAILED, str(error.code))
+            last_good = _last_good_versions(previous, decisions, crawled, before)
+            documents, kept = _assemble(decisions, crawled, last_good)
+            for space_id, (vectors, stats) in fresh.items():
+                keep = [c.doc_id not in unembedded for c in new_chunks[space_id]]
+                new_chunks[space_id] = [c for c, k in zip(new_chunks[space_id], keep) if k]
+                fresh[space_id] = (vectors[np.asarray(keep, dtype=bool)] if len(keep) else vectors, stats)
+            if not documents:
+                raise PublishRefused(_nothing_found(config, report.errors))
+
         builds = []
         for space in config.spaces:
             space_id = space.space_id
             manifest = space_manifest(space)
-            embedder = embedders.get(space_id)
-            if embedder is not None:
+            if space_id in fresh:
                 carries = previous is not None and previous.carries_chunks(space_id, manifest)
                 carried, carried_vectors = previous.chunks_with_vectors(space_id, kept) if carries else ([], None)
-                with timer(f"embed:{space_id}"):
-                    vectors, stats = embed_chunks(new_chunks[space_id], embedder, previous, {d.doc_id: d.title for d in documents}, progress)
+                vectors, stats = fresh[space_id]
                 chunks = carried + new_chunks[space_id]
                 all_vectors = np.concatenate([carried_vectors, vectors]) if carried else vectors
-                stats = {"chunks": len(chunks), "carried": len(carried), **stats, **_usage(embedder)}
+                stats = {"chunks": len(chunks), "carried": len(carried), **stats}
             elif previous is not None and previous.compatible(space_id, manifest):
                 chunks, all_vectors = previous.chunks_with_vectors(space_id, kept)
                 stale = sum(1 for d in decisions.values() if d.action is Action.FULL)
@@ -209,19 +230,36 @@ def _assemble(decisions: dict[str, Decision], crawled: dict[str, Document], last
 
 def embed_chunks(
     chunks: list[Chunk], embedder: Embedder, previous: PreviousGeneration | None, titles: dict[str, str], progress: Progress
-) -> tuple[np.ndarray, dict]:
-    """Vectors for `chunks`: each distinct text once, and only texts the current generation has not embedded already."""
+) -> tuple[np.ndarray, dict, dict[str, IngestError]]:
+    """Vectors for `chunks`: each distinct text once, and only texts the current generation has not embedded already.
+
+    Returns the vectors (zeros where embedding failed), counts, and the documents left with
+    an unembedded chunk, each with its EMBEDDINGS_FAILED error.
+    """
     space_id = embedder.space.space_id
     first: dict[str, Chunk] = {}
     for c in chunks:
         first.setdefault(c.chunk_hash, c)
     cached = previous.cached_vectors(space_id, set(first)) if previous and previous.compatible(space_id, embedder.manifest()) else {}
     missing = [h for h in first if h not in cached]
+    failed_hashes: set[str] = set()
+    error: EmbeddingsFailed | None = None
     with progress(f"embedding {space_id}", len(missing)) as advance:
-        fresh = embedder.embed_documents([first[h].text for h in missing], advance, [titles[first[h].doc_id] for h in missing]) if missing else []
+        try:
+            fresh = embedder.embed_documents([first[h].text for h in missing], advance, [titles[first[h].doc_id] for h in missing]) if missing else []
+        except EmbeddingsFailed as exc:
+            if exc.vectors is None:
+                raise
+            error, fresh = exc, exc.vectors
+            failed_hashes = {missing[i] for i in exc.failed_rows}
     table = {**cached, **dict(zip(missing, fresh))}
     vectors = np.stack([table[c.chunk_hash] for c in chunks]) if chunks else np.zeros((0, embedder.space.dimensions), np.float32)
-    return vectors, {"embedded": len(missing), "reused": len(first) - len(missing)}
+    failed = {
+        c.doc_id: IngestError(ErrorCode.EMBEDDINGS_FAILED, "embed", str(error), retryable=error.retryable, doc_id=c.doc_id)
+        for c in chunks
+        if c.chunk_hash in failed_hashes
+    }
+    return vectors, {"embedded": len(missing) - len(failed_hashes), "reused": len(first) - len(missing)}, failed
 
 
 def _usage(embedder: Embedder) -> dict:
@@ -232,7 +270,7 @@ def _usage(embedder: Embedder) -> dict:
 def _nothing_found(config: Config, errors: list[IngestError]) -> str:
     sources = ", ".join(f"{s.name} ({s.path or ', '.join(s.urls)})" for s in config.sources)
     first = f"; first error: {errors[0].code} {errors[0].message}" if errors else ""
-    return f"the generation is empty: no source produced a document with text. Sources: {sources}{first}. Nothing was published."
+    return f"the generation would be empty: no document could be indexed{first}. Sources: {sources}. Nothing was published."
 
 
 def chunk_documents(

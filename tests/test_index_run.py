@@ -140,7 +140,7 @@ def test_a_first_run_that_finds_no_text_publishes_nothing(tmp_path):
         f.write_text("   \n")
     result = run_cli("run", "-c", str(config))
     assert result.exit_code == 1
-    assert "the generation is empty" in result.output
+    assert "the generation would be empty: no document could be indexed; first error: FILE_EXTRACTION_EMPTY" in result.output
     artifacts = tmp_path / "artifacts"
     assert not (artifacts / "CURRENT").exists()
     assert not (artifacts / "generations").exists() or generation_ids(artifacts) == [], "the refused generation left nothing behind"

@@ -160,21 +160,32 @@ def test_a_timeout_is_retried(tmp_path, fake_gemini):
     assert report["spaces"][GEMINI_SPACE]["embedded"] == 4
 
 
-def test_a_wrong_dimension_response_fails_the_run_and_publishes_nothing(tmp_path, fake_gemini):
+def test_documents_whose_embedding_fails_keep_their_last_good_version(tmp_path, fake_gemini):
     config = corpus(tmp_path, '[[spaces]]\nprovider = "gemini"\n')
-    good = run_json("run", "-c", str(config))["generation"]
-    (tmp_path / "docs" / "new.md").write_text("# New\n\nA new page about gift cards.")
-    fake_gemini.faults = [{"dimensions": 512}]
-    result = run("run", "-c", str(config))
-    assert result.exit_code == 1
-    assert "EMBEDDINGS_FAILED: gemini-embedding-001-768: the provider returned 512-dimensional vectors; this space expects 768" in result.output
-    assert (tmp_path / "artifacts" / "CURRENT").read_text().strip() == good
+    run_json("run", "-c", str(config))
+    (tmp_path / "docs" / "refunds.md").write_text("# Refunds\n\nRefunds now take ninety days.\n")
+    (tmp_path / "docs" / "gifts.md").write_text("# Gift cards\n\nGift cards never expire.\n")
+    fake_gemini.faults = [{"dimensions": 512}, {"dimensions": 512}]
+    result = run("run", "-c", str(config), "--json")
+    assert result.exit_code == 4, "published, with document errors"
+    report = json.loads(result.output)
+    assert report["documents"] == {"added": 0, "updated": 0, "metadata_only": 0, "skipped": 2, "deleted": 0, "failed": 2}
+    message = "gemini-embedding-001-768: the provider returned 512-dimensional vectors; this space expects 768"
+    assert sorted((e["doc_id"], e["code"], e["message"]) for e in report["errors"]) == [
+        ("file:gifts.md", "EMBEDDINGS_FAILED", message),
+        ("file:refunds.md", "EMBEDDINGS_FAILED", message),
+    ]
+    with TestClient(create_app(Settings(artifacts=tmp_path / "artifacts"))) as client:
+        hits = client.post("/v1/search", json={"query": "refund original card", "mode": "lexical"}).json()["hits"]
+        assert hits[0]["doc_id"] == "file:refunds.md" and "sixty days" in hits[0]["text"], "the last good version is served"
+        assert client.get("/v1/documents/file:gifts.md").status_code == 404
 
 
 def test_a_rejected_request_is_not_retried(tmp_path, fake_openai, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "wrong-key")
     result = run("run", "-c", str(corpus(tmp_path, '[[spaces]]\nprovider = "openai"\n')))
-    assert result.exit_code == 1 and "EMBEDDINGS_FAILED" in result.output and "HTTP 401" in result.output
+    assert result.exit_code == 1, "nothing could be indexed, so nothing is published"
+    assert "first error: EMBEDDINGS_FAILED openai-text-embedding-3-small-1536: HTTP 401: Incorrect API key provided." in result.output
     assert len(fake_openai.calls) == 1
 
 

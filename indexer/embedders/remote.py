@@ -43,13 +43,19 @@ class MissingCredentials(StaticRagError):
 
 
 class EmbeddingsFailed(StaticRagError):
-    """The provider would not embed a batch, even after retries. Code EMBEDDINGS_FAILED."""
+    """The provider would not embed some inputs, even after retries. Code EMBEDDINGS_FAILED.
+
+    From `embed_documents`: `failed_rows` are the inputs left without a vector and
+    `vectors` holds the ones that were embedded, so a caller can keep the rest.
+    """
 
     code = "EMBEDDINGS_FAILED"
 
-    def __init__(self, message: str, retryable: bool):
+    def __init__(self, message: str, retryable: bool, failed_rows: list[int] | None = None, vectors: np.ndarray | None = None):
         super().__init__(message)
         self.retryable = retryable
+        self.failed_rows = failed_rows or []
+        self.vectors = vectors
 
 
 class BudgetExceeded(StaticRagError):
@@ -152,29 +158,42 @@ class RemoteEmbedder:
             titles = None  # only models with a document task take a title; the rest batch freely
         batches = plan_batches(tokens, titles, self.space.batch_size, self.info.max_batch_tokens)
         out = np.zeros((len(texts), self.space.dimensions), dtype=np.float32)
+        embedded = np.zeros(len(texts), dtype=bool)
+        failures: list[EmbeddingsFailed] = []
         with ThreadPoolExecutor(max_workers=self.space.max_concurrency, thread_name_prefix=f"embed-{self.space.provider}") as pool:
             pending = {}
-            for rows in batches:
-                batch_tokens = sum(tokens[i] for i in rows)
-                self.budget.reserve(batch_tokens * self.info.price_per_million_tokens / 1e6)
-                title = titles[rows[0]] if titles is not None else None
-                future = pool.submit(self._request, [texts[i] for i in rows], self.info.document_task, title, MAX_ATTEMPTS, batch_tokens)
-                pending[future] = rows
-                # Keep at most 2x concurrency in flight, so a failure or the budget stops us early.
-                if len(pending) >= 2 * self.space.max_concurrency:
-                    self._collect(pending, out, progress, wait(pending, return_when=FIRST_COMPLETED).done)
-            self._collect(pending, out, progress, list(pending))
+            try:
+                for rows in batches:
+                    if failures:  # the provider is failing even after retries: stop sending, keep what we have
+                        break
+                    batch_tokens = sum(tokens[i] for i in rows)
+                    self.budget.reserve(batch_tokens * self.info.price_per_million_tokens / 1e6)
+                    title = titles[rows[0]] if titles is not None else None
+                    future = pool.submit(self._request, [texts[i] for i in rows], self.info.document_task, title, MAX_ATTEMPTS, batch_tokens)
+                    pending[future] = rows
+                    # Keep at most 2x concurrency in flight, so a failure or the budget stops us early.
+                    if len(pending) >= 2 * self.space.max_concurrency:
+                        self._collect(pending, out, embedded, failures, progress, wait(pending, return_when=FIRST_COMPLETED).done)
+                self._collect(pending, out, embedded, failures, progress, list(pending))
+            except BaseException:
+                for future in pending:
+                    future.cancel()
+                raise
+        if failures:
+            failed_rows = [int(i) for i in np.flatnonzero(~embedded)]
+            first = failures[0]
+            raise EmbeddingsFailed(str(first), first.retryable, failed_rows, out)
         return out
 
-    def _collect(self, pending: dict, out: np.ndarray, progress, done) -> None:
+    def _collect(self, pending: dict, out: np.ndarray, embedded: np.ndarray, failures: list, progress, done) -> None:
         for future in done:
             rows = pending.pop(future)
             try:
                 out[rows] = future.result()
-            except BaseException:
-                for other in pending:
-                    other.cancel()
-                raise
+            except EmbeddingsFailed as exc:
+                failures.append(exc)
+                continue
+            embedded[rows] = True
             if progress:
                 progress(len(rows))
 
