@@ -216,6 +216,13 @@ def publish(artifacts: Path, tmp_folder: Path, generation_id: str, keep: int) ->
     final = artifacts / GENERATIONS / generation_id
     os.rename(tmp_folder, final)
     _fsync_dir(final.parent)
+    set_current(artifacts, generation_id)
+    prune_generations(artifacts, keep)
+    return final
+
+
+def set_current(artifacts: Path, generation_id: str) -> None:
+    """Replace CURRENT atomically: write beside it, fsync, rename over it, fsync the folder."""
     tmp_current = artifacts / f"{CURRENT}.{generation_id}.tmp"
     with open(tmp_current, "w", encoding="utf-8") as f:
         f.write(generation_id + "\n")
@@ -223,8 +230,6 @@ def publish(artifacts: Path, tmp_folder: Path, generation_id: str, keep: int) ->
         os.fsync(f.fileno())
     os.replace(tmp_current, artifacts / CURRENT)
     _fsync_dir(artifacts)
-    prune_generations(artifacts, keep)
-    return final
 
 
 def prune_generations(artifacts: Path, keep: int) -> list[str]:

@@ -77,7 +77,8 @@ def cli():
 )
 @click.option("--max-cost", type=click.FloatRange(min=0), metavar="USD", help="Stop, publishing nothing, before embedding would cost more than this.")
 @click.option("--allow-mass-delete", is_flag=True, help="Publish even if a source loses more than max_delete_fraction of its documents.")
-def run(config_path, artifacts, as_json, silent, providers, max_cost, allow_mass_delete):
+@click.option("-n", "--dry-run", is_flag=True, help="Show the plan (decisions, chunks and tokens to embed, cost); write nothing, call no provider.")
+def run(config_path, artifacts, as_json, silent, providers, max_cost, allow_mass_delete, dry_run):
     """Crawl every source, embed each chunk per space, and publish a new generation.
 
     The generation is written beside the current one and published by an atomic
@@ -94,6 +95,7 @@ def run(config_path, artifacts, as_json, silent, providers, max_cost, allow_mass
         index run --config examples/index.toml
         index run --config index.toml --artifacts /srv/static-rag --json
         index run --config index.toml --provider gemini --max-cost 2.50
+        index run --config index.toml --dry-run        # what would change, and its cost
 
     \b
     Exit codes:
@@ -113,7 +115,9 @@ def run(config_path, artifacts, as_json, silent, providers, max_cost, allow_mass
     config = _load_config(config_path, artifacts)
     with _reporting(silent or as_json) as progress:
         try:
-            report = run_index(config, progress=progress, providers=providers or None, max_cost_usd=max_cost, allow_mass_delete=allow_mass_delete)
+            report = run_index(
+                config, progress=progress, providers=providers or None, max_cost_usd=max_cost, allow_mass_delete=allow_mass_delete, dry_run=dry_run
+            )
         except (MissingCredentials, ConfigError) as exc:
             raise ConfigProblem(str(exc)) from None
         except BudgetExceeded as exc:
@@ -128,14 +132,119 @@ def run(config_path, artifacts, as_json, silent, providers, max_cost, allow_mass
             raise click.ClickException(str(exc)) from None
     if as_json:
         click.echo(json.dumps(report.as_dict(), indent=2))
+    elif dry_run:
+        _print_plan(report)
     else:
         _print_summary(report, config.artifacts)
+    if dry_run:
+        return
         for error in report.errors:
             click.echo(f"  {error.code} [{error.step}] {error.message}", err=True)
     if report.errors:
         if not as_json:
             click.echo(f"{len(report.errors)} document(s) failed; their errors are in source_events.", err=True)
         sys.exit(EXIT_DOCUMENT_ERRORS)
+
+
+@cli.command(context_settings=CONTEXT)
+@config_options
+@json_option
+def status(config_path, artifacts, as_json):
+    """Show the live generation, what it holds, and the run that built it.
+
+    \b
+    Examples:
+        index status --config examples/index.toml
+        index status --artifacts /srv/static-rag --json
+    """
+    from indexer import generations
+
+    info = _library_call(generations.status, _artifacts_dir(config_path, artifacts))
+    if as_json:
+        click.echo(json.dumps(info, indent=2, default=str))
+        return
+    run = info["last_run"]
+    click.echo(f"Current generation: {info['current']} (built {info['built_at']})")
+    click.echo(f"Documents: {info['documents']}; " + ", ".join(f"{n} vectors in {s}" for s, n in info["spaces"].items()))
+    click.echo(f"Last run: {run['run_id']} {run['status']}: added {run['added']}, updated {run['updated']}, metadata-only {run['metadata_only']}, "
+               f"skipped {run['skipped']}, deleted {run['deleted']}, failed {run['failed']}; {run['chunks_embedded']} chunks embedded, ${run['cost_usd']:.4f}")
+    click.echo(f"Kept generations: {', '.join(info['generations'])}")
+
+
+@cli.command(context_settings=CONTEXT)
+@config_options
+@json_option
+@click.option("-n", "--limit", default=10, show_default=True, type=click.IntRange(1, 1000), help="How many runs, newest first.")
+def runs(config_path, artifacts, as_json, limit):
+    """List the runs that built the kept generations, newest first.
+
+    \b
+    Examples:
+        index runs --config examples/index.toml
+        index runs --limit 3 --json
+    """
+    from indexer import generations
+
+    rows = _library_call(generations.runs, _artifacts_dir(config_path, artifacts), limit)
+    if as_json:
+        click.echo(json.dumps(rows, indent=2, default=str))
+        return
+    for row in rows:
+        if "run_id" not in row:
+            click.echo(f"  {row['generation_id']}  {row['status']}")
+            continue
+        mark = "*" if row["current"] else " "
+        click.echo(f"{mark} {row['generation_id']}  {row['status']:<15} +{row['added']} ~{row['updated']} m{row['metadata_only']} "
+                   f"-{row['deleted']} !{row['failed']}  {row['documents']} docs, {row['chunks_embedded']} embedded, ${row['cost_usd']:.4f}")
+
+
+@cli.command(context_settings=CONTEXT)
+@click.argument("generation_a")
+@click.argument("generation_b")
+@config_options
+@json_option
+def diff(generation_a, generation_b, config_path, artifacts, as_json):
+    """List documents added, changed or removed from GENERATION_A to GENERATION_B.
+
+    \b
+    Examples:
+        index diff 20261121T020000.000000Z-9c1d2e 20261122T020000.000000Z-3fa2c1
+        index runs --json | jq -r '.[].generation_id'     # ids to compare
+    """
+    from indexer import generations
+
+    result = _library_call(generations.diff, _artifacts_dir(config_path, artifacts), generation_a, generation_b)
+    if as_json:
+        click.echo(json.dumps(result.as_dict(), indent=2))
+        return
+    for label, ids in (("added", result.added), ("changed", result.changed), ("metadata changed", result.metadata_changed), ("removed", result.removed)):
+        click.echo(f"{label}: {len(ids)}")
+        for doc_id in ids:
+            click.echo(f"  {doc_id}")
+
+
+@cli.command(context_settings=CONTEXT)
+@click.argument("generation", required=False)
+@config_options
+@json_option
+def rollback(generation, config_path, artifacts, as_json):
+    """Point CURRENT at an older kept generation (default: the one before the current).
+
+    Servers pick the change up from CURRENT; nothing is deleted, so rolling forward
+    again is `index rollback <newer id>`.
+
+    \b
+    Examples:
+        index rollback --config examples/index.toml
+        index rollback 20261121T020000.000000Z-9c1d2e --artifacts /srv/static-rag
+    """
+    from indexer import generations
+
+    before, after = _library_call(generations.rollback, _artifacts_dir(config_path, artifacts), generation)
+    if as_json:
+        click.echo(json.dumps({"from": before, "to": after}))
+    else:
+        click.echo(f"CURRENT now names {after} (was {before}).")
 
 
 @cli.command(context_settings=CONTEXT)
@@ -221,6 +330,19 @@ def serve(config_path, artifacts, host, port, log_level):
     uvicorn.run(app, host=host, port=port, log_level=log_level)
 
 
+def _print_plan(report) -> None:
+    plan = report.as_dict()
+    changes = ", ".join(f"{n} {name.replace('_', '-')}" for name, n in plan["documents"].items() if n) or "no changes"
+    click.echo(f"Dry run: nothing written, no provider called. {plan['total_documents']} documents would be published ({changes}).")
+    for space_id, estimate in plan["spaces"].items():
+        click.echo(f"  {space_id}: {estimate['chunks_to_embed']} chunks to embed ({estimate['tokens_to_embed']} tokens, "
+                   f"~${estimate['estimated_cost_usd']:.4f}), {estimate['chunks_reused']} from the vector cache")
+    if plan["delete_guard"]:
+        click.echo(f"The delete guard would stop this run: {plan['delete_guard']}", err=True)
+    for error in report.errors:
+        click.echo(f"  {error.code} [{error.step}] {error.message}", err=True)
+
+
 def _print_summary(report, artifacts: Path) -> None:
     """What a person reads after a run: documents by decision, then one row per space."""
     from rich.console import Console
@@ -241,6 +363,14 @@ def _print_summary(report, artifacts: Path) -> None:
         )
     Console(highlight=False, width=120).print(table)
     click.echo(f"Artifacts: {artifacts.resolve()}  ({sum(report.seconds.values()):.1f}s)")
+
+
+def _library_call(func, *args):
+    """Call into the library, turning its errors into one-line messages with exit 1."""
+    try:
+        return func(*args)
+    except StaticRagError as exc:
+        raise click.ClickException(str(exc)) from None
 
 
 def _load_config(config_path: Path | None, artifacts: Path | None):

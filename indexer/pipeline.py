@@ -12,13 +12,13 @@ from typing import Callable, Collection, ContextManager, Iterator, Protocol
 import numpy as np
 
 from indexer import artifacts
-from indexer.chunking import ChunkingParams, chunk_text
+from indexer.chunking import ChunkingParams, chunk_text, count_tokens
 from indexer.config import Config
 from indexer.documents import Chunk, Document
-from indexer.embedders import Embedder, load_embedder, space_manifest
+from indexer.embedders import Embedder, fits_for, load_embedder, space_manifest
 from indexer.embedders.remote import Budget, EmbeddingsFailed
 from indexer.errors import ConfigError, ErrorCode, IngestError, PublishRefused
-from indexer.plan import Action, Decision, check_deletions, counts, plan
+from indexer.plan import Action, Decision, DeleteGuard, check_deletions, counts, plan
 from indexer.previous import PreviousGeneration
 from indexer.sources import count_items, crawl
 
@@ -42,11 +42,23 @@ class RunReport:
     counts: dict[str, int] = field(default_factory=dict)  # added, updated, metadata_only, skipped, deleted, failed
     decisions: list[Decision] = field(default_factory=list)
     spaces: dict[str, dict] = field(default_factory=dict)  # per space: chunks, embedded, reused, usage, ...
+    dry_run: bool = False
+    delete_guard: str | None = None  # a dry run that the delete guard would stop says why
     errors: list[IngestError] = field(default_factory=list)
     seconds: dict[str, float] = field(default_factory=dict)
 
     def as_dict(self) -> dict:
         """The summary `index run --json` prints and `ingest_runs.report` stores."""
+        if self.dry_run:
+            return {
+                "dry_run": True,
+                "documents": self.counts,
+                "total_documents": self.documents,
+                "spaces": self.spaces,
+                "estimated_cost_usd": round(sum(s["estimated_cost_usd"] for s in self.spaces.values()), 8),
+                "delete_guard": self.delete_guard,
+                "errors": [e.as_dict() for e in self.errors],
+            }
         built = [s for s in self.spaces.values() if "embedded" in s]
         return {
             "run_id": self.run_id,
@@ -71,6 +83,7 @@ def run_index(
     providers: Collection[str] | None = None,
     max_cost_usd: float | None = None,
     allow_mass_delete: bool = False,
+    dry_run: bool = False,
 ) -> RunReport:
     """Build and publish the next generation, starting from the current one.
 
@@ -81,9 +94,12 @@ def run_index(
     rebuilt (`--provider`); the others keep their chunks of documents that did not change.
     Raises PublishRefused, DeleteGuard, BudgetExceeded, EmbeddingsFailed or
     MissingCredentials; in every case nothing is published.
+
+    `dry_run` stops after the plan and chunking: the report says what would be embedded
+    and what it would cost; nothing is written and no provider is called (no key needed).
     """
     started = datetime.now(timezone.utc)
-    report = RunReport(run_id=f"run-{started:%Y%m%dT%H%M%S}Z-{secrets.token_hex(3)}")
+    report = RunReport(run_id=f"run-{started:%Y%m%dT%H%M%S}Z-{secrets.token_hex(3)}", dry_run=dry_run)
     timer = _Timer(report.seconds)
     rebuilt = [s for s in config.spaces if providers is None or s.provider in providers]
     if not rebuilt:
@@ -94,7 +110,9 @@ def run_index(
     embedders: dict[str, Embedder] = {}
     for space in rebuilt:
         with timer(f"load_model:{space.space_id}"):
-            embedders[space.space_id] = load_embedder(space, budget)
+            if not dry_run:
+                embedders[space.space_id] = load_embedder(space, budget)
+    fits = {s.space_id: embedders[s.space_id].fits if s.space_id in embedders else fits_for(s) for s in rebuilt}
 
     with timer("crawl"):
         crawled_list: list[Document] = []
@@ -113,20 +131,25 @@ def run_index(
         before = previous.documents_state() if previous else {}
         unreadable = {e.doc_id: str(e.code) for e in report.errors if e.doc_id and e.code is not ErrorCode.DUPLICATE_DOCUMENT and e.doc_id not in crawled}
         decisions = {d.doc_id: d for d in plan(before, list(crawled.values()), complete, unreadable)}
-        if not allow_mass_delete:
-            check_deletions(list(decisions.values()), before, config.max_delete_fraction)
+        try:
+            if not allow_mass_delete:
+                check_deletions(list(decisions.values()), before, config.max_delete_fraction)
+        except DeleteGuard as exc:
+            if not dry_run:
+                raise
+            report.delete_guard = str(exc)
 
         last_good = _last_good_versions(previous, decisions, crawled, before)
         documents, kept = _assemble(decisions, crawled, last_good)
 
         new_chunks: dict[str, list[Chunk]] = {}
-        for space_id, embedder in embedders.items():
-            space = embedder.space
+        for space in rebuilt:
+            space_id = space.space_id
             carries = previous is not None and previous.carries_chunks(space_id, space_manifest(space))
             # Kept documents are re-chunked only where this space cannot keep their chunks (new space, new chunking).
             to_chunk = [d for d in documents if decisions[d.doc_id].action is Action.FULL or (d.doc_id in kept and not carries)]
             with timer(f"chunk:{space_id}"):
-                new_chunks[space_id], failed = chunk_documents(to_chunk, ChunkingParams(space.chunk_tokens, space.chunk_overlap), embedder.fits, report.errors)
+                new_chunks[space_id], failed = chunk_documents(to_chunk, ChunkingParams(space.chunk_tokens, space.chunk_overlap), fits[space_id], report.errors)
             for doc_id in failed & {i for i, d in decisions.items() if d.action is Action.FULL}:
                 decisions[doc_id] = Decision(doc_id, decisions[doc_id].source, Action.FAILED, "CHUNKING_FAILED")
             new_chunks[space_id] = [c for c in new_chunks[space_id] if c.doc_id not in failed]
@@ -138,6 +161,13 @@ def run_index(
             new_chunks[space_id] = [c for c in new_chunks[space_id] if c.doc_id in live and decisions[c.doc_id].action is not Action.FAILED]
         if not documents:
             raise PublishRefused(_nothing_found(config, report.errors))
+
+        if dry_run:
+            report.spaces = {s.space_id: _estimate(new_chunks[s.space_id], s, previous) for s in rebuilt}
+            report.decisions = list(decisions.values())
+            report.counts = counts(report.decisions, before)
+            report.documents = len(documents)
+            return report
 
         # Embed every rebuilt space first: a document whose chunks cannot be embedded falls
         # back to its last good version in every space, so spaces agree on each document.
@@ -260,6 +290,19 @@ def embed_chunks(
         if c.chunk_hash in failed_hashes
     }
     return vectors, {"embedded": len(missing) - len(failed_hashes), "reused": len(first) - len(missing)}, failed
+
+
+def _estimate(chunks: list[Chunk], space, previous: PreviousGeneration | None) -> dict:
+    """What embedding `chunks` would take: distinct texts not in the vector cache, their tokens and price."""
+    texts = {c.chunk_hash: c.text for c in chunks}
+    cached = previous.cached_vectors(space.space_id, set(texts)) if previous and previous.compatible(space.space_id, space_manifest(space)) else {}
+    tokens = sum(count_tokens(t) for h, t in texts.items() if h not in cached)
+    return {
+        "chunks_to_embed": len(texts) - len(cached),
+        "chunks_reused": len(cached),
+        "tokens_to_embed": tokens,
+        "estimated_cost_usd": round(tokens * space.info.price_per_million_tokens / 1e6, 8),
+    }
 
 
 def _usage(embedder: Embedder) -> dict:

@@ -135,3 +135,59 @@ def test_the_run_is_recorded_in_the_generation(tmp_path, local_embedder):
     assert row == ("document_errors", ["local"], 0, 1, 0, 3, 1, 1, 4, 1, 3)
     assert db.execute("SELECT doc_id, step, code FROM source_events").fetchall() == [("file:broken.md", "extract", "FILE_EXTRACTION_FAILED")]
     db.close()
+
+
+def test_dry_run_shows_the_plan_writes_nothing_and_calls_no_provider(tmp_path, local_embedder, monkeypatch):
+    config = corpus(tmp_path)
+    first = json.loads(run("run", "-c", str(config), "--json").output)["generation"]
+    (tmp_path / "docs" / "d0.md").write_text("---\ntitle: Page 0\n---\n# Page 0\n\nRefunds within sixty days.\n")
+    for name in ("d1.md", "d2.md"):
+        (tmp_path / "docs" / name).unlink()
+    before = sorted(p.name for p in (tmp_path / "artifacts" / "generations").iterdir())
+    code, plan = run_json("run", "-c", str(config), "--dry-run")
+    assert code == 0 and plan["dry_run"] is True
+    assert plan["documents"] == {"added": 0, "updated": 1, "metadata_only": 0, "skipped": 2, "deleted": 2, "failed": 0}
+    assert plan["spaces"]["local-all-minilm-l6-v2-384"]["chunks_to_embed"] == 1
+    assert "would delete 2 of 5 documents (40%)" in plan["delete_guard"]
+    assert sorted(p.name for p in (tmp_path / "artifacts" / "generations").iterdir()) == before
+    assert (tmp_path / "artifacts" / "CURRENT").read_text().strip() == first
+
+
+def test_dry_run_estimates_remote_cost_without_a_key(tmp_path, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_text("# A\n\n" + "word " * 1000)
+    config = write_config(tmp_path, '[[sources]]\nname = "d"\ntype = "files"\npath = "docs"\n[[spaces]]\nprovider = "openai"\nmodel = "text-embedding-3-large"\n')
+    code, plan = run_json("run", "-c", str(config), "--dry-run")
+    estimate = plan["spaces"]["openai-text-embedding-3-large-3072"]
+    assert code == 0 and estimate["chunks_to_embed"] == 3
+    assert estimate["estimated_cost_usd"] == round(estimate["tokens_to_embed"] * 0.13 / 1e6, 8) > 0
+
+
+def test_status_runs_diff_and_rollback(tmp_path, local_embedder):
+    config = corpus(tmp_path)
+    first = json.loads(run("run", "-c", str(config), "--json").output)["generation"]
+    (tmp_path / "docs" / "d0.md").write_text("---\ntitle: Page 0\n---\n# Page 0\n\nRefunds within sixty days.\n")
+    (tmp_path / "docs" / "d5.md").write_text("# Page 5\n\nA new page.\n")
+    second = json.loads(run("run", "-c", str(config), "--json").output)["generation"]
+
+    status = json.loads(run("status", "-c", str(config), "--json").output)
+    assert status["current"] == second and status["documents"] == 6 and status["generations"] == [first, second]
+    assert (status["last_run"]["added"], status["last_run"]["updated"], status["last_run"]["skipped"]) == (1, 1, 4)
+
+    runs = json.loads(run("runs", "-c", str(config), "--json", "--limit", "5").output)
+    assert [(r["generation_id"], r["current"]) for r in runs] == [(second, True), (first, False)]
+
+    diff = json.loads(run("diff", first, second, "-c", str(config), "--json").output)
+    assert diff == {"added": ["file:d5.md"], "changed": ["file:d0.md"], "metadata_changed": [], "removed": []}
+
+    rolled = json.loads(run("rollback", "-c", str(config), "--json").output)
+    assert rolled == {"from": second, "to": first}
+    assert search_titles(config, "refund")[0] == "Page 0"
+    assert json.loads(run("status", "-c", str(config), "--json").output)["documents"] == 5
+    assert run("rollback", second, "-c", str(config)).exit_code == 0
+    missing = run("rollback", "20990101T000000.000000Z-000000", "-c", str(config))
+    assert missing.exit_code == 1 and "no generation '20990101T000000.000000Z-000000'" in missing.output
+    no_older = run("rollback", first, "-c", str(config)).exit_code == 0 and run("rollback", "-c", str(config))
+    assert no_older.exit_code == 1 and "no generation older than" in no_older.output

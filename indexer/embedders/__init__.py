@@ -47,6 +47,16 @@ def load_embedder(space: SpaceConfig, budget=None) -> Embedder:
     raise ValueError(f"no embedder for provider {space.provider!r}")
 
 
+def fits_for(space: SpaceConfig) -> Callable[[str], bool]:
+    """Whether a text fits the model's input, without credentials: hosted models count cl100k tokens."""
+    if space.provider == "local":
+        return _local_embedder(space).fits
+    from indexer.chunking import count_tokens
+
+    limit = space.info.max_input_tokens
+    return lambda text: count_tokens(text) <= limit
+
+
 @lru_cache(maxsize=4)
 def _local_embedder(space: SpaceConfig) -> Embedder:
     """Loaded once per process: the model takes seconds to load."""

@@ -139,7 +139,7 @@ class RemoteEmbedder:
         self.usage = Usage()
 
     def fits(self, text: str) -> bool:
-        return count_tokens(text) <= self.info.max_input_tokens
+        return count_tokens(text) <= self.info.max_input_tokens  # the same rule as embedders.fits_for
 
     def manifest(self) -> dict:
         return space_manifest(self.space)

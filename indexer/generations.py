@@ -1,0 +1,113 @@
+"""Looking after published generations: what is live, what runs built them, how two differ, rolling back."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from indexer.artifacts import GENERATIONS, current_generation, list_generations, read_current_id, read_manifest, set_current
+from indexer.errors import ArtifactError
+from indexer.sql import load_sql
+
+
+def _open(folder: Path):
+    import duckdb
+
+    return duckdb.connect(str(folder / "meta.duckdb"), read_only=True)
+
+
+def run_of(folder: Path) -> dict:
+    """The ingest_runs row of a generation, timestamps as ISO strings."""
+    db = _open(folder)
+    try:
+        result = db.execute(load_sql("ingest_run"))
+        columns = [d[0] for d in result.description]
+        row = dict(zip(columns, result.fetchone()))
+    finally:
+        db.close()
+    for key in ("started_at", "finished_at"):
+        row[key] = row[key].isoformat() + "Z"
+    return row
+
+
+def status(artifacts: Path) -> dict:
+    """The live generation, its contents, the run that built it, and the generations kept for rollback."""
+    folder = current_generation(artifacts)
+    manifest = read_manifest(folder)
+    return {
+        "artifacts": str(Path(artifacts).resolve()),
+        "current": manifest["generation_id"],
+        "built_at": manifest["created_at"],
+        "documents": manifest["counts"]["documents"],
+        "spaces": {space_id: info["vectors"] for space_id, info in manifest["spaces"].items()},
+        "last_run": run_of(folder),
+        "generations": list_generations(artifacts),
+    }
+
+
+def runs(artifacts: Path, limit: int = 10) -> list[dict]:
+    """The runs behind the kept generations, newest first."""
+    out = []
+    for generation_id in reversed(list_generations(artifacts)):
+        folder = Path(artifacts) / GENERATIONS / generation_id
+        try:
+            out.append({**run_of(folder), "current": generation_id == read_current_id(artifacts)})
+        except Exception as exc:  # a damaged generation is listed, not fatal
+            out.append({"generation_id": generation_id, "status": f"unreadable: {exc}"})
+        if len(out) == limit:
+            break
+    return out
+
+
+@dataclass(frozen=True)
+class Diff:
+    added: list[str]
+    changed: list[str]
+    metadata_changed: list[str]
+    removed: list[str]
+
+    def as_dict(self) -> dict:
+        return {"added": self.added, "changed": self.changed, "metadata_changed": self.metadata_changed, "removed": self.removed}
+
+
+def diff(artifacts: Path, a: str, b: str) -> Diff:
+    """Documents that differ from generation `a` to generation `b`."""
+    states = []
+    for generation_id in (a, b):
+        folder = _generation_folder(artifacts, generation_id)
+        db = _open(folder)
+        try:
+            states.append({doc_id: (content, meta) for doc_id, _, content, meta in db.execute(load_sql("documents_state")).fetchall()})
+        finally:
+            db.close()
+    old, new = states
+    return Diff(
+        added=sorted(set(new) - set(old)),
+        changed=sorted(d for d in set(old) & set(new) if old[d][0] != new[d][0]),
+        metadata_changed=sorted(d for d in set(old) & set(new) if old[d][0] == new[d][0] and old[d][1] != new[d][1]),
+        removed=sorted(set(old) - set(new)),
+    )
+
+
+def rollback(artifacts: Path, target: str | None = None) -> tuple[str, str]:
+    """Point CURRENT at `target` (default: the newest generation older than the current one). Returns (from, to)."""
+    artifacts = Path(artifacts)
+    current = read_current_id(artifacts)
+    kept = list_generations(artifacts)
+    if target is None:
+        older = [g for g in kept if current is None or g < current]
+        if not older:
+            raise ArtifactError(f"no generation older than {current} is kept; kept: {', '.join(kept) or 'none'}")
+        target = older[-1]
+    folder = _generation_folder(artifacts, target)
+    read_manifest(folder)  # refuse a damaged generation before pointing servers at it
+    set_current(artifacts, target)
+    return current or "", target
+
+
+def _generation_folder(artifacts: Path, generation_id: str) -> Path:
+    folder = Path(artifacts) / GENERATIONS / generation_id
+    if "/" in generation_id or generation_id.startswith(".") or not folder.is_dir():
+        kept = ", ".join(list_generations(artifacts)) or "none"
+        raise ArtifactError(f"no generation {generation_id!r} in {artifacts}; kept: {kept}")
+    return folder
