@@ -363,6 +363,8 @@ def _print_summary(report, artifacts: Path) -> None:
         )
     Console(highlight=False, width=120).print(table)
     click.echo(f"Artifacts: {artifacts.resolve()}  ({sum(report.seconds.values()):.1f}s)")
+    for error in report.errors:
+        click.echo(f"  {error.code} [{error.step}] {error.message}", err=True)
 
 
 def _library_call(func, *args):
