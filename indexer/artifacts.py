@@ -19,6 +19,7 @@ import json
 import os
 import secrets
 import shutil
+import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -36,6 +37,7 @@ REPORT = "report.json"
 CURRENT = "CURRENT"
 GENERATIONS = "generations"
 TMP_PREFIX = ".tmp-"
+STALE_SECONDS = 3600
 
 
 @dataclass(frozen=True)
@@ -233,14 +235,18 @@ def set_current(artifacts: Path, generation_id: str) -> None:
 
 
 def prune_generations(artifacts: Path, keep: int) -> list[str]:
-    """Delete published generations beyond the newest `keep`, never the current one.
-
-    `.tmp-*` folders are left alone: one may belong to a run still in progress.
+    """Delete published generations beyond the newest `keep`, never the current one, and
+    what killed runs left behind (`.tmp-*` folders, `CURRENT.*.tmp` files) once it is older
+    than STALE_SECONDS — a live run writes its temporary folder in minutes, not hours.
     """
     current = read_current_id(artifacts)
     removed = [g for g in list_generations(artifacts)[::-1][keep:] if g != current]
     for name in removed:
         shutil.rmtree(artifacts / GENERATIONS / name, ignore_errors=True)
+    cutoff = time.time() - STALE_SECONDS
+    for leftover in [*(artifacts / GENERATIONS).glob(f"{TMP_PREFIX}*"), *artifacts.glob(f"{CURRENT}.*.tmp")]:
+        if leftover.stat().st_mtime < cutoff:
+            shutil.rmtree(leftover, ignore_errors=True) if leftover.is_dir() else leftover.unlink(missing_ok=True)
     return removed
 
 

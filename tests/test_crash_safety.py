@@ -1,0 +1,92 @@
+"""A run killed at any moment (SIGKILL) leaves the served generation intact, and the next run
+produces what an uninterrupted run would have.
+
+The killed runs embed through the fake OpenAI server (no model to load), over a generated
+corpus big enough that crawling, chunking, embedding, writing and publishing each take a
+measurable share of the run, so the kills land in every phase.
+"""
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import duckdb
+import faiss
+import numpy as np
+
+from indexer.artifacts import read_manifest
+from tests.conftest import write_config
+from tests.corpus import write_corpus
+from tests.fakes.openai_server import FakeOpenAI
+
+INDEX = Path(sys.executable).parent / "index"
+SPACE = "openai-text-embedding-3-small-1536"
+KILL_AFTER = (0.4, 0.9, 1.3, 1.6, 1.9, 2.2, 2.5, 2.8, 3.2)  # seconds; an incremental run here takes ~3 s
+
+
+def snapshot(artifacts: Path) -> tuple[list, list, np.ndarray]:
+    folder = artifacts / "generations" / (artifacts / "CURRENT").read_text().strip()
+    db = duckdb.connect(str(folder / "meta.duckdb"), read_only=True)
+    documents = db.execute("SELECT doc_id, content_hash, metadata_hash, title, text FROM documents ORDER BY doc_id").fetchall()
+    chunks = db.execute("SELECT space_id, vector_id, chunk_id, doc_id, ordinal, start_offset, end_offset, chunk_hash FROM chunks ORDER BY space_id, vector_id").fetchall()
+    db.close()
+    index = faiss.read_index(str(folder / "spaces" / SPACE / "index.faiss"))
+    return documents, chunks, index.reconstruct_n(0, index.ntotal)
+
+
+def test_sigkill_at_any_moment_leaves_current_intact_and_a_rerun_matches_an_uninterrupted_run(tmp_path):
+    fake = FakeOpenAI().start()
+    env = {**os.environ, "OPENAI_API_KEY": fake.api_key, "OPENAI_BASE_URL": f"{fake.url}/v1"}
+    docs = tmp_path / "docs"
+    paths = write_corpus(docs, 250, min_words=300, max_words=1200)
+    config = write_config(tmp_path, '[[sources]]\nname = "docs"\ntype = "files"\npath = "docs"\n[[spaces]]\nprovider = "openai"\n')
+
+    def index_run(artifacts: Path) -> subprocess.Popen:
+        return subprocess.Popen([str(INDEX), "run", "-c", str(config), "-a", str(artifacts), "-q"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+
+    try:
+        reference, killed = tmp_path / "reference", tmp_path / "killed"
+        assert index_run(reference).wait(timeout=300) == 0
+        shutil.copytree(reference, killed)
+        # The next run has work in every step: edits, an addition, a removal, a metadata change.
+        for path in paths[:5]:
+            path.write_text(path.read_text() + "\n## Update\n\nA new paragraph about refund policy changes.\n")
+        paths[5].write_text(paths[5].read_text().replace("title: Document 5", "title: Renamed document"))
+        paths[6].unlink()
+        (docs / "added.md").write_text("# Added\n\nA page about webhooks and publishing.\n")
+        assert index_run(reference).wait(timeout=300) == 0
+        expected = snapshot(reference)
+
+        served = (killed / "CURRENT").read_text()
+        baseline = snapshot(killed)
+        interrupted = 0
+        for delay in KILL_AFTER:
+            process = index_run(killed)
+            time.sleep(delay)
+            if process.poll() is not None:
+                break  # the run outran the kill: no later moment left to interrupt
+            process.send_signal(signal.SIGKILL)
+            process.wait(timeout=30)
+            interrupted += 1
+            for name in (p.name for p in (killed / "generations").iterdir() if not p.name.startswith(".")):
+                read_manifest(killed / "generations" / name)  # every visible generation is complete
+            if (killed / "CURRENT").read_text() == served:
+                documents, chunks, vectors = snapshot(killed)
+                assert (documents, chunks) == baseline[:2] and np.array_equal(vectors, baseline[2]), "the served generation is untouched"
+            else:  # killed after publishing: CURRENT names the finished run's generation
+                documents, chunks, vectors = snapshot(killed)
+                assert (documents, chunks) == expected[:2] and np.array_equal(vectors, expected[2])
+                break
+        assert interrupted >= 5
+
+        assert index_run(killed).wait(timeout=300) == 0
+        documents, chunks, vectors = snapshot(killed)
+        assert documents == expected[0]
+        assert chunks == expected[1]
+        assert np.array_equal(vectors, expected[2])
+    finally:
+        fake.close()
