@@ -321,6 +321,8 @@ def _document_row(d: Document, now: datetime) -> dict:
         "metadata_hash": d.metadata_hash,
         "text": d.text,
         "indexed_at": now,
+        "etag": d.etag,
+        "last_modified": d.last_modified,
     }
 
 

@@ -27,6 +27,9 @@ class Document:
     authors: tuple[str, ...] = ()
     updated_at: datetime | None = None
     metadata: dict = field(default_factory=dict, hash=False, compare=False)
+    # HTTP validators of the fetch that produced this version; volatile, so in neither hash.
+    etag: str | None = None
+    last_modified: str | None = None
 
     @property
     def content_hash(self) -> str:

@@ -114,23 +114,26 @@ def run_index(
                 embedders[space.space_id] = load_embedder(space, budget)
     fits = {s.space_id: embedders[s.space_id].fits if s.space_id in embedders else fits_for(s) for s in rebuilt}
 
-    with timer("crawl"):
-        crawled_list: list[Document] = []
-        complete: set[str] = set()
-        for source in config.sources:
-            with progress(f"reading {source.name}", count_items(source)) as advance:
-                result = crawl(source, advance)
-            crawled_list.extend(result.documents)
-            report.errors.extend(result.errors)
-            if result.listing_complete:
-                complete.add(source.name)
-    crawled = {d.doc_id: d for d in _unique(crawled_list, report.errors)}
-
     previous = PreviousGeneration.open(config.artifacts)
     try:
+        with timer("crawl"):
+            validators = previous.fetch_validators() if previous else {}
+            crawled_list: list[Document] = []
+            complete: set[str] = set()
+            not_modified: set[str] = set()
+            for source in config.sources:
+                with progress(f"reading {source.name}", count_items(source)) as advance:
+                    result = crawl(source, advance, validators)
+                crawled_list.extend(result.documents)
+                report.errors.extend(result.errors)
+                not_modified.update(result.not_modified)
+                if result.listing_complete:
+                    complete.add(source.name)
+        crawled = {d.doc_id: d for d in _unique(crawled_list, report.errors)}
+
         before = previous.documents_state() if previous else {}
         unreadable = {e.doc_id: str(e.code) for e in report.errors if e.doc_id and e.code is not ErrorCode.DUPLICATE_DOCUMENT and e.doc_id not in crawled}
-        decisions = {d.doc_id: d for d in plan(before, list(crawled.values()), complete, unreadable)}
+        decisions = {d.doc_id: d for d in plan(before, list(crawled.values()), complete, unreadable, not_modified)}
         try:
             if not allow_mass_delete:
                 check_deletions(list(decisions.values()), before, config.max_delete_fraction)

@@ -53,11 +53,13 @@ def plan(
     crawled: list[Document],
     complete_sources: set[str],
     failed: dict[str, str],
+    not_modified: set[str] = frozenset(),
 ) -> list[Decision]:
     """Decide what happens to every document of the previous generation and of this crawl.
 
     `complete_sources`: sources whose listing finished without error this run.
     `failed`: doc_id → error code, for documents this run tried and could not read.
+    `not_modified`: documents whose server answered 304 to a conditional request.
     """
     decisions: list[Decision] = []
     seen: set[str] = set()
@@ -72,6 +74,10 @@ def plan(
             decisions.append(Decision(doc.doc_id, doc.source, Action.METADATA, "metadata changed"))
         else:
             decisions.append(Decision(doc.doc_id, doc.source, Action.SKIP, "unchanged"))
+    for doc_id in sorted(not_modified):
+        if doc_id in previous and doc_id not in seen:
+            seen.add(doc_id)
+            decisions.append(Decision(doc_id, previous[doc_id].source, Action.SKIP, "not modified since the last fetch (HTTP 304)"))
     for doc_id, code in failed.items():
         if doc_id not in seen:
             seen.add(doc_id)

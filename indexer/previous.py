@@ -60,10 +60,14 @@ class PreviousGeneration:
             Document(
                 doc_id=doc_id, source=source, source_type=source_type, title=title, text=text, url=url, path=path,
                 tags=tuple(tags), authors=tuple(authors), updated_at=updated_at.replace(tzinfo=timezone.utc) if updated_at else None,
-                metadata=json.loads(metadata) if metadata else {},
+                metadata=json.loads(metadata) if metadata else {}, etag=etag, last_modified=last_modified,
             )
-            for doc_id, source, source_type, title, url, path, tags, authors, updated_at, metadata, text in rows
+            for doc_id, source, source_type, title, url, path, tags, authors, updated_at, metadata, text, etag, last_modified in rows
         ]
+
+    def fetch_validators(self) -> dict[str, tuple[str | None, str | None]]:
+        """doc_id → (ETag, Last-Modified) of each web page's last fetch."""
+        return {doc_id: (etag, modified) for doc_id, etag, modified in self.db.execute(load_sql("fetch_validators")).fetchall()}
 
     def carries_chunks(self, space_id: str, manifest: dict) -> bool:
         """True when this space was chunked and embedded exactly as configured now, so its chunks can be kept as they are."""

@@ -13,5 +13,7 @@ CREATE TABLE documents (
     content_hash  VARCHAR NOT NULL,      -- sha256(doc_id || '\n' || text)
     metadata_hash VARCHAR NOT NULL,
     text          VARCHAR NOT NULL,      -- chunk offsets index into this
-    indexed_at    TIMESTAMP NOT NULL
+    indexed_at    TIMESTAMP NOT NULL,
+    etag          VARCHAR,               -- HTTP validators of the last fetch (web pages); in no hash
+    last_modified VARCHAR
 );

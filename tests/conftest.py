@@ -75,16 +75,24 @@ class Site:
     def __init__(self):
         self.routes: dict[str, tuple[int, str, bytes] | tuple[int, str, bytes, dict]] = {}
         self.requests: list[str] = []
+        self.not_modified: list[str] = []
         site = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self):
                 site.requests.append(self.path)
                 status, content_type, body, *extra = site.routes.get(self.path, (404, "text/plain", b"not found"))
+                headers = extra[0] if extra else {}
+                etag, modified = headers.get("ETag"), headers.get("Last-Modified")
+                if (etag and self.headers.get("If-None-Match") == etag) or (modified and self.headers.get("If-Modified-Since") == modified):
+                    site.not_modified.append(self.path)  # a real server's conditional GET: no body
+                    self.send_response(304)
+                    self.end_headers()
+                    return
                 self.send_response(status)
                 self.send_header("Content-Type", content_type)
                 self.send_header("Content-Length", str(len(body)))
-                for key, value in (extra[0] if extra else {}).items():
+                for key, value in headers.items():
                     self.send_header(key, value)
                 self.end_headers()
                 self.wfile.write(body)

@@ -191,3 +191,26 @@ def test_status_runs_diff_and_rollback(tmp_path, local_embedder):
     assert missing.exit_code == 1 and "no generation '20990101T000000.000000Z-000000'" in missing.output
     no_older = run("rollback", first, "-c", str(config)).exit_code == 0 and run("rollback", "-c", str(config))
     assert no_older.exit_code == 1 and "no generation older than" in no_older.output
+
+
+def test_unchanged_web_pages_are_not_downloaded_again(tmp_path, site, local_embedder):
+    site.routes = {
+        "/a": (200, "text/plain", b"Warranty\n\nTwo year warranty on all shoes.", {"ETag": '"v1"'}),
+        "/b": (200, "text/plain", b"Repairs\n\nWe resole boots.", {"Last-Modified": "Wed, 21 Oct 2026 07:28:00 GMT"}),
+        "/c": (200, "text/plain", b"Care\n\nClean leather with a damp cloth."),
+    }
+    urls = ", ".join(f'"{site.url(p)}"' for p in ("/a", "/b", "/c"))
+    config = write_config(tmp_path, f'[[sources]]\nname = "w"\ntype = "urls"\nurls = [{urls}]\n' + LOCAL)
+    run("run", "-c", str(config))
+    assert site.not_modified == []
+    code, report = run_json("run", "-c", str(config))
+    assert code == 0 and report["documents"]["skipped"] == 3 and report["total_documents"] == 3
+    assert sorted(site.not_modified) == ["/a", "/b"], "validators were sent and answered with 304"
+    folder = tmp_path / "artifacts" / "generations" / report["generation"]
+    reasons = {d["doc_id"].rsplit("/", 1)[-1]: d["reason"] for d in json.loads((folder / "report.json").read_text())["decisions"]}
+    assert reasons == {"a": "not modified since the last fetch (HTTP 304)", "b": "not modified since the last fetch (HTTP 304)", "c": "unchanged"}
+    assert search_titles(config, "warranty length")[0] == "Warranty"
+
+    site.routes["/a"] = (200, "text/plain", b"Warranty\n\nThree year warranty on all shoes.", {"ETag": '"v2"'})
+    code, report = run_json("run", "-c", str(config))
+    assert report["documents"]["updated"] == 1 and report["documents"]["skipped"] == 2

@@ -21,7 +21,7 @@ PARAMS = {
     "finished_at": datetime(2026, 1, 1), "status": "ok", "documents": 1, "chunks": 1, "errors": 0, "report": "{}",
     "level": "error", "code": "X", "step": "fetch", "retryable": False, "message": "m",
     "updated_after": None, "updated_before": None, "doc_ids": ["file:a.md"],
-    "providers": ["local"], "added": 1, "updated": 0, "metadata_only": 0, "skipped": 0, "deleted": 0, "failed": 0,
+    "etag": "\"v1\"", "last_modified": None, "providers": ["local"], "added": 1, "updated": 0, "metadata_only": 0, "skipped": 0, "deleted": 0, "failed": 0,
     "chunks_embedded": 1, "chunks_reused": 0, "tokens_embedded": 10, "cost_usd": 0.0, "occurred_at": datetime(2026, 1, 2),
 }
 

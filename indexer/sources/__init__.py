@@ -17,10 +17,14 @@ class SourceResult:
     documents: list[Document] = field(default_factory=list)
     errors: list[IngestError] = field(default_factory=list)
     listing_complete: bool = True
+    not_modified: list[str] = field(default_factory=list)  # doc_ids the server said are unchanged (HTTP 304)
 
 
-def crawl(source: SourceConfig, progress=None) -> SourceResult:
-    """Read every document of `source`. `progress(n)` is called as documents are done."""
+def crawl(source: SourceConfig, progress=None, validators: dict[str, tuple[str | None, str | None]] | None = None) -> SourceResult:
+    """Read every document of `source`. `progress(n)` is called as documents are done.
+
+    `validators` (doc_id → ETag, Last-Modified from the previous run) make web fetches conditional.
+    """
     if source.type == "files":
         from indexer.sources.files import crawl_files
 
@@ -28,7 +32,7 @@ def crawl(source: SourceConfig, progress=None) -> SourceResult:
     if source.type == "urls":
         from indexer.sources.web import crawl_urls
 
-        return crawl_urls(source, progress)
+        return crawl_urls(source, progress, validators or {})
     raise ValueError(f"unknown source type {source.type!r}")
 
 

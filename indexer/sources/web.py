@@ -33,7 +33,7 @@ def normalize_url(url: str) -> str:
     return urlunsplit((scheme, netloc, parts.path or "/", parts.query, ""))
 
 
-def crawl_urls(source: SourceConfig, progress=None) -> SourceResult:
+def crawl_urls(source: SourceConfig, progress=None, validators: dict[str, tuple[str | None, str | None]] | None = None) -> SourceResult:
     result = SourceResult(source=source.name)
     timeout = httpx.Timeout(source.timeout_seconds, connect=min(10.0, source.timeout_seconds))
     with httpx.Client(
@@ -43,8 +43,11 @@ def crawl_urls(source: SourceConfig, progress=None) -> SourceResult:
         headers={"User-Agent": USER_AGENT, "Accept": "text/html, text/plain;q=0.9, text/markdown;q=0.9, */*;q=0.1"},
     ) as client:
         for url in dict.fromkeys(normalize_url(u) for u in source.urls):
-            document, error = fetch_document(client, url, source.name)
-            if document is not None:
+            etag, modified = (validators or {}).get(f"url:{url}", (None, None))
+            document, error = fetch_document(client, url, source.name, etag, modified)
+            if document is NOT_MODIFIED:
+                result.not_modified.append(f"url:{url}")
+            elif document is not None:
                 result.documents.append(document)
             if error is not None:
                 result.errors.append(error)
@@ -53,20 +56,28 @@ def crawl_urls(source: SourceConfig, progress=None) -> SourceResult:
     return result
 
 
-def fetch_document(client: httpx.Client, url: str, source_name: str) -> tuple[Document | None, IngestError | None]:
+NOT_MODIFIED = object()  # the server answered 304: keep the stored version, download nothing
+
+
+def fetch_document(
+    client: httpx.Client, url: str, source_name: str, etag: str | None = None, last_modified: str | None = None
+) -> tuple[Document | object | None, IngestError | None]:
     doc_id = f"url:{url}"
 
     def error(code: ErrorCode, step: str, message: str, retryable: bool = False) -> tuple[None, IngestError]:
         return None, IngestError(code, step, f"{url}: {message}", retryable=retryable, doc_id=doc_id, source=source_name)
 
+    conditional = {k: v for k, v in (("If-None-Match", etag), ("If-Modified-Since", last_modified)) if v}
     try:
-        response = client.get(url)
+        response = client.get(url, headers=conditional)
     except httpx.TooManyRedirects:
         return error(ErrorCode.WEB_FETCH_FAILED, "fetch", f"more than {MAX_REDIRECTS} redirects")
     except httpx.TimeoutException:
         return error(ErrorCode.WEB_FETCH_FAILED, "fetch", "timed out", retryable=True)
     except httpx.HTTPError as exc:
         return error(ErrorCode.WEB_FETCH_FAILED, "fetch", f"{type(exc).__name__}: {exc}", retryable=True)
+    if response.status_code == 304 and conditional:
+        return NOT_MODIFIED, None
     if response.status_code >= 400:
         retryable = response.status_code == 429 or response.status_code >= 500
         return error(ErrorCode.WEB_HTTP_STATUS, "fetch", f"HTTP {response.status_code}", retryable=retryable)
@@ -97,6 +108,8 @@ def fetch_document(client: httpx.Client, url: str, source_name: str) -> tuple[Do
             authors=extracted.authors,
             updated_at=extracted.updated_at,
             metadata=extracted.metadata,
+            etag=response.headers.get("etag"),
+            last_modified=response.headers.get("last-modified"),
         ),
         None,
     )
