@@ -201,20 +201,26 @@ def run_index(
             manifest = space_manifest(space)
             if space_id in fresh:
                 carries = previous is not None and previous.carries_chunks(space_id, manifest)
-                carried, carried_vectors = previous.chunks_with_vectors(space_id, kept) if carries else ([], None)
+                carried, carried_ids, whole = previous.carried_chunks(space_id, kept) if carries else ([], [], False)
                 vectors, stats = fresh[space_id]
+                unchanged = whole and not new_chunks[space_id]
                 chunks = carried + new_chunks[space_id]
-                all_vectors = np.concatenate([carried_vectors, vectors]) if carried else vectors
+                if carried and not unchanged:
+                    vectors = np.concatenate([previous.vectors(space_id, carried_ids), vectors])
                 stats = {"chunks": len(chunks), "carried": len(carried), **stats}
             elif previous is not None and previous.compatible(space_id, manifest):
-                chunks, all_vectors = previous.chunks_with_vectors(space_id, kept)
+                chunks, carried_ids, unchanged = previous.carried_chunks(space_id, kept)
+                vectors = None if unchanged else previous.vectors(space_id, carried_ids)
                 stale = sum(1 for d in decisions.values() if d.action is Action.FULL)
                 stats = {"chunks": len(chunks), "carried_over": True, "stale_documents": stale}
             else:
                 report.spaces[space_id] = {"skipped": "not rebuilt (--provider) and not in the current generation"}
                 continue
-            order = sorted(range(len(chunks)), key=lambda i: (chunks[i].doc_id, chunks[i].ordinal))
-            builds.append(artifacts.SpaceBuild(space_id, manifest, [chunks[i] for i in order], all_vectors[order]))
+            if unchanged:  # exactly the previous chunks, in the same order: reuse the index files
+                builds.append(artifacts.SpaceBuild(space_id, manifest, chunks, None, reuse_from=previous.space_folder(space_id)))
+            else:
+                order = sorted(range(len(chunks)), key=lambda i: (chunks[i].doc_id, chunks[i].ordinal))
+                builds.append(artifacts.SpaceBuild(space_id, manifest, [chunks[i] for i in order], vectors[order]))
             report.spaces[space_id] = stats
     finally:
         if previous is not None:

@@ -79,16 +79,20 @@ class PreviousGeneration:
         ids = {h: v for h, v in self.db.execute(load_sql("vectors_by_chunk_hash"), {"space_id": space_id}).fetchall() if h in hashes}
         if not ids:
             return {}
-        vectors = self._vectors(space_id, list(ids.values()))
-        return dict(zip(ids, vectors))
+        return dict(zip(ids, self.vectors(space_id, list(ids.values()))))
 
-    def chunks_with_vectors(self, space_id: str, doc_ids: set[str]) -> tuple[list[Chunk], np.ndarray]:
-        """This space's chunks of the given documents, as they were, with their vectors."""
-        rows = [r for r in self.db.execute(load_sql("chunks_of_space"), {"space_id": space_id}).fetchall() if r[1] in doc_ids]
-        chunks = [Chunk(doc_id, ordinal, start, end, text, tuple(path), tokens) for _, doc_id, ordinal, path, start, end, tokens, text in rows]
-        return chunks, self._vectors(space_id, [r[0] for r in rows])
+    def carried_chunks(self, space_id: str, doc_ids: set[str]) -> tuple[list[Chunk], list[int], bool]:
+        """This space's chunks of the given documents as they were, their vector ids, and whether
+        that is the whole space in its stored order (then its index files can be reused as they are)."""
+        rows = self.db.execute(load_sql("chunks_of_space"), {"space_id": space_id}).fetchall()
+        kept = [r for r in rows if r[1] in doc_ids]
+        chunks = [Chunk(doc_id, ordinal, start, end, text, tuple(path), tokens) for _, doc_id, ordinal, path, start, end, tokens, text in kept]
+        return chunks, [r[0] for r in kept], len(kept) == len(rows)
 
-    def _vectors(self, space_id: str, vector_ids: list[int]) -> np.ndarray:
+    def space_folder(self, space_id: str) -> Path:
+        return self.folder / self.manifest["spaces"][space_id]["path"]
+
+    def vectors(self, space_id: str, vector_ids: list[int]) -> np.ndarray:
         import faiss
 
         index = faiss.read_index(str(self.folder / self.manifest["spaces"][space_id]["path"] / "index.faiss"), faiss.IO_FLAG_MMAP_IFC | faiss.IO_FLAG_READ_ONLY)

@@ -1,1 +1,6 @@
-INSERT INTO documents VALUES ($doc_id, $source, $source_type, $title, $url, $path, $tags, $authors, $updated_at, $metadata, $content_hash, $metadata_hash, $text, $indexed_at, $etag, $last_modified);
+-- All documents in one statement: each parameter is a column, as a list.
+INSERT INTO documents
+SELECT unnest($doc_ids::VARCHAR[]), unnest($sources::VARCHAR[]), unnest($source_types::VARCHAR[]), unnest($titles::VARCHAR[]),
+       unnest($urls::VARCHAR[]), unnest($paths::VARCHAR[]), unnest($tags::VARCHAR[][]), unnest($authors::VARCHAR[][]),
+       unnest($updated_ats::TIMESTAMP[]), unnest($metadatas::VARCHAR[])::JSON, unnest($content_hashes::VARCHAR[]),
+       unnest($metadata_hashes::VARCHAR[]), unnest($texts::VARCHAR[]), $indexed_at, unnest($etags::VARCHAR[]), unnest($last_modifieds::VARCHAR[]);

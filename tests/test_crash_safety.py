@@ -25,7 +25,7 @@ from tests.fakes.openai_server import FakeOpenAI
 
 INDEX = Path(sys.executable).parent / "index"
 SPACE = "openai-text-embedding-3-small-1536"
-KILL_AFTER = (0.4, 0.9, 1.3, 1.6, 1.9, 2.2, 2.5, 2.8, 3.2)  # seconds; an incremental run here takes ~3 s
+KILL_AFTER = (0.3, 0.6, 0.8, 1.0, 1.1, 1.2, 1.3, 1.4, 1.5, 1.6, 1.7, 1.8, 1.9, 2.0, 2.2, 2.4)  # seconds; an incremental run here takes ~2 s
 
 
 def snapshot(artifacts: Path) -> tuple[list, list, np.ndarray]:

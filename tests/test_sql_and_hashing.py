@@ -11,18 +11,20 @@ from indexer.documents import Document, content_hash, metadata_hash
 from indexer.sql import SCHEMA, load_sql, sql_names
 
 PARAMS = {
-    "doc_id": "file:a.md", "source": "s", "source_type": "files", "title": "T", "url": None, "path": "a.md",
-    "tags": ["x"], "authors": [], "updated_at": datetime(2026, 1, 1), "metadata": "{}", "content_hash": "c",
-    "metadata_hash": "m", "text": "hello", "indexed_at": datetime(2026, 1, 2),
-    "space_id": "sp", "vector_id": 0, "chunk_id": "ch", "ordinal": 0, "heading_path": ["H"], "start_offset": 0,
-    "end_offset": 5, "token_count": 1, "chunk_hash": "h", "vector_ids": [0], "provider": "local", "model": "m",
-    "dimension": 3, "metric": "inner_product", "normalized": True, "chunk_tokens": 200, "chunk_overlap": 40,
-    "vector_count": 1, "manifest": "{}", "run_id": "r", "generation_id": "g", "started_at": datetime(2026, 1, 1),
-    "finished_at": datetime(2026, 1, 1), "status": "ok", "documents": 1, "chunks": 1, "errors": 0, "report": "{}",
-    "level": "error", "code": "X", "step": "fetch", "retryable": False, "message": "m",
-    "updated_after": None, "updated_before": None, "doc_ids": ["file:a.md"],
-    "etag": "\"v1\"", "last_modified": None, "providers": ["local"], "added": 1, "updated": 0, "metadata_only": 0, "skipped": 0, "deleted": 0, "failed": 0,
-    "chunks_embedded": 1, "chunks_reused": 0, "tokens_embedded": 10, "cost_usd": 0.0, "occurred_at": datetime(2026, 1, 2),
+    # bulk inserts: one list per column
+    "doc_ids": ["file:a.md"], "sources": ["s"], "source_types": ["files"], "titles": ["T"], "urls": [None], "paths": ["a.md"],
+    "tags": [["x"]], "authors": [[]], "updated_ats": [datetime(2026, 1, 1)], "metadatas": ["{}"], "content_hashes": ["c"],
+    "metadata_hashes": ["m"], "texts": ["hello"], "indexed_at": datetime(2026, 1, 2), "etags": ['"v1"'], "last_modifieds": [None],
+    "space_id": "sp", "vector_ids": [0], "chunk_ids": ["ch"], "ordinals": [0], "heading_paths": [["H"]], "start_offsets": [0],
+    "end_offsets": [5], "token_counts": [1], "chunk_hashes": ["h"],
+    # single rows and queries
+    "doc_id": "file:a.md", "source": "s", "chunk_id": "ch", "provider": "local", "model": "m", "dimension": 3, "metric": "inner_product",
+    "normalized": True, "chunk_tokens": 200, "chunk_overlap": 40, "vector_count": 1, "manifest": "{}", "run_id": "r", "generation_id": "g",
+    "started_at": datetime(2026, 1, 1), "finished_at": datetime(2026, 1, 1), "status": "ok", "documents": 1, "chunks": 1, "errors": 0,
+    "report": "{}", "level": "error", "code": "X", "step": "fetch", "retryable": False, "message": "m", "source_type": None,
+    "updated_after": None, "updated_before": None, "providers": ["local"], "added": 1, "updated": 0, "metadata_only": 0, "skipped": 0,
+    "deleted": 0, "failed": 0, "chunks_embedded": 1, "chunks_reused": 0, "tokens_embedded": 10, "cost_usd": 0.0,
+    "occurred_at": datetime(2026, 1, 2),
 }
 
 
@@ -52,6 +54,7 @@ def test_inserted_rows_come_back_through_the_read_queries(fresh_db):
     rows = fresh_db.execute(load_sql("hits_by_vector_ids"), {"space_id": "sp", "vector_ids": [0]}).fetchall()
     assert len(rows) == 1 and rows[0][1] == "ch" and rows[0][6] == ["H"]
     filtered = {"space_id": "sp", "source": "s", "source_type": None, "doc_id": None, "updated_after": datetime(2025, 12, 31), "updated_before": None}
+    assert fresh_db.execute("SELECT tags, heading_path FROM documents, chunks").fetchall() == [(["x"], ["H"])], "list columns survive the bulk insert"
     assert fresh_db.execute(load_sql("vector_ids_filtered"), filtered).fetchall() == [(0,)]
     assert fresh_db.execute(load_sql("vector_ids_filtered"), {**filtered, "source": "other"}).fetchall() == []
 
