@@ -190,10 +190,17 @@ def _write(folder: Path, generation_id: str, documents: list[Document], spaces: 
         "counts": {"documents": len(documents), "chunks": sum(len(b.chunks) for b in spaces)},
         "files": {},
     }
+    # Hard-linked files are byte-for-byte the previous generation's: take their checksums from its manifest.
+    known: dict[str, dict] = {}
+    for build in spaces:
+        if build.reuse_from is not None:
+            previous = json.loads((build.reuse_from.parent.parent / MANIFEST).read_text(encoding="utf-8"))["files"]
+            prefix = f"spaces/{build.reuse_from.name}/"
+            known.update({name: info for name, info in previous.items() if name.startswith(prefix) and not name.endswith("space.json")})
     manifest["files"] = {
-        p.relative_to(folder).as_posix(): {"bytes": p.stat().st_size, "sha256": _file_sha256(p)}
+        name: known.get(name) or {"bytes": p.stat().st_size, "sha256": _file_sha256(p)}
         for p in sorted(folder.rglob("*"))
-        if p.is_file()
+        if p.is_file() and (name := p.relative_to(folder).as_posix())
     }
     _write_json(folder / MANIFEST, manifest)
     _fsync_tree(folder)

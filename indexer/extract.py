@@ -18,6 +18,7 @@ BLOCK_TAGS = {"p", "div", "section", "article", "main", "header", "footer", "asi
 HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
 SKIP_TAGS = {"script", "style", "noscript", "template", "svg", "button", "nav"}
 XML_DECLARATION = re.compile(r"\A\s*<\?xml[^>]*\?>")
+YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when PyYAML has it: ~10x faster
 FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|\Z)", re.DOTALL)
 
 
@@ -43,7 +44,7 @@ def extract_markdown(raw: str, fallback_title: str) -> Extracted:
     match = FRONT_MATTER.match(raw)
     if match:
         try:
-            meta = yaml.safe_load(match.group(1)) or {}
+            meta = yaml.load(match.group(1), Loader=YAML_LOADER) or {}
         except yaml.YAMLError as exc:
             raise ExtractionError(f"front matter is not valid YAML: {exc}") from None
         if not isinstance(meta, dict):

@@ -214,3 +214,22 @@ def test_unchanged_web_pages_are_not_downloaded_again(tmp_path, site, local_embe
     site.routes["/a"] = (200, "text/plain", b"Warranty\n\nThree year warranty on all shoes.", {"ETag": '"v2"'})
     code, report = run_json("run", "-c", str(config))
     assert report["documents"]["updated"] == 1 and report["documents"]["skipped"] == 2
+
+
+def test_an_unchanged_space_reuses_its_index_files_and_the_manifest_stays_true(tmp_path, local_embedder):
+    import hashlib
+
+    config = corpus(tmp_path)
+    first = json.loads(run("run", "-c", str(config), "--json").output)["generation"]
+    second = json.loads(run("run", "-c", str(config), "--json").output)["generation"]
+    old, new = (tmp_path / "artifacts" / "generations" / g for g in (first, second))
+    space = "spaces/local-all-minilm-l6-v2-384"
+    assert (new / space / "index.faiss").stat().st_ino == (old / space / "index.faiss").stat().st_ino, "hard-linked, not rebuilt"
+    manifest = json.loads((new / "manifest.json").read_text())
+    for name, info in manifest["files"].items():
+        data = (new / name).read_bytes()
+        assert (len(data), hashlib.sha256(data).hexdigest()) == (info["bytes"], info["sha256"]), name
+    assert search_titles(config, "gift cards")[0] == "Page 3"
+    (tmp_path / "docs" / "d0.md").unlink()  # prune the old generation later: the new one keeps its files
+    shutil.rmtree(old)
+    assert search_titles(config, "gift cards")[0] == "Page 3"
