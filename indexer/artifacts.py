@@ -78,6 +78,7 @@ def write_generation(
     documents: list[Document],
     spaces: list[SpaceBuild],
     run: RunRecord,
+    advance=lambda n: None,
 ) -> Path:
     """Write a complete generation into a hidden temporary folder and return it (not yet published).
 
@@ -86,14 +87,14 @@ def write_generation(
     folder = artifacts / GENERATIONS / f"{TMP_PREFIX}{generation_id}"
     folder.mkdir(parents=True)
     try:
-        _write(folder, generation_id, documents, spaces, run)
+        _write(folder, generation_id, documents, spaces, run, advance)
     except BaseException:
         discard(folder)
         raise
     return folder
 
 
-def _write(folder: Path, generation_id: str, documents: list[Document], spaces: list[SpaceBuild], run: RunRecord) -> None:
+def _write(folder: Path, generation_id: str, documents: list[Document], spaces: list[SpaceBuild], run: RunRecord, advance) -> None:
     import duckdb
     import faiss
 
@@ -112,6 +113,7 @@ def _write(folder: Path, generation_id: str, documents: list[Document], spaces: 
             faiss.write_index(index, str(space_dir / "index.faiss"))
             build_lexical_index([c.text for c in build.chunks], space_dir / "lexical")
         _write_json(space_dir / "space.json", {**build.manifest, "vector_count": len(build.chunks)})
+        advance(1)
 
     db = duckdb.connect(str(folder / "meta.duckdb"))
     try:
@@ -204,6 +206,7 @@ def _write(folder: Path, generation_id: str, documents: list[Document], spaces: 
     }
     _write_json(folder / MANIFEST, manifest)
     _fsync_tree(folder)
+    advance(1)
 
 
 def verify_generation(folder: Path) -> dict:

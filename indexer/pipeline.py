@@ -151,8 +151,9 @@ def run_index(
             carries = previous is not None and previous.carries_chunks(space_id, space_manifest(space))
             # Kept documents are re-chunked only where this space cannot keep their chunks (new space, new chunking).
             to_chunk = [d for d in documents if decisions[d.doc_id].action is Action.FULL or (d.doc_id in kept and not carries)]
-            with timer(f"chunk:{space_id}"):
-                new_chunks[space_id], failed = chunk_documents(to_chunk, ChunkingParams(space.chunk_tokens, space.chunk_overlap), fits[space_id], report.errors)
+            with timer(f"chunk:{space_id}"), progress(f"chunking {space_id}", len(to_chunk)) as advance:
+                params = ChunkingParams(space.chunk_tokens, space.chunk_overlap)
+                new_chunks[space_id], failed = chunk_documents(to_chunk, params, fits[space_id], report.errors, advance)
             for doc_id in failed & {i for i, d in decisions.items() if d.action is Action.FULL}:
                 decisions[doc_id] = Decision(doc_id, decisions[doc_id].source, Action.FAILED, "CHUNKING_FAILED")
             new_chunks[space_id] = [c for c in new_chunks[space_id] if c.doc_id not in failed]
@@ -231,14 +232,14 @@ def run_index(
 
     generation_id = artifacts.new_generation_id(started)
     report.generation_id = generation_id
-    with timer("write"):
+    with timer("write"), progress("writing and verifying the generation", len(builds) + 1) as advance:
         run = artifacts.RunRecord(report.run_id, started, report.errors, report.as_dict(), report.decisions, sorted({s.provider for s in rebuilt}))
-        folder = artifacts.write_generation(config.artifacts, generation_id, documents, builds, run)
-    try:
-        artifacts.verify_generation(folder)
-    except Exception:
-        artifacts.discard(folder)
-        raise
+        folder = artifacts.write_generation(config.artifacts, generation_id, documents, builds, run, advance)
+        try:
+            artifacts.verify_generation(folder)
+        except Exception:
+            artifacts.discard(folder)
+            raise
     with timer("publish"):
         artifacts.publish(config.artifacts, folder, generation_id, config.keep_generations)
     report.generation_id = generation_id
@@ -326,7 +327,7 @@ def _nothing_found(config: Config, errors: list[IngestError]) -> str:
 
 
 def chunk_documents(
-    documents: list[Document], params: ChunkingParams, fits: Callable[[str], bool], errors: list[IngestError]
+    documents: list[Document], params: ChunkingParams, fits: Callable[[str], bool], errors: list[IngestError], advance: Callable[[int], None] = lambda n: None
 ) -> tuple[list[Chunk], set[str]]:
     chunks: list[Chunk] = []
     failed: set[str] = set()
@@ -336,6 +337,7 @@ def chunk_documents(
         except Exception as exc:  # one bad document never fails the run
             failed.add(doc.doc_id)
             errors.append(IngestError(ErrorCode.CHUNKING_FAILED, "chunk", f"{type(exc).__name__}: {exc}", doc_id=doc.doc_id, source=doc.source))
+        advance(1)
     return chunks, failed
 
 
