@@ -91,11 +91,15 @@ class Site:
                     return
                 self.send_response(status)
                 self.send_header("Content-Type", content_type)
-                self.send_header("Content-Length", str(len(body)))
+                if not callable(body):
+                    self.send_header("Content-Length", str(len(body)))
                 for key, value in headers.items():
                     self.send_header(key, value)
                 self.end_headers()
-                self.wfile.write(body)
+                try:
+                    self.wfile.write(body() if callable(body) else body)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client stopped reading (a byte cap)
 
             def log_message(self, *args):
                 pass

@@ -97,10 +97,13 @@ def test_a_page_that_starts_failing_keeps_its_last_good_version(tmp_path, site, 
     run("run", "-c", str(config))
     site.routes["/a"] = (500, "text/plain", b"oops")
     site.routes["/b"] = (200, "application/octet-stream", b"\x00\x01binary")
+    site.routes["/c"] = (200, "text/plain", lambda: b"Care\n\n" + b"x" * (50 * 1024 * 1024))  # 50 MB, no Content-Length
     code, report = run_json("run", "-c", str(config))
     assert code == 4
-    assert report["documents"]["failed"] == 2 and report["documents"]["skipped"] == 1 and report["total_documents"] == 3
-    assert sorted(e["code"] for e in report["errors"]) == ["FILE_EXTRACTION_FAILED", "WEB_HTTP_STATUS"]
+    assert report["documents"]["failed"] == 3 and report["total_documents"] == 3
+    assert sorted(e["code"] for e in report["errors"]) == ["FILE_EXTRACTION_FAILED", "WEB_HTTP_STATUS", "WEB_TOO_LARGE"]
+    assert "more than 10 MB; not downloaded further" in " ".join(e["message"] for e in report["errors"])
+    assert search_titles(config, "leather cleaning")[0] == "Care"
     assert search_titles(config, "how long is the warranty")[0] == "Warranty"
 
 

@@ -16,6 +16,7 @@ from indexer.sources import SourceResult
 USER_AGENT = f"static-rag/{__version__} (+https://github.com/static-rag/static-rag)"
 DEFAULT_PORTS = {"http": 80, "https": 443}
 MAX_REDIRECTS = 5
+MAX_BYTES = 10 * 1024 * 1024  # per response, enforced while streaming (the seed's 10 MB)
 TEXT_TYPES = {"text/plain": "text", "text/markdown": "markdown", "text/x-markdown": "markdown"}
 HTML_TYPES = {"text/html", "application/xhtml+xml"}
 
@@ -56,6 +57,24 @@ def crawl_urls(source: SourceConfig, progress=None, validators: dict[str, tuple[
     return result
 
 
+class TooLarge(Exception):
+    pass
+
+
+def _read_capped(response: httpx.Response) -> bytes:
+    """The body, or TooLarge as soon as it passes MAX_BYTES (a declared Content-Length is checked first)."""
+    declared = response.headers.get("content-length")
+    if declared and declared.isdigit() and int(declared) > MAX_BYTES:
+        raise TooLarge
+    chunks, size = [], 0
+    for chunk in response.iter_bytes():
+        size += len(chunk)
+        if size > MAX_BYTES:
+            raise TooLarge
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
 NOT_MODIFIED = object()  # the server answered 304: keep the stored version, download nothing
 
 
@@ -69,7 +88,10 @@ def fetch_document(
 
     conditional = {k: v for k, v in (("If-None-Match", etag), ("If-Modified-Since", last_modified)) if v}
     try:
-        response = client.get(url, headers=conditional)
+        with client.stream("GET", url, headers=conditional) as response:
+            body = _read_capped(response)
+    except TooLarge:
+        return error(ErrorCode.WEB_TOO_LARGE, "fetch", f"more than {MAX_BYTES // (1024 * 1024)} MB; not downloaded further")
     except httpx.TooManyRedirects:
         return error(ErrorCode.WEB_FETCH_FAILED, "fetch", f"more than {MAX_REDIRECTS} redirects")
     except httpx.TimeoutException:
@@ -85,11 +107,11 @@ def fetch_document(
     fallback_title = url
     try:
         if media_type in HTML_TYPES:
-            extracted = extract_html(response.content, url=url, fallback_title=fallback_title, encoding=response.charset_encoding)
+            extracted = extract_html(body, url=url, fallback_title=fallback_title, encoding=response.charset_encoding)
         elif TEXT_TYPES.get(media_type) == "markdown":
-            extracted = extract_markdown(response.text, fallback_title)
+            extracted = extract_markdown(body.decode(response.charset_encoding or "utf-8", errors="replace"), fallback_title)
         elif media_type in TEXT_TYPES:
-            extracted = extract_text(response.text, fallback_title)
+            extracted = extract_text(body.decode(response.charset_encoding or "utf-8", errors="replace"), fallback_title)
         else:
             return error(ErrorCode.FILE_EXTRACTION_FAILED, "extract", f"unsupported content type {media_type}")
     except ExtractionError as exc:
