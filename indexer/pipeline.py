@@ -242,7 +242,6 @@ def run_index(
             raise
     with timer("publish"):
         artifacts.publish(config.artifacts, folder, generation_id, config.keep_generations)
-    report.generation_id = generation_id
     return report
 
 

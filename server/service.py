@@ -56,7 +56,7 @@ class SearchService:
             generation = Generation.open_current(self.settings.artifacts)
             for space in generation.spaces.values():
                 try:
-                    self._embedder_for(space)
+                    self._embedder_for(space).ready()
                 except ServiceError as exc:
                     log.warning("space %s: %s", space.space_id, exc.message)
             self.generation = generation

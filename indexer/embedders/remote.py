@@ -138,6 +138,9 @@ class RemoteEmbedder:
         self.budget = budget or Budget(None)
         self.usage = Usage()
 
+    def ready(self) -> None:
+        """Nothing to load: the client connects on first use."""
+
     def fits(self, text: str) -> bool:
         return count_tokens(text) <= self.info.max_input_tokens  # the same rule as embedders.fits_for
 
