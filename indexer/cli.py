@@ -2,7 +2,7 @@
 
 Exit codes: 0 success · 1 fatal error · 2 usage or configuration error (a missing API
 key included) · 3 stopped by the delete guard · 4 published, but some documents failed ·
-5 stopped by --max-cost.
+5 stopped by --max-cost · 6 index eval: a metric below its --gate floor.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from indexer.errors import ConfigError, StaticRagError
 EXIT_DELETE_GUARD = 3
 EXIT_DOCUMENT_ERRORS = 4
 EXIT_BUDGET = 5
+EXIT_GATE = 6
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 DEFAULT_CONFIG = "index.toml"
 
@@ -144,6 +145,100 @@ def run(config_path, artifacts, as_json, silent, providers, max_cost, allow_mass
         if not as_json:
             click.echo(f"{len(report.errors)} document(s) failed; their errors are in source_events.", err=True)
         sys.exit(EXIT_DOCUMENT_ERRORS)
+
+
+@cli.command("eval", context_settings=CONTEXT)
+@click.option("--dataset", "dataset_dir", required=True, type=click.Path(file_okay=False, exists=True, path_type=Path), help="A BEIR folder: corpus.jsonl, queries.jsonl, qrels/<split>.tsv.")
+@config_options
+@json_option
+@click.option("--split", default="test", show_default=True, help="The qrels file to use.")
+@click.option("--limit-queries", type=click.IntRange(1), help="Evaluate only the first N judged queries (quick runs).")
+@click.option("--gate", "gate_path", type=click.Path(dir_okay=False, exists=True, path_type=Path), help="TOML of minimums; exit 6 when any metric falls below.")
+@click.option("-q", "--quiet", "silent", is_flag=True, help="No progress bars.")
+def evaluate(dataset_dir, config_path, artifacts, as_json, split, limit_queries, gate_path, silent):
+    """Measure retrieval quality on a labeled dataset through the product's own pipeline.
+
+    The corpus is indexed with the configured spaces into a temporary artifacts folder
+    (or, with --artifacts, an existing index of this corpus is evaluated), and every
+    query runs through the server's search code in dense, lexical and hybrid modes.
+    Prints nDCG@10, Recall@10, Recall@100 and MRR@10 per space and mode.
+
+    \b
+    Examples:
+        index eval --dataset ../shared/data/scifact --config examples/index.toml
+        index eval --dataset ../shared/data/scifact --limit-queries 50 --json
+        index eval --dataset data/scifact --gate floors.toml    # exit 6 below a floor
+    """
+    import dataclasses
+    import tempfile
+
+    from indexer import evaluation
+    from indexer.config import parse_config
+
+    gate = None
+    if gate_path is not None:
+        try:
+            gate = evaluation.load_gate(gate_path)
+        except ConfigError as exc:
+            raise ConfigProblem(str(exc)) from None
+    dataset = _library_call(evaluation.load_dataset, dataset_dir, split, limit_queries)
+    spaces = _load_config(config_path, None).spaces if (config_path or Path(DEFAULT_CONFIG).exists()) else None
+    with tempfile.TemporaryDirectory(prefix="static-rag-eval-") as tmp:
+        folder = artifacts
+        if folder is None:
+            from indexer.pipeline import run_index
+
+            evaluation.write_corpus_files(dataset, Path(tmp) / "corpus")
+            raw = {"sources": [{"name": dataset.name, "type": "files", "path": "corpus"}], "spaces": [{"provider": "local"}]}
+            config = parse_config(raw, base_dir=Path(tmp), artifacts_override=Path(tmp) / "artifacts")
+            if spaces:
+                config = dataclasses.replace(config, spaces=spaces)
+            with _reporting(silent or as_json) as progress:
+                _library_call(lambda: run_index(config, progress=progress))
+            folder = config.artifacts
+        with _reporting(silent or as_json) as progress:
+            results = _library_call(_rank_all, folder, dataset, progress)
+    report = {"dataset": dataset.name, "split": split, "queries": len(dataset.queries), "spaces": results}
+    failures = evaluation.gate_failures(results, gate) if gate else []
+    if as_json:
+        click.echo(json.dumps({**report, "gate_failures": failures} if gate else report, indent=2))
+    else:
+        click.echo(f"{dataset.name} ({split}): {len(dataset.queries)} queries")
+        for space_id, modes in results.items():
+            click.echo(f"  {space_id}")
+            for mode, metrics in modes.items():
+                click.echo(f"    {mode:<8} " + "  ".join(f"{name} {value:.4f}" for name, value in metrics.items()))
+        for line in failures:
+            click.echo(f"Below the gate: {line}", err=True)
+    if failures:
+        sys.exit(EXIT_GATE)
+
+
+def _rank_all(artifacts: Path, dataset, progress) -> dict:
+    """Every query through the server's search code, per space and mode; scored per trec_eval."""
+    from indexer import evaluation
+    from server.search import search
+    from server.service import SearchService, Settings
+
+    service = SearchService(Settings(artifacts=artifacts, max_query_chars=100_000))
+    generation = service.load()
+    results = {}
+    try:
+        for space_id, space in generation.spaces.items():
+            results[space_id] = {}
+            for mode in ("dense", "lexical", "hybrid"):
+                rankings = {}
+                with progress(f"{mode} {space_id}", len(dataset.queries)) as advance:
+                    for query_id, text in dataset.queries.items():
+                        vector = service.query_vector(space, text) if mode != "lexical" else None
+                        hits = search(generation, space, vector, text, top_k=4 * evaluation.DEPTH, mode=mode).hits
+                        ranked = list(dict.fromkeys(evaluation.corpus_id(h.doc_id) for h in hits))  # a document ranks by its best chunk
+                        rankings[query_id] = ranked[: evaluation.DEPTH]
+                        advance(1)
+                results[space_id][mode] = evaluation.score(rankings, dataset.qrels)
+    finally:
+        service.close()
+    return results
 
 
 @cli.command(context_settings=CONTEXT)
@@ -368,9 +463,11 @@ def _print_summary(report, artifacts: Path) -> None:
 
 
 def _library_call(func, *args):
-    """Call into the library, turning its errors into one-line messages with exit 1."""
+    """Call into the library, turning its errors into one-line messages with exit 1 (config errors: 2)."""
     try:
         return func(*args)
+    except ConfigError as exc:
+        raise ConfigProblem(str(exc)) from None
     except StaticRagError as exc:
         raise click.ClickException(str(exc)) from None
 

@@ -87,12 +87,12 @@ class SearchService:
         started = time.perf_counter()
         generation = self.current()
         space = self.space(generation, space_id)
-        vector = self._query_vector(space, query) if mode != "lexical" else None
+        vector = self.query_vector(space, query) if mode != "lexical" else None
         result = search(generation, space, vector, query, top_k=top_k, mode=mode, filters=filters)
         # took_ms is what the caller waited for, query embedding included.
         return replace(result, took_ms=(time.perf_counter() - started) * 1000)
 
-    def _query_vector(self, space: SpaceIndex, query: str) -> np.ndarray:
+    def query_vector(self, space: SpaceIndex, query: str) -> np.ndarray:
         """The query embedded by the space's own provider and query task type; repeated questions come from an LRU cache."""
         key = (space.space_id, query)
         with self._lock:

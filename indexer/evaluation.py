@@ -1,0 +1,128 @@
+"""Retrieval quality measured through the product: BEIR datasets, trec_eval metrics, a gate.
+
+A dataset folder holds `corpus.jsonl` (`_id`, `title`, `text`), `queries.jsonl` (`_id`,
+`text`) and `qrels/<split>.tsv` (`query-id  corpus-id  score`, header line optional).
+The corpus is indexed by the normal pipeline (each document a Markdown file of a `files`
+source), and every query runs through `server.search.search`, the code the API runs.
+A document's rank is that of its best chunk.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+from indexer.errors import ConfigError, StaticRagError
+
+CUTOFFS = {"ndcg@10": 10, "recall@10": 10, "recall@100": 100, "mrr@10": 10}
+DEPTH = 100  # documents ranked per query
+
+
+@dataclass(frozen=True)
+class Dataset:
+    name: str
+    corpus: dict[str, tuple[str, str]]  # doc id → (title, text)
+    queries: dict[str, str]  # query id → text, only queries with judgements
+    qrels: dict[str, dict[str, int]]  # query id → doc id → graded relevance
+
+
+def load_dataset(folder: Path, split: str = "test", limit_queries: int | None = None) -> Dataset:
+    folder = Path(folder)
+    paths = {"corpus": folder / "corpus.jsonl", "queries": folder / "queries.jsonl", "qrels": folder / "qrels" / f"{split}.tsv"}
+    missing = [str(p) for p in paths.values() if not p.is_file()]
+    if missing:
+        raise StaticRagError(f"not a BEIR dataset folder, missing: {', '.join(missing)}")
+    corpus = {}
+    for line in paths["corpus"].read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            row = json.loads(line)
+            corpus[str(row["_id"])] = (row.get("title") or "", row.get("text") or "")
+    qrels: dict[str, dict[str, int]] = {}
+    for i, line in enumerate(paths["qrels"].read_text(encoding="utf-8").splitlines()):
+        parts = line.split("\t") if "\t" in line else line.split()
+        if len(parts) < 3 or (i == 0 and not parts[2].strip().lstrip("-").isdigit()):
+            continue  # blank, or the header line
+        qrels.setdefault(parts[0].strip(), {})[parts[1].strip()] = int(parts[2])
+    queries = {}
+    for line in paths["queries"].read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            row = json.loads(line)
+            if str(row["_id"]) in qrels:
+                queries[str(row["_id"])] = row["text"]
+    ids = sorted(queries, key=lambda q: (len(q), q))[:limit_queries] if limit_queries else sorted(queries, key=lambda q: (len(q), q))
+    return Dataset(folder.name, corpus, {q: queries[q] for q in ids}, {q: qrels[q] for q in ids})
+
+
+def ndcg(ranked: list[str], relevant: dict[str, int], k: int) -> float:
+    """trec_eval ndcg_cut: gain = relevance, discount log2(rank + 1), ideal from the judged documents."""
+    dcg = sum(relevant.get(doc, 0) / math.log2(rank + 2) for rank, doc in enumerate(ranked[:k]) if relevant.get(doc, 0) > 0)
+    ideal = sorted((g for g in relevant.values() if g > 0), reverse=True)[:k]
+    idcg = sum(g / math.log2(rank + 2) for rank, g in enumerate(ideal))
+    return dcg / idcg if idcg else 0.0
+
+
+def recall(ranked: list[str], relevant: dict[str, int], k: int) -> float:
+    judged = {d for d, g in relevant.items() if g > 0}
+    return len(judged & set(ranked[:k])) / len(judged) if judged else 0.0
+
+
+def mrr(ranked: list[str], relevant: dict[str, int], k: int) -> float:
+    return next((1.0 / (rank + 1) for rank, doc in enumerate(ranked[:k]) if relevant.get(doc, 0) > 0), 0.0)
+
+
+METRICS = {"ndcg@10": ndcg, "recall@10": recall, "recall@100": recall, "mrr@10": mrr}
+
+
+def score(rankings: dict[str, list[str]], qrels: dict[str, dict[str, int]]) -> dict[str, float]:
+    """Mean of each metric over the judged queries (a query with no ranking scores 0)."""
+    return {
+        name: round(sum(METRICS[name](rankings.get(q, []), rel, CUTOFFS[name]) for q, rel in qrels.items()) / len(qrels), 4)
+        for name in CUTOFFS
+    }
+
+
+def write_corpus_files(dataset: Dataset, folder: Path) -> None:
+    """Each corpus document as a Markdown file (title in front matter), for a `files` source."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for doc_id, (title, text) in dataset.corpus.items():
+        safe = json.dumps(title or doc_id, ensure_ascii=False)
+        (folder / f"{_file_name(doc_id)}.md").write_text(f"---\ntitle: {safe}\n---\n{text}\n", encoding="utf-8")
+
+
+def _file_name(doc_id: str) -> str:
+    return doc_id.replace("/", "%2F")
+
+
+def corpus_id(product_doc_id: str) -> str:
+    """`file:<id>.md` → `<id>`."""
+    return product_doc_id.removeprefix("file:").removesuffix(".md").replace("%2F", "/")
+
+
+def load_gate(path: Path) -> dict[str, dict[str, float]]:
+    """`[<mode>] <metric> = minimum` tables, e.g. `[hybrid] "ndcg@10" = 0.73`."""
+    try:
+        raw = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read the gate: {exc}") from None
+    for mode, floors in raw.items():
+        if mode not in ("dense", "lexical", "hybrid") or not isinstance(floors, dict):
+            raise ConfigError(f"{path}: [{mode}]: tables must be dense, lexical or hybrid")
+        for metric, value in floors.items():
+            if metric not in CUTOFFS or not isinstance(value, (int, float)) or isinstance(value, bool) or not 0 <= value <= 1:
+                raise ConfigError(f"{path}: [{mode}].{metric}: metrics are {', '.join(CUTOFFS)} with a minimum between 0 and 1")
+    return raw
+
+
+def gate_failures(results: dict[str, dict[str, dict[str, float]]], gate: dict[str, dict[str, float]]) -> list[str]:
+    """Every (space, mode, metric) below its floor, as readable lines."""
+    failures = []
+    for space, modes in results.items():
+        for mode, floors in gate.items():
+            for metric, floor in floors.items():
+                value = modes[mode][metric]
+                if value < floor:
+                    failures.append(f"{space} {mode} {metric} = {value:.4f} < {floor}")
+    return failures

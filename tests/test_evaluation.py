@@ -1,0 +1,73 @@
+"""index eval: trec_eval metrics on hand-worked examples, and a whole evaluation through the product."""
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from indexer.cli import cli
+from indexer.evaluation import mrr, ndcg, recall, score
+
+
+def test_metrics_match_a_hand_worked_example():
+    ranked = ["d3", "d1", "d7", "d2"]
+    relevant = {"d1": 2, "d2": 1, "d9": 1}  # d9 is never retrieved
+    # DCG@10 = 2/log2(3) + 1/log2(5) = 1.26186 + 0.43068; ideal = 2/log2(2) + 1/log2(3) + 1/log2(4) = 2 + 0.63093 + 0.5
+    assert ndcg(ranked, relevant, 10) == pytest.approx((2 / 1.5849625 + 1 / 2.3219281) / (2 + 1 / 1.5849625 + 0.5), rel=1e-6)
+    assert ndcg(ranked, relevant, 1) == 0.0
+    assert recall(ranked, relevant, 10) == pytest.approx(2 / 3)
+    assert recall(ranked, relevant, 2) == pytest.approx(1 / 3)
+    assert mrr(ranked, relevant, 10) == 0.5
+    assert mrr(ranked, relevant, 1) == 0.0
+    assert score({"q1": ["a"], "q2": []}, {"q1": {"a": 1}, "q2": {"b": 1}}) == {"ndcg@10": 0.5, "recall@10": 0.5, "recall@100": 0.5, "mrr@10": 0.5}
+
+
+@pytest.fixture
+def tiny_beir(tmp_path):
+    folder = tmp_path / "tiny"
+    (folder / "qrels").mkdir(parents=True)
+    corpus = [
+        ("d1", "Refund policy", "Customers can return shoes within sixty days for a refund to the original card."),
+        ("d2", "Shipping", "Parcels leave the Lisbon warehouse within two business days by courier."),
+        ("d3", "Sizing", "Our boots run small, so order half a size up for a comfortable fit."),
+        ("d4", "Gift cards", "Gift cards never expire and can be used online or in any store."),
+    ]
+    (folder / "corpus.jsonl").write_text("\n".join(json.dumps({"_id": i, "title": t, "text": x}) for i, t, x in corpus))
+    queries = [("q1", "how long do I have to send shoes back for my money"), ("q2", "when will my parcel be dispatched"), ("q3", "unjudged question")]
+    (folder / "queries.jsonl").write_text("\n".join(json.dumps({"_id": i, "text": t}) for i, t in queries))
+    (folder / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\nq2\td2\t1\n")
+    return folder
+
+
+def test_eval_indexes_the_corpus_and_scores_every_mode(tiny_beir, local_embedder):
+    result = CliRunner().invoke(cli, ["eval", "--dataset", str(tiny_beir), "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    assert (report["dataset"], report["queries"]) == ("tiny", 2), "only judged queries count"
+    modes = report["spaces"]["local-all-minilm-l6-v2-384"]
+    assert set(modes) == {"dense", "lexical", "hybrid"}
+    assert modes["dense"]["mrr@10"] == 1.0 and modes["hybrid"]["ndcg@10"] == 1.0
+    assert all(set(m) == {"ndcg@10", "recall@10", "recall@100", "mrr@10"} for m in modes.values())
+
+
+def test_the_gate_fails_below_a_floor(tiny_beir, tmp_path, local_embedder):
+    floors = tmp_path / "floors.toml"
+    floors.write_text('[hybrid]\n"ndcg@10" = 0.5\n[lexical]\n"recall@10" = 1.01\n')
+    bad = CliRunner().invoke(cli, ["eval", "--dataset", str(tiny_beir), "--gate", str(floors), "-q"])
+    assert bad.exit_code == 2 and "[lexical].recall@10: metrics are" in bad.output
+    floors.write_text('[hybrid]\n"ndcg@10" = 0.5\n"mrr@10" = 1.0\n[dense]\n"recall@100" = 1.0\n')
+    assert CliRunner().invoke(cli, ["eval", "--dataset", str(tiny_beir), "--gate", str(floors), "-q"]).exit_code == 0
+
+
+def test_a_folder_that_is_not_a_dataset_is_a_clear_error(tmp_path):
+    result = CliRunner().invoke(cli, ["eval", "--dataset", str(tmp_path)])
+    assert result.exit_code == 1 and "not a BEIR dataset folder, missing:" in result.output
+
+
+def test_a_metric_below_its_floor_exits_6(tiny_beir, tmp_path, local_embedder):
+    (tiny_beir / "qrels" / "mislabeled.tsv").write_text("q1\td4\t1\n")  # gift cards for a refund question: ranks low
+    floors = tmp_path / "floors.toml"
+    floors.write_text('[hybrid]\n"mrr@10" = 1.0\n')
+    result = CliRunner().invoke(cli, ["eval", "--dataset", str(tiny_beir), "--split", "mislabeled", "--gate", str(floors), "-q"])
+    assert result.exit_code == 6
+    assert "Below the gate: local-all-minilm-l6-v2-384 hybrid mrr@10 = " in result.output
