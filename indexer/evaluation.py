@@ -85,11 +85,13 @@ def score(rankings: dict[str, list[str]], qrels: dict[str, dict[str, int]]) -> d
 
 
 def write_corpus_files(dataset: Dataset, folder: Path) -> None:
-    """Each corpus document as a Markdown file (title in front matter), for a `files` source."""
+    """Each corpus document as a Markdown file for a `files` source, its title both in front
+    matter and as the `#` heading, as real pages carry it — so, as in BEIR, the title is searchable text."""
     folder.mkdir(parents=True, exist_ok=True)
     for doc_id, (title, text) in dataset.corpus.items():
         safe = json.dumps(title or doc_id, ensure_ascii=False)
-        (folder / f"{_file_name(doc_id)}.md").write_text(f"---\ntitle: {safe}\n---\n{text}\n", encoding="utf-8")
+        heading = f"# {' '.join(title.split())}\n\n" if title.strip() else ""
+        (folder / f"{_file_name(doc_id)}.md").write_text(f"---\ntitle: {safe}\n---\n{heading}{text}\n", encoding="utf-8")
 
 
 def _file_name(doc_id: str) -> str:
