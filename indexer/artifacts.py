@@ -209,10 +209,16 @@ def _write(folder: Path, generation_id: str, documents: list[Document], spaces: 
     advance(1)
 
 
+def open_index(path: Path):
+    """A published index.faiss, memory-mapped read-only: zero-copy, shared through the page cache."""
+    import faiss
+
+    return faiss.read_index(str(path), faiss.IO_FLAG_MMAP_IFC | faiss.IO_FLAG_READ_ONLY)
+
+
 def verify_generation(folder: Path) -> dict:
     """Refuse a generation that a server could not serve; returns its manifest."""
     import duckdb
-    import faiss
 
     manifest = read_manifest(folder)
     if manifest["counts"]["documents"] == 0 or manifest["counts"]["chunks"] == 0:
@@ -223,7 +229,7 @@ def verify_generation(folder: Path) -> dict:
     finally:
         db.close()
     for space_id, info in manifest["spaces"].items():
-        index = faiss.read_index(str(folder / info["path"] / "index.faiss"), faiss.IO_FLAG_MMAP_IFC | faiss.IO_FLAG_READ_ONLY)
+        index = open_index(folder / info["path"] / "index.faiss")
         if index.ntotal != rows.get(space_id, 0):
             raise PublishRefused(f"space {space_id}: {index.ntotal} vectors but {rows.get(space_id, 0)} chunk rows")
     return manifest

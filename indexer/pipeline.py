@@ -145,12 +145,13 @@ def run_index(
         last_good = _last_good_versions(previous, decisions, crawled, before)
         documents, kept = _assemble(decisions, crawled, last_good)
 
+        # Spaces built exactly as configured now keep the chunks of kept documents as they are.
+        carries = {s.space_id: previous is not None and previous.carries_chunks(s.space_id, space_manifest(s)) for s in rebuilt}
         new_chunks: dict[str, list[Chunk]] = {}
         for space in rebuilt:
             space_id = space.space_id
-            carries = previous is not None and previous.carries_chunks(space_id, space_manifest(space))
             # Kept documents are re-chunked only where this space cannot keep their chunks (new space, new chunking).
-            to_chunk = [d for d in documents if decisions[d.doc_id].action is Action.FULL or (d.doc_id in kept and not carries)]
+            to_chunk = [d for d in documents if decisions[d.doc_id].action is Action.FULL or (d.doc_id in kept and not carries[space_id])]
             with timer(f"chunk:{space_id}"), progress(f"chunking {space_id}", len(to_chunk)) as advance:
                 params = ChunkingParams(space.chunk_tokens, space.chunk_overlap)
                 new_chunks[space_id], failed = chunk_documents(to_chunk, params, fits[space_id], report.errors, advance)
@@ -201,8 +202,7 @@ def run_index(
             space_id = space.space_id
             manifest = space_manifest(space)
             if space_id in fresh:
-                carries = previous is not None and previous.carries_chunks(space_id, manifest)
-                carried, carried_ids, whole = previous.carried_chunks(space_id, kept) if carries else ([], [], False)
+                carried, carried_ids, whole = previous.carried_chunks(space_id, kept) if carries[space_id] else ([], [], False)
                 vectors, stats = fresh[space_id]
                 unchanged = whole and not new_chunks[space_id]
                 chunks = carried + new_chunks[space_id]

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from indexer.artifacts import current_generation, read_manifest
+from indexer.artifacts import current_generation, open_index, read_manifest
 from indexer.documents import Chunk, Document
 from indexer.embedders import same_space
 from indexer.errors import ArtifactError
@@ -93,9 +93,7 @@ class PreviousGeneration:
         return self.folder / self.manifest["spaces"][space_id]["path"]
 
     def vectors(self, space_id: str, vector_ids: list[int]) -> np.ndarray:
-        import faiss
-
-        index = faiss.read_index(str(self.folder / self.manifest["spaces"][space_id]["path"] / "index.faiss"), faiss.IO_FLAG_MMAP_IFC | faiss.IO_FLAG_READ_ONLY)
+        index = open_index(self.space_folder(space_id) / "index.faiss")
         if not vector_ids:
             return np.zeros((0, index.d), dtype=np.float32)
         return index.reconstruct_batch(np.asarray(vector_ids, dtype=np.int64))

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from indexer.artifacts import current_generation, read_manifest
+from indexer.artifacts import current_generation, open_index, read_manifest
 from indexer.errors import ArtifactError
 from indexer.lexical import LexicalIndex
 from indexer.sql import load_sql
@@ -33,7 +33,6 @@ class Generation:
 
     def __init__(self, folder: Path):
         import duckdb
-        import faiss
 
         self.folder = folder
         self.manifest = read_manifest(folder)
@@ -47,8 +46,7 @@ class Generation:
         for space_id, info in self.manifest["spaces"].items():
             space_dir = folder / info["path"]
             manifest = json.loads((space_dir / "space.json").read_text(encoding="utf-8"))
-            # Zero-copy: the OS page cache holds the vectors, shared by every worker process.
-            dense = faiss.read_index(str(space_dir / "index.faiss"), faiss.IO_FLAG_MMAP_IFC | faiss.IO_FLAG_READ_ONLY)
+            dense = open_index(space_dir / "index.faiss")
             self.spaces[space_id] = SpaceIndex(space_id, manifest, dense, LexicalIndex(space_dir / "lexical"))
 
     @classmethod
