@@ -139,8 +139,6 @@ def run(config_path, artifacts, as_json, silent, providers, max_cost, allow_mass
         _print_summary(report, config.artifacts)
     if dry_run:
         return
-        for error in report.errors:
-            click.echo(f"  {error.code} [{error.step}] {error.message}", err=True)
     if report.errors:
         if not as_json:
             click.echo(f"{len(report.errors)} document(s) failed; their errors are in source_events.", err=True)
