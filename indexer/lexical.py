@@ -45,11 +45,24 @@ def build_lexical_index(texts: list[str], folder: Path) -> None:
     retriever.index(corpus, show_progress=False)
     folder.mkdir(parents=True, exist_ok=True)
     retriever.save(str(folder), show_progress=False)
+    np.save(folder / "term_max.npy", _term_max(retriever.scores))
     (folder / "analyzer.json").write_text(json.dumps({**ANALYZER, "documents": len(texts)}, indent=2) + "\n")
 
 
+def _term_max(scores: dict) -> np.ndarray:
+    """The highest BM25 contribution of each vocabulary term over all chunks (0 for a term in none).
+    bm25s keeps a term-major sparse matrix, so each term's chunk scores are one contiguous run."""
+    data, indptr = np.asarray(scores["data"]), np.asarray(scores["indptr"])
+    maxima = np.zeros(len(indptr) - 1, dtype=np.float32)
+    present = indptr[:-1] < indptr[1:]
+    if present.any():
+        maxima[present] = np.maximum.reduceat(data, indptr[:-1][present])
+    return maxima
+
+
 class LexicalIndex:
-    """A memory-mapped BM25 index; `scores(query)` returns one score per chunk row."""
+    """A memory-mapped BM25 index; `scores(query)` returns one score per chunk row and the
+    query's score ceiling, the sum of each query term's highest score in the index."""
 
     def __init__(self, folder: Path):
         import bm25s
@@ -59,9 +72,14 @@ class LexicalIndex:
             raise ValueError(f"lexical index uses analyzer {info.get('name')!r}; this version reads {ANALYZER['name']!r}")
         self.size = int(info["documents"])
         self.retriever = bm25s.BM25.load(str(folder), mmap=True, show_progress=False)
+        saved = folder / "term_max.npy"  # generations written before it existed get it computed here
+        self.term_max = np.load(saved) if saved.exists() else _term_max(self.retriever.scores)
 
-    def scores(self, query: str) -> np.ndarray:
-        tokens = analyze(query)
-        if not tokens or self.size == 0:
-            return np.zeros(self.size, dtype=np.float32)
-        return np.asarray(self.retriever.get_scores(tokens), dtype=np.float32)
+    def scores(self, query: str) -> tuple[np.ndarray, float]:
+        """(BM25 score per chunk row, ceiling): no chunk can score above the ceiling, so
+        score / ceiling is a 0–1 measure of how much of the query a chunk matches."""
+        term_ids = self.retriever.get_tokens_ids(analyze(query)) if self.size else []
+        if not term_ids:
+            return np.zeros(self.size, dtype=np.float32), 0.0
+        scores = np.asarray(self.retriever.get_scores(term_ids), dtype=np.float32)
+        return scores, float(self.term_max[term_ids].sum())

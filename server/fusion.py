@@ -1,14 +1,29 @@
-"""Combine ranked lists from dense and lexical retrieval."""
+"""Combine dense and lexical evidence into one hybrid score.
+
+A convex combination of scores that are already on a fixed 0–1 scale for every query:
+
+    hybrid = w · cosine + (1 − w) · BM25 / ceiling
+
+Cosine similarity of normalized vectors is absolute (negative values count as 0). BM25 has no
+fixed scale, so it is divided by the query's ceiling — the sum of each query term's highest
+score in the index — which no chunk can exceed. Neither side is rescaled by the best hit of the
+query, so a retriever that finds nothing good (a query sharing few words with the corpus, a
+space whose vectors carry little meaning) contributes low scores instead of a confident-looking
+1.0 at the top of its list. Why this and not reciprocal rank fusion: see bench/README.md
+("Fusion"); in short, on SciFact it beats both inputs and RRF, and it degrades to about the
+better input when the other is noise, where RRF halves the score.
+"""
 
 from __future__ import annotations
 
-RRF_K = 60
+DENSE_WEIGHT = 0.5
 
 
-def reciprocal_rank_fusion(rankings: list[list[int]], k: int = RRF_K) -> dict[int, float]:
-    """score(id) = Σ 1 / (k + rank), rank from 1, over every list the id appears in (Cormack et al. 2009)."""
-    fused: dict[int, float] = {}
-    for ranking in rankings:
-        for rank, item in enumerate(ranking, start=1):
-            fused[item] = fused.get(item, 0.0) + 1.0 / (k + rank)
+def convex_combination(cosine: dict[int, float], lexical: dict[int, float], dense_weight: float = DENSE_WEIGHT) -> dict[int, float]:
+    """Hybrid scores for the union of both candidate sets. `cosine` holds cosine similarities and
+    `lexical` BM25 scores already divided by the query's ceiling (0–1); an id missing from one side
+    scores 0 there, so callers should pass exact scores for the whole union."""
+    fused = {item: dense_weight * max(0.0, score) for item, score in cosine.items()}
+    for item, score in lexical.items():
+        fused[item] = fused.get(item, 0.0) + (1.0 - dense_weight) * score
     return fused

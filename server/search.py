@@ -9,7 +9,7 @@ from datetime import datetime
 import numpy as np
 
 from indexer.embedders import Embedder
-from server.fusion import reciprocal_rank_fusion
+from server.fusion import convex_combination
 from indexer.documents import utc_naive
 from server.reader import Generation, SpaceIndex
 
@@ -79,17 +79,25 @@ def search(
 
     dense: dict[int, float] = {}
     lexical: dict[int, float] = {}
+    lexical_scores, ceiling = np.zeros(space.size, dtype=np.float32), 0.0
     if mode in ("hybrid", "dense") and depth:
         dense = _dense(space, query_vector, depth, allowed)
     if mode in ("hybrid", "lexical") and depth:
-        lexical = _lexical(space, query, depth, allowed)
+        lexical_scores, ceiling = _lexical_scores(space, query, allowed)
+        lexical = _top(lexical_scores, depth)
 
     if mode == "dense":
         ranked = sorted(dense.items(), key=lambda kv: -kv[1])
     elif mode == "lexical":
         ranked = sorted(lexical.items(), key=lambda kv: -kv[1])
     else:
-        fused = reciprocal_rank_fusion([list(dense), list(lexical)])
+        # Exact scores on both sides for every candidate either retriever found, so a chunk
+        # just below one retriever's cut is not treated as a zero there.
+        candidates = list(dict.fromkeys([*dense, *lexical]))
+        dense = dict(zip(candidates, _cosines(space, query_vector, candidates)))
+        lexical = {vid: float(lexical_scores[vid]) for vid in candidates}
+        normalized = {vid: score / ceiling for vid, score in lexical.items()} if ceiling else {}
+        fused = convex_combination(dense, normalized)
         ranked = sorted(fused.items(), key=lambda kv: -kv[1])
 
     hits = _collapse(generation, space.space_id, ranked, top_k, dense, lexical)
@@ -117,13 +125,26 @@ def _dense(space: SpaceIndex, vector: np.ndarray, depth: int, allowed: np.ndarra
     return {int(i): float(s) for s, i in zip(scores[0], ids[0]) if i >= 0}
 
 
-def _lexical(space: SpaceIndex, query: str, depth: int, allowed: np.ndarray | None) -> dict[int, float]:
-    """Top `depth` BM25 scores above zero (a chunk sharing no term with the query is no match)."""
-    scores = space.lexical.scores(query)
+def _cosines(space: SpaceIndex, vector: np.ndarray, ids: list[int]) -> list[float]:
+    """Inner products of `vector` with the stored vectors of `ids` (cosines: vectors are normalized)."""
+    if not ids:
+        return []
+    stored = space.dense.reconstruct_batch(np.asarray(ids, dtype=np.int64))
+    return [float(x) for x in stored @ vector.reshape(-1)]
+
+
+def _lexical_scores(space: SpaceIndex, query: str, allowed: np.ndarray | None) -> tuple[np.ndarray, float]:
+    """BM25 score of every chunk (0 outside `allowed`) and the query's ceiling."""
+    scores, ceiling = space.lexical.scores(query)
     if allowed is not None:
         masked = np.zeros_like(scores)
         masked[allowed] = scores[allowed]
         scores = masked
+    return scores, ceiling
+
+
+def _top(scores: np.ndarray, depth: int) -> dict[int, float]:
+    """The `depth` best scores above zero (a chunk sharing no term with the query is no match), best first."""
     positive = np.flatnonzero(scores > 0)
     if len(positive) > depth:
         positive = positive[np.argpartition(-scores[positive], depth - 1)[:depth]]

@@ -21,6 +21,8 @@ MAX_REQUEST_TOKENS = 300_000
 
 
 class FakeOpenAI(FakeService):
+    vector = staticmethod(word_vector)  # text, dimensions → vector; swap for other behaviour
+
     def error_body(self, status: int, message: str) -> dict:
         kind = {401: "invalid_request_error", 429: "rate_limit_exceeded"}.get(status, "invalid_request_error" if status < 500 else "server_error")
         return {"error": {"message": message, "type": kind, "param": None, "code": None}}
@@ -56,7 +58,7 @@ class FakeOpenAI(FakeService):
         size = wrong_dimensions or dimensions
         data = []
         for i, text in enumerate(inputs):
-            vector = word_vector(text, size)
+            vector = self.vector(text, size)
             vector = (vector / np.linalg.norm(vector)).astype(np.float32)  # OpenAI returns unit vectors
             encoded = base64.b64encode(vector.tobytes()).decode() if body.get("encoding_format") == "base64" else vector.tolist()
             data.append({"object": "embedding", "index": i, "embedding": encoded})

@@ -1,0 +1,87 @@
+"""Hybrid ranking: a fixed-scale blend of cosine and the share of the query a chunk matches,
+which follows the better retriever when the other one carries no signal."""
+
+import hashlib
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from indexer.config import load_config
+from indexer.lexical import LexicalIndex, build_lexical_index
+from indexer.pipeline import run_index
+from server.fusion import convex_combination
+from server.search import search
+from server.service import SearchService, Settings
+from tests.conftest import write_config
+from tests.fakes.openai_server import FakeOpenAI
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "docs"
+
+
+def test_no_chunk_scores_above_the_query_ceiling(tmp_path):
+    texts = [
+        "Refunds go back to the original card within five days.",
+        "Refund refund refund: every refund request is read by a person.",
+        "Parcels leave the warehouse within two business days.",
+    ]
+    build_lexical_index(texts, tmp_path / "lexical")
+    index = LexicalIndex(tmp_path / "lexical")
+    for query in ("refund to the card", "refund refund card days", "parcels warehouse refund"):
+        scores, ceiling = index.scores(query)
+        assert 0 < scores.max() <= ceiling
+    scores, ceiling = index.scores("the of and")  # only stopwords
+    assert ceiling == 0 and not scores.any()
+
+
+def test_the_blend_weights_cosine_and_matched_share_equally():
+    fused = convex_combination({1: 0.8, 2: 0.3, 3: -0.2}, {1: 0.1, 2: 0.9, 3: 0.5})
+    assert fused == pytest.approx({1: 0.45, 2: 0.6, 3: 0.25})  # a negative cosine counts as 0
+    assert convex_combination({1: 0.6}, {}) == pytest.approx({1: 0.3})
+
+
+class NoiseOpenAI(FakeOpenAI):
+    """An embedding endpoint whose vectors carry no meaning: one random direction per exact text."""
+
+    @staticmethod
+    def vector(text: str, dimensions: int) -> np.ndarray:
+        seed = int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "little")
+        return np.random.default_rng(seed).standard_normal(dimensions)
+
+
+@pytest.fixture
+def noise_space(tmp_path, monkeypatch):
+    fake = NoiseOpenAI().start()
+    monkeypatch.setenv("OPENAI_API_KEY", fake.api_key)
+    monkeypatch.setenv("OPENAI_BASE_URL", f"{fake.url}/v1")
+    sources = "".join(f'[[sources]]\nname = "{name}"\ntype = "files"\npath = "{EXAMPLES / name}"\n' for name in ("guide", "articles"))
+    config = load_config(write_config(tmp_path, sources + '[[spaces]]\nprovider = "openai"\n'))
+    run_index(config)
+    service = SearchService(Settings(artifacts=config.artifacts))
+    generation = service.load()
+    (space,) = generation.spaces.values()
+    yield service, generation, space
+    fake.close()
+
+
+QUERIES = [
+    "undo a bad index run with rollback",
+    "exit status 4 nightly job",
+    "HNSW nearest neighbour index",
+    "stemming and stopwords",
+    "citing sources in chatbot answers",
+    "incremental runs content hash",
+]
+
+
+def test_hybrid_follows_lexical_when_the_vectors_are_noise(noise_space):
+    service, generation, space = noise_space
+
+    def top(query: str, mode: str) -> list[str]:
+        hits = search(generation, space, service.query_vector(space, query), query, top_k=3, mode=mode).hits
+        return [h.doc_id for h in hits]
+
+    for query in QUERIES:
+        lexical = top(query, "lexical")
+        assert lexical, query
+        assert top(query, "hybrid")[0] == lexical[0], query
