@@ -11,7 +11,7 @@ PORT ?= 8000
 export HF_HUB_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: install demo test index serve clean
+.PHONY: install demo test bench index serve clean
 
 install: $(VENV)/.installed
 
@@ -32,6 +32,12 @@ demo: install
 
 test: install
 	$(BIN)/pytest -q
+
+# The quick benchmarks (a few minutes); the ones that need ../shared/data are listed in bench/README.md.
+bench: index
+	$(BIN)/python bench/index_speed.py --config examples/index.toml --repeat 3
+	$(BIN)/python bench/search_latency.py --artifacts artifacts --requests 300
+	$(BIN)/python bench/incremental.py --docs 2000
 
 index: install
 	$(BIN)/index run --config examples/index.toml

@@ -28,7 +28,7 @@ import numpy as np
 
 from indexer.documents import Chunk, Document, chunk_id, utc_naive
 from indexer.errors import ArtifactError, IngestError, PublishRefused
-from indexer.lexical import build_lexical_index
+from indexer.lexical import build_lexical_index, complete_lexical_index
 from indexer.sql import SCHEMA, load_sql
 
 SCHEMA_VERSION = 1
@@ -105,6 +105,7 @@ def _write(folder: Path, generation_id: str, documents: list[Document], spaces: 
         space_dir.mkdir(parents=True)
         if build.reuse_from is not None:
             _link_tree(build.reuse_from, space_dir, ("index.faiss", "lexical"))
+            complete_lexical_index(space_dir / "lexical")  # a generation from before term_max.npy
         else:
             vectors = np.ascontiguousarray(build.vectors, dtype=np.float32)
             index = faiss.IndexFlatIP(int(build.manifest["dimension"]))  # exact search; normalized vectors → cosine

@@ -167,11 +167,9 @@ def evaluate(dataset_dir, config_path, artifacts, as_json, split, limit_queries,
         index eval --dataset ../shared/data/scifact --limit-queries 50 --json
         index eval --dataset data/scifact --gate floors.toml    # exit 6 below a floor
     """
-    import dataclasses
     import tempfile
 
     from indexer import evaluation
-    from indexer.config import parse_config
 
     gate = None
     if gate_path is not None:
@@ -184,16 +182,8 @@ def evaluate(dataset_dir, config_path, artifacts, as_json, split, limit_queries,
     with tempfile.TemporaryDirectory(prefix="static-rag-eval-") as tmp:
         folder = artifacts
         if folder is None:
-            from indexer.pipeline import run_index
-
-            evaluation.write_corpus_files(dataset, Path(tmp) / "corpus")
-            raw = {"sources": [{"name": dataset.name, "type": "files", "path": "corpus"}], "spaces": [{"provider": "local"}]}
-            config = parse_config(raw, base_dir=Path(tmp), artifacts_override=Path(tmp) / "artifacts")
-            if spaces:
-                config = dataclasses.replace(config, spaces=spaces)
             with _reporting(silent or as_json) as progress:
-                _library_call(lambda: run_index(config, progress=progress))
-            folder = config.artifacts
+                folder = _library_call(evaluation.index_dataset, dataset, Path(tmp), spaces, progress)
         with _reporting(silent or as_json) as progress:
             results = _library_call(_rank_all, folder, dataset, progress)
     report = {"dataset": dataset.name, "split": split, "queries": len(dataset.queries), "spaces": results}

@@ -94,6 +94,25 @@ def write_corpus_files(dataset: Dataset, folder: Path) -> None:
         (folder / f"{_file_name(doc_id)}.md").write_text(f"---\ntitle: {safe}\n---\n{heading}{text}\n", encoding="utf-8")
 
 
+def index_dataset(dataset: Dataset, folder: Path, spaces=None, progress=None) -> Path:
+    """Index the corpus through the normal pipeline: Markdown files in `folder/corpus`, one `files`
+    source named after the dataset, the configured `spaces` (default: the local model), artifacts
+    in `folder/artifacts`, which is returned."""
+    import dataclasses
+
+    from indexer.config import parse_config
+    from indexer.pipeline import run_index
+
+    folder = Path(folder)
+    write_corpus_files(dataset, folder / "corpus")
+    raw = {"sources": [{"name": dataset.name, "type": "files", "path": "corpus"}], "spaces": [{"provider": "local"}]}
+    config = parse_config(raw, base_dir=folder, artifacts_override=folder / "artifacts")
+    if spaces:
+        config = dataclasses.replace(config, spaces=spaces)
+    run_index(config, progress=progress)
+    return config.artifacts
+
+
 def _file_name(doc_id: str) -> str:
     return doc_id.replace("/", "%2F")
 

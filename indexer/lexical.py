@@ -49,6 +49,14 @@ def build_lexical_index(texts: list[str], folder: Path) -> None:
     (folder / "analyzer.json").write_text(json.dumps({**ANALYZER, "documents": len(texts)}, indent=2) + "\n")
 
 
+def complete_lexical_index(folder: Path) -> None:
+    """Add what newer readers expect to an index carried over from an older generation."""
+    if not (folder / "term_max.npy").exists():
+        import bm25s
+
+        np.save(folder / "term_max.npy", _term_max(bm25s.BM25.load(str(folder), mmap=True, show_progress=False).scores))
+
+
 def _term_max(scores: dict) -> np.ndarray:
     """The highest BM25 contribution of each vocabulary term over all chunks (0 for a term in none).
     bm25s keeps a term-major sparse matrix, so each term's chunk scores are one contiguous run."""

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from indexer.config import load_config
-from indexer.lexical import LexicalIndex, build_lexical_index
+from indexer.lexical import LexicalIndex, build_lexical_index, complete_lexical_index
 from indexer.pipeline import run_index
 from server.fusion import convex_combination
 from server.search import search
@@ -85,3 +85,12 @@ def test_hybrid_follows_lexical_when_the_vectors_are_noise(noise_space):
         lexical = top(query, "lexical")
         assert lexical, query
         assert top(query, "hybrid")[0] == lexical[0], query
+
+
+def test_an_index_from_before_the_ceiling_file_still_gets_ceilings(tmp_path):
+    build_lexical_index(["Refunds go back to the card.", "Parcels leave within two days."], tmp_path / "lexical")
+    expected = LexicalIndex(tmp_path / "lexical").scores("refund parcels")
+    (tmp_path / "lexical" / "term_max.npy").unlink()  # as written by older versions
+    assert LexicalIndex(tmp_path / "lexical").scores("refund parcels")[1] == expected[1] > 0
+    complete_lexical_index(tmp_path / "lexical")  # what carrying the index into a new generation does
+    assert (tmp_path / "lexical" / "term_max.npy").exists()
