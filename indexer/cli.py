@@ -210,6 +210,11 @@ def _rank_all(artifacts: Path, dataset, progress) -> dict:
 
     service = SearchService(Settings(artifacts=artifacts, max_query_chars=100_000))
     generation = service.load()
+    indexed = {evaluation.corpus_id(row["doc_id"]) for row in generation.query("document_ids")}
+    if not indexed & set(dataset.corpus):
+        service.close()
+        raise StaticRagError(f"{artifacts}: its generation holds none of the {dataset.name} corpus documents; "
+                             "pass the artifacts of an index of this dataset, or leave out --artifacts to index it")
     results = {}
     try:
         for space_id, space in generation.spaces.items():

@@ -80,3 +80,8 @@ def test_the_stored_scifact_gate_is_a_valid_gate():
 
     gate = load_gate(Path(__file__).resolve().parent.parent / "bench" / "scifact-gate.toml")
     assert gate["hybrid"]["ndcg@10"] >= 0.72, "the issue's target is 0.73; the floor sits a point below the measured 0.732"
+
+
+def test_artifacts_of_another_corpus_are_refused_not_scored_zero(tiny_beir, examples_artifacts):
+    result = CliRunner().invoke(cli, ["eval", "--dataset", str(tiny_beir), "--artifacts", str(examples_artifacts), "-q"])
+    assert result.exit_code == 1 and "holds none of the tiny corpus documents" in result.output
