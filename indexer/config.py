@@ -7,6 +7,8 @@ they come from environment variables only.
 
 from __future__ import annotations
 
+import ipaddress
+
 import difflib
 import tomllib
 from dataclasses import dataclass
@@ -41,6 +43,7 @@ class SourceConfig:
     extensions: tuple[str, ...] = DEFAULT_EXTENSIONS
     urls: tuple[str, ...] = ()
     timeout_seconds: float = 20.0
+    allow_private_networks: tuple[str, ...] = ()  # CIDRs the SSRF guard lets web fetches reach
 
 
 @dataclass(frozen=True)
@@ -96,6 +99,7 @@ SOURCE_KEYS_BY_TYPE = {
         "type": Key(str, required=True, choices=SOURCE_TYPES),
         "urls": Key(list, required=True, item_type=str),
         "timeout_seconds": Key((int, float), default=20.0, min=1, max=300),
+        "allow_private_networks": Key(list, item_type=str, default=[]),
     },
 }
 
@@ -181,7 +185,18 @@ def _parse_source(raw: dict, index: int, base_dir: Path) -> SourceConfig:
     for j, url in enumerate(urls):
         if not url.startswith(("http://", "https://")):
             raise ConfigError(f"{where}.urls[{j}]: must start with http:// or https://; got {url!r}")
-    return SourceConfig(name=values["name"], type=kind, urls=urls, timeout_seconds=float(values["timeout_seconds"]))
+    for j, cidr in enumerate(values["allow_private_networks"]):
+        try:
+            ipaddress.ip_network(cidr, strict=False)
+        except ValueError:
+            raise ConfigError(f"{where}.allow_private_networks[{j}]: must be a network in CIDR form such as 127.0.0.0/8 or 10.0.0.0/8; got {cidr!r}") from None
+    return SourceConfig(
+        name=values["name"],
+        type=kind,
+        urls=urls,
+        timeout_seconds=float(values["timeout_seconds"]),
+        allow_private_networks=tuple(values["allow_private_networks"]),
+    )
 
 
 def _parse_space(raw: dict, index: int) -> SpaceConfig:

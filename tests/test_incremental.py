@@ -93,7 +93,7 @@ def test_a_page_that_starts_failing_keeps_its_last_good_version(tmp_path, site, 
         "/c": (200, "text/plain", b"Care\n\nClean leather with a damp cloth."),
     }
     urls = ", ".join(f'"{site.url(p)}"' for p in ("/a", "/b", "/c"))
-    config = write_config(tmp_path, f'[[sources]]\nname = "w"\ntype = "urls"\nurls = [{urls}]\n' + LOCAL)
+    config = write_config(tmp_path, f'[[sources]]\nname = "w"\ntype = "urls"\nallow_private_networks = ["127.0.0.0/8"]\nurls = [{urls}]\n' + LOCAL)
     run("run", "-c", str(config))
     site.routes["/a"] = (500, "text/plain", b"oops")
     site.routes["/b"] = (200, "application/octet-stream", b"\x00\x01binary")
@@ -203,7 +203,7 @@ def test_unchanged_web_pages_are_not_downloaded_again(tmp_path, site, local_embe
         "/c": (200, "text/plain", b"Care\n\nClean leather with a damp cloth."),
     }
     urls = ", ".join(f'"{site.url(p)}"' for p in ("/a", "/b", "/c"))
-    config = write_config(tmp_path, f'[[sources]]\nname = "w"\ntype = "urls"\nurls = [{urls}]\n' + LOCAL)
+    config = write_config(tmp_path, f'[[sources]]\nname = "w"\ntype = "urls"\nallow_private_networks = ["127.0.0.0/8"]\nurls = [{urls}]\n' + LOCAL)
     run("run", "-c", str(config))
     assert site.not_modified == []
     code, report = run_json("run", "-c", str(config))

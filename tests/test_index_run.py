@@ -102,7 +102,7 @@ def test_url_source_indexes_pages_and_records_failures(tmp_path, site):
         "/image.png": (200, "image/png", b"\x89PNG"),
     }
     urls = ", ".join(f'"{site.url(p)}"' for p in ["/returns", "/notes.txt", "/gone", "/broken", "/blank", "/image.png"])
-    config = write_config(tmp_path, f'[[sources]]\nname = "shop"\ntype = "urls"\nurls = [{urls}, "{site.base.upper().replace("HTTP", "http")}/returns#top"]\n' + LOCAL)
+    config = write_config(tmp_path, f'[[sources]]\nname = "shop"\ntype = "urls"\nallow_private_networks = ["127.0.0.0/8"]\nurls = [{urls}, "{site.base.upper().replace("HTTP", "http")}/returns#top"]\n' + LOCAL)
     result = run_cli("run", "-c", str(config), "--json")
     assert result.exit_code == 4, "published, with document errors"
     report = json.loads(result.output)
@@ -127,7 +127,7 @@ def test_url_source_indexes_pages_and_records_failures(tmp_path, site):
 def test_an_unreachable_host_is_a_document_error_not_a_failed_run(tmp_path, site):
     site.routes = {"/ok": (200, "text/plain", b"Reachable page\n\nThis page answers.")}
     site_url = site.url("/ok")
-    config = write_config(tmp_path, f'[[sources]]\nname = "w"\ntype = "urls"\nurls = ["{site_url}", "http://127.0.0.1:9/closed"]\ntimeout_seconds = 2\n' + LOCAL)
+    config = write_config(tmp_path, f'[[sources]]\nname = "w"\ntype = "urls"\nallow_private_networks = ["127.0.0.0/8"]\nurls = ["{site_url}", "http://127.0.0.1:9/closed"]\ntimeout_seconds = 2\n' + LOCAL)
     result = run_cli("run", "-c", str(config))
     assert result.exit_code == 4
     assert "WEB_FETCH_FAILED [fetch] http://127.0.0.1:9/closed" in result.output

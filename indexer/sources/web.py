@@ -12,6 +12,7 @@ from indexer.documents import Document
 from indexer.errors import ErrorCode, IngestError
 from indexer.extract import ExtractionError, extract_html, extract_markdown, extract_text
 from indexer.sources import SourceResult
+from indexer.sources.netguard import guarded_transport, refused
 
 USER_AGENT = f"static-rag/{__version__} (+https://github.com/static-rag/static-rag)"
 DEFAULT_PORTS = {"http": 80, "https": 443}
@@ -38,6 +39,7 @@ def crawl_urls(source: SourceConfig, progress=None, validators: dict[str, tuple[
     result = SourceResult(source=source.name)
     timeout = httpx.Timeout(source.timeout_seconds, connect=min(10.0, source.timeout_seconds))
     with httpx.Client(
+        transport=guarded_transport(source.allow_private_networks),
         timeout=timeout,
         follow_redirects=True,
         max_redirects=MAX_REDIRECTS,
@@ -94,6 +96,10 @@ def fetch_document(
         return error(ErrorCode.WEB_TOO_LARGE, "fetch", f"more than {MAX_BYTES // (1024 * 1024)} MB; not downloaded further")
     except httpx.TooManyRedirects:
         return error(ErrorCode.WEB_FETCH_FAILED, "fetch", f"more than {MAX_REDIRECTS} redirects")
+    except httpx.ConnectError as exc:
+        if refused(exc):
+            return error(ErrorCode.WEB_ADDRESS_REFUSED, "fetch", str(exc))
+        return error(ErrorCode.WEB_FETCH_FAILED, "fetch", f"ConnectError: {exc}", retryable=True)
     except httpx.TimeoutException:
         return error(ErrorCode.WEB_FETCH_FAILED, "fetch", "timed out", retryable=True)
     except httpx.HTTPError as exc:
