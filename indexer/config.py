@@ -35,6 +35,10 @@ class Key:
     item_type: type | None = None  # for lists
 
 
+# Query parameters that only say where a visitor came from, dropped from URLs; `name*` matches a prefix.
+TRACKING_PARAMETERS = ("utm_*", "gclid", "dclid", "gbraid", "wbraid", "fbclid", "msclkid", "mc_cid", "mc_eid", "_ga", "_gl", "yclid", "igshid", "mkt_tok")
+
+
 @dataclass(frozen=True)
 class SourceConfig:
     name: str
@@ -44,6 +48,7 @@ class SourceConfig:
     urls: tuple[str, ...] = ()
     timeout_seconds: float = 20.0
     allow_private_networks: tuple[str, ...] = ()  # CIDRs the SSRF guard lets web fetches reach
+    drop_parameters: tuple[str, ...] = TRACKING_PARAMETERS  # query parameters removed from URLs (`utm_*` = a prefix)
 
 
 @dataclass(frozen=True)
@@ -100,6 +105,7 @@ SOURCE_KEYS_BY_TYPE = {
         "urls": Key(list, required=True, item_type=str),
         "timeout_seconds": Key((int, float), default=20.0, min=1, max=300),
         "allow_private_networks": Key(list, item_type=str, default=[]),
+        "drop_parameters": Key(list, item_type=str, default=list(TRACKING_PARAMETERS)),
     },
 }
 
@@ -196,6 +202,7 @@ def _parse_source(raw: dict, index: int, base_dir: Path) -> SourceConfig:
         urls=urls,
         timeout_seconds=float(values["timeout_seconds"]),
         allow_private_networks=tuple(values["allow_private_networks"]),
+        drop_parameters=tuple(p.lower() for p in values["drop_parameters"]),
     )
 
 

@@ -7,7 +7,7 @@ from urllib.parse import urlsplit, urlunsplit
 import httpx
 
 from indexer import __version__
-from indexer.config import SourceConfig
+from indexer.config import TRACKING_PARAMETERS, SourceConfig
 from indexer.documents import Document
 from indexer.errors import ErrorCode, IngestError
 from indexer.extract import ExtractionError, extract_html, extract_markdown, extract_text
@@ -22,8 +22,9 @@ TEXT_TYPES = {"text/plain": "text", "text/markdown": "markdown", "text/x-markdow
 HTML_TYPES = {"text/html", "application/xhtml+xml"}
 
 
-def normalize_url(url: str) -> str:
-    """Lowercase scheme and host, default port and fragment dropped, empty path made `/`."""
+def normalize_url(url: str, drop_parameters: tuple[str, ...] = TRACKING_PARAMETERS) -> str:
+    """Lowercase scheme and host, default port and fragment dropped, empty path made `/`,
+    tracking parameters (`drop_parameters`) removed; the other parameters keep their order."""
     parts = urlsplit(url.strip())
     scheme = parts.scheme.lower()
     host = (parts.hostname or "").lower()
@@ -32,7 +33,12 @@ def normalize_url(url: str) -> str:
         netloc = f"{netloc}:{parts.port}"
     if parts.username:
         netloc = f"{parts.username}{':' + parts.password if parts.password else ''}@{netloc}"
-    return urlunsplit((scheme, netloc, parts.path or "/", parts.query, ""))
+    query = "&".join(p for p in parts.query.split("&") if p and not _matches(p.split("=", 1)[0].lower(), drop_parameters))
+    return urlunsplit((scheme, netloc, parts.path or "/", query, ""))
+
+
+def _matches(name: str, patterns: tuple[str, ...]) -> bool:
+    return any(name.startswith(p[:-1]) if p.endswith("*") else name == p for p in patterns)
 
 
 def crawl_urls(source: SourceConfig, progress=None, validators: dict[str, tuple[str | None, str | None]] | None = None) -> SourceResult:
@@ -45,7 +51,7 @@ def crawl_urls(source: SourceConfig, progress=None, validators: dict[str, tuple[
         max_redirects=MAX_REDIRECTS,
         headers={"User-Agent": USER_AGENT, "Accept": "text/html, text/plain;q=0.9, text/markdown;q=0.9, */*;q=0.1"},
     ) as client:
-        for url in dict.fromkeys(normalize_url(u) for u in source.urls):
+        for url in dict.fromkeys(normalize_url(u, source.drop_parameters) for u in source.urls):
             etag, modified = (validators or {}).get(f"url:{url}", (None, None))
             document, error = fetch_document(client, url, source.name, etag, modified)
             if document is NOT_MODIFIED:
