@@ -384,6 +384,57 @@ def search(query, config_path, artifacts, as_json, top_k, mode, space, source):
 
 
 @cli.command(context_settings=CONTEXT)
+@click.argument("target")
+@json_option
+@click.option("--allow-private-network", "allow", multiple=True, metavar="CIDR", help="Let a URL reach this private network (repeatable), as a source's allow_private_networks does.")
+def extract(target, as_json, allow):
+    """Print what the indexer keeps of a file or web page: the title, then the text.
+
+    A debugging aid: the same extraction, URL normalization and fetch rules (SSRF guard,
+    byte cap, content types) as `index run`.
+
+    \b
+    Examples:
+        index extract https://example.com/help/returns
+        index extract docs/guide/faq.md --json
+        index extract http://127.0.0.1:8080/page --allow-private-network 127.0.0.0/8
+    """
+    import ipaddress
+
+    from indexer.config import SourceConfig
+    from indexer.extract import ExtractionError
+    from indexer.sources.files import read_file
+    from indexer.sources.web import crawl_urls
+
+    if target.startswith(("http://", "https://")):
+        for cidr in allow:
+            try:
+                ipaddress.ip_network(cidr, strict=False)
+            except ValueError:
+                raise click.BadParameter(f"must be a network in CIDR form such as 127.0.0.0/8; got {cidr!r}", param_hint="--allow-private-network") from None
+        result = crawl_urls(SourceConfig(name="extract", type="urls", urls=(target,), allow_private_networks=allow))
+        if result.errors:
+            error = result.errors[0]
+            raise click.ClickException(f"{error.code}: {error.message}")
+        document = result.documents[0]
+    else:
+        path = Path(target)
+        if not path.is_file():
+            raise click.BadParameter(f"not a file or an http(s) URL: {target}", param_hint="TARGET")
+        try:
+            document = read_file(path, path.name, f"file:{path.name}", "extract")
+        except (OSError, UnicodeDecodeError, ExtractionError) as exc:
+            raise click.ClickException(f"FILE_EXTRACTION_FAILED: {path}: {exc}") from None
+        if not document.text.strip():
+            raise click.ClickException(f"FILE_EXTRACTION_EMPTY: {path}: no text found")
+    if as_json:
+        fields = ("doc_id", "title", "url", "path", "updated_at", "tags", "authors", "metadata", "text")
+        click.echo(json.dumps({f: getattr(document, f) for f in fields}, indent=2, default=str, ensure_ascii=False))
+    else:
+        click.echo(f"{document.title}\n\n{document.text}")
+
+
+@cli.command(context_settings=CONTEXT)
 @config_options
 @click.option("--host", default="127.0.0.1", show_default=True, help="Interface to listen on.")
 @click.option("--port", default=8000, show_default=True, type=click.IntRange(1, 65535))

@@ -70,3 +70,22 @@ def test_real_article_pages_yield_their_main_text():
             checked += 1
             assert opening in " ".join(text.split()), f"{page_id}: article opening missing"
     assert checked >= 8
+
+
+def test_index_extract_prints_what_the_indexer_keeps(site, tmp_path):
+    from click.testing import CliRunner
+
+    from indexer.cli import cli
+
+    site.routes["/returns"] = (200, "text/html; charset=utf-8", b"<html><head><title>Returns | Shop</title></head><body><nav>Home Shop Cart</nav><article><h1>Returns</h1><p>Shoes can be returned within sixty days of delivery for a full refund to the original card.</p><p>Two conditions apply to every return we accept from customers:</p><ul><li>The shoes must be unworn, with no marks on the soles.</li><li>They must come back in the original box with all tags.</li></ul></article></body></html>")
+    runner = CliRunner()
+    page = runner.invoke(cli, ["extract", site.url("/returns?utm_source=mail"), "--allow-private-network", "127.0.0.0/8"])
+    assert page.exit_code == 0, page.output
+    assert page.output.startswith("Returns | Shop\n\n# Returns\n") and "- The shoes must be unworn, with no marks on the soles.\n- They must come back" in page.output and "Cart" not in page.output
+    refused = runner.invoke(cli, ["extract", site.url("/returns")])
+    assert refused.exit_code == 1 and "WEB_ADDRESS_REFUSED" in refused.output and "Traceback" not in refused.output
+    note = tmp_path / "note.md"
+    note.write_text("---\ntitle: Note\n---\nBody text.\n")
+    as_json = runner.invoke(cli, ["extract", str(note), "--json"])
+    assert as_json.exit_code == 0 and '"title": "Note"' in as_json.output and '"text": "Body text."' in as_json.output
+    assert site.requests == ["/returns"], "utm_source was dropped before fetching; the refused fetch sent nothing"
