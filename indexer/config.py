@@ -48,6 +48,7 @@ class SourceConfig:
     urls: tuple[str, ...] = ()
     timeout_seconds: float = 20.0
     allow_private_networks: tuple[str, ...] = ()  # CIDRs the SSRF guard lets web fetches reach
+    respect_robots: bool = True  # robots.txt rules for the `static-rag` agent are obeyed
     drop_parameters: tuple[str, ...] = TRACKING_PARAMETERS  # query parameters removed from URLs (`utm_*` = a prefix)
 
 
@@ -106,6 +107,7 @@ SOURCE_KEYS_BY_TYPE = {
         "timeout_seconds": Key((int, float), default=20.0, min=1, max=300),
         "allow_private_networks": Key(list, item_type=str, default=[]),
         "drop_parameters": Key(list, item_type=str, default=list(TRACKING_PARAMETERS)),
+        "respect_robots": Key(bool, default=True),
     },
 }
 
@@ -203,6 +205,7 @@ def _parse_source(raw: dict, index: int, base_dir: Path) -> SourceConfig:
         timeout_seconds=float(values["timeout_seconds"]),
         allow_private_networks=tuple(values["allow_private_networks"]),
         drop_parameters=tuple(p.lower() for p in values["drop_parameters"]),
+        respect_robots=values["respect_robots"],
     )
 
 

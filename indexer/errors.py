@@ -10,6 +10,7 @@ class ErrorCode(StrEnum):
     WEB_FETCH_FAILED = "WEB_FETCH_FAILED"  # network error, timeout, refused connection
     WEB_HTTP_STATUS = "WEB_HTTP_STATUS"  # the server answered with a non-2xx status
     WEB_ADDRESS_REFUSED = "WEB_ADDRESS_REFUSED"  # the host (or a redirect's) resolves to a private, loopback, link-local… address
+    WEB_ROBOTS_DISALLOWED = "WEB_ROBOTS_DISALLOWED"  # robots.txt forbids the page to our agent; not fetched
     WEB_TOO_LARGE = "WEB_TOO_LARGE"  # the response passed the byte cap; the rest was not downloaded
     FILE_EXTRACTION_EMPTY = "FILE_EXTRACTION_EMPTY"  # extraction found no text
     FILE_EXTRACTION_FAILED = "FILE_EXTRACTION_FAILED"  # the file could not be read or parsed

@@ -88,4 +88,4 @@ def test_index_extract_prints_what_the_indexer_keeps(site, tmp_path):
     note.write_text("---\ntitle: Note\n---\nBody text.\n")
     as_json = runner.invoke(cli, ["extract", str(note), "--json"])
     assert as_json.exit_code == 0 and '"title": "Note"' in as_json.output and '"text": "Body text."' in as_json.output
-    assert site.requests == ["/returns"], "utm_source was dropped before fetching; the refused fetch sent nothing"
+    assert site.requests == ["/robots.txt", "/returns"], "utm_source was dropped before fetching; the refused fetch sent nothing"

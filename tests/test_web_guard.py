@@ -64,7 +64,7 @@ def test_a_redirect_chain_ending_at_a_private_address_is_refused(site, target):
     result = fetch([site.url("/start")], allow=["127.0.0.0/8"])  # the site itself may be reached; the target not
     assert not result.documents
     assert [e.code for e in result.errors] == [ErrorCode.WEB_ADDRESS_REFUSED]
-    assert site.requests == ["/start", "/middle"]
+    assert site.requests == ["/robots.txt", "/start", "/middle"]
 
 
 def test_allow_private_networks_must_be_cidrs(tmp_path):

@@ -14,6 +14,7 @@ from indexer.extract import ExtractionError, extract_html, extract_markdown, ext
 from indexer.sources import SourceResult
 from indexer.sources.netguard import guarded_transport, refused
 
+ROBOTS_AGENT = "static-rag"  # the product token robots.txt groups are matched against
 USER_AGENT = f"static-rag/{__version__} (+https://github.com/static-rag/static-rag)"
 DEFAULT_PORTS = {"http": 80, "https": 443}
 MAX_REDIRECTS = 5
@@ -51,9 +52,16 @@ def crawl_urls(source: SourceConfig, progress=None, validators: dict[str, tuple[
         max_redirects=MAX_REDIRECTS,
         headers={"User-Agent": USER_AGENT, "Accept": "text/html, text/plain;q=0.9, text/markdown;q=0.9, */*;q=0.1"},
     ) as client:
+        robots = RobotsRules(client) if source.respect_robots else None
         for url in dict.fromkeys(normalize_url(u, source.drop_parameters) for u in source.urls):
             etag, modified = (validators or {}).get(f"url:{url}", (None, None))
-            document, error = fetch_document(client, url, source.name, etag, modified)
+            if robots is not None and not robots.allowed(url):
+                document, error = None, IngestError(
+                    ErrorCode.WEB_ROBOTS_DISALLOWED, "fetch", f"{url}: robots.txt disallows it for {ROBOTS_AGENT} (set respect_robots = false for a site you own)",
+                    doc_id=f"url:{url}", source=source.name,
+                )
+            else:
+                document, error = fetch_document(client, url, source.name, etag, modified)
             if document is NOT_MODIFIED:
                 result.not_modified.append(f"url:{url}")
             elif document is not None:
@@ -67,6 +75,42 @@ def crawl_urls(source: SourceConfig, progress=None, validators: dict[str, tuple[
 
 class TooLarge(Exception):
     pass
+
+
+class RobotsRules:
+    """robots.txt per origin (RFC 9309, parsed by Protego: longest match wins, `*` and `$`
+    patterns), fetched once per run through the same guarded client. No file or a 4xx:
+    everything allowed. A 5xx or a timeout: nothing allowed, as the RFC asks when the rules
+    cannot be known. A refused or failed connection: allowed here, so the page fetch reports it."""
+
+    ALLOW_ALL, DISALLOW_ALL = "", "User-agent: *\nDisallow: /\n"
+
+    def __init__(self, client: httpx.Client):
+        self.client = client
+        self.rules: dict[str, object] = {}
+
+    def allowed(self, url: str) -> bool:
+        from protego import Protego
+
+        parts = urlsplit(url)
+        origin = f"{parts.scheme}://{parts.netloc}"
+        if origin not in self.rules:
+            self.rules[origin] = Protego.parse(self._fetch(origin))
+        return self.rules[origin].can_fetch(url, ROBOTS_AGENT)
+
+    def _fetch(self, origin: str) -> str:
+        try:
+            with self.client.stream("GET", f"{origin}/robots.txt") as response:
+                body = _read_capped(response)
+        except httpx.ConnectError:
+            return self.ALLOW_ALL
+        except (httpx.HTTPError, TooLarge):
+            return self.DISALLOW_ALL
+        if response.status_code >= 500:
+            return self.DISALLOW_ALL
+        if response.status_code >= 400:
+            return self.ALLOW_ALL
+        return body.decode("utf-8", errors="replace")
 
 
 def _read_capped(response: httpx.Response) -> bytes:
