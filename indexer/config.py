@@ -46,6 +46,8 @@ class SourceConfig:
     path: Path | None = None
     extensions: tuple[str, ...] = DEFAULT_EXTENSIONS
     urls: tuple[str, ...] = ()
+    sitemaps: tuple[str, ...] = ()  # sitemap.xml or sitemap index URLs; their pages join `urls`
+    max_pages: int = 250  # pages per web source, listed ones first
     timeout_seconds: float = 20.0
     allow_private_networks: tuple[str, ...] = ()  # CIDRs the SSRF guard lets web fetches reach
     respect_robots: bool = True  # robots.txt rules for the `static-rag` agent are obeyed
@@ -103,7 +105,9 @@ SOURCE_KEYS_BY_TYPE = {
     "urls": {
         "name": Key(str, required=True),
         "type": Key(str, required=True, choices=SOURCE_TYPES),
-        "urls": Key(list, required=True, item_type=str),
+        "urls": Key(list, item_type=str, default=[]),
+        "sitemaps": Key(list, item_type=str, default=[]),
+        "max_pages": Key(int, default=250, min=1, max=100_000),
         "timeout_seconds": Key((int, float), default=20.0, min=1, max=300),
         "allow_private_networks": Key(list, item_type=str, default=[]),
         "drop_parameters": Key(list, item_type=str, default=list(TRACKING_PARAMETERS)),
@@ -189,10 +193,13 @@ def _parse_source(raw: dict, index: int, base_dir: Path) -> SourceConfig:
         folder = base_dir / values["path"]
         extensions = tuple(e.lower() if e.startswith(".") else f".{e.lower()}" for e in values["extensions"])
         return SourceConfig(name=values["name"], type=kind, path=folder, extensions=extensions)
-    urls = tuple(values["urls"])
-    for j, url in enumerate(urls):
-        if not url.startswith(("http://", "https://")):
-            raise ConfigError(f"{where}.urls[{j}]: must start with http:// or https://; got {url!r}")
+    urls, sitemaps = tuple(values["urls"]), tuple(values["sitemaps"])
+    for key, listed in (("urls", urls), ("sitemaps", sitemaps)):
+        for j, url in enumerate(listed):
+            if not url.startswith(("http://", "https://")):
+                raise ConfigError(f"{where}.{key}[{j}]: must start with http:// or https://; got {url!r}")
+    if not urls and not sitemaps:
+        raise ConfigError(f"{where}: a urls source needs `urls` (pages) or `sitemaps` (sitemap.xml or sitemap index URLs)")
     for j, cidr in enumerate(values["allow_private_networks"]):
         try:
             ipaddress.ip_network(cidr, strict=False)
@@ -202,6 +209,8 @@ def _parse_source(raw: dict, index: int, base_dir: Path) -> SourceConfig:
         name=values["name"],
         type=kind,
         urls=urls,
+        sitemaps=sitemaps,
+        max_pages=values["max_pages"],
         timeout_seconds=float(values["timeout_seconds"]),
         allow_private_networks=tuple(values["allow_private_networks"]),
         drop_parameters=tuple(p.lower() for p in values["drop_parameters"]),

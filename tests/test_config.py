@@ -49,6 +49,8 @@ def test_artifacts_flag_overrides_the_file(tmp_path):
         (FILES + 'recursive = true\n' + LOCAL, "sources[0].recursive: unknown key; allowed: name, type, path, extensions"),
         (FILES + FILES + LOCAL, "sources: names must be unique; repeated: docs"),
         ('[[sources]]\nname = "w"\ntype = "urls"\nurls = ["ftp://x"]\n' + LOCAL, "sources[0].urls[0]: must start with http:// or https://; got 'ftp://x'"),
+        ('[[sources]]\nname = "w"\ntype = "urls"\n' + LOCAL, "sources[0]: a urls source needs `urls` (pages) or `sitemaps` (sitemap.xml or sitemap index URLs)"),
+        ('[[sources]]\nname = "w"\ntype = "urls"\nsitemaps = ["/sitemap.xml"]\n' + LOCAL, "sources[0].sitemaps[0]: must start with http:// or https://; got '/sitemap.xml'"),
         ('[[sources]]\nname = "w"\ntype = "urls"\nurls = ["http://x"]\ntimeout_seconds = 0.5\n' + LOCAL, "sources[0].timeout_seconds: must be between 1 and 300; got 0.5"),
         ('[[sources]]\nname = "w"\ntype = "urls"\nurls = [1]\n' + LOCAL, "sources[0].urls: every item must be a string"),
         (LOCAL, "sources: required key is missing"),

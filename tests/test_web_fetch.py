@@ -49,3 +49,50 @@ def test_unknowable_rules_fetch_nothing_and_missing_rules_allow_all(site):
     assert [d.title for d in fetch_all(site, ["/help"], respect_robots=False).documents] == ["Help"], "the admin's own site: opt out"
     del site.routes["/robots.txt"]  # 404
     assert [d.title for d in fetch_all(site, ["/help"]).documents] == ["Help"]
+
+
+def sitemap(site, paths):
+    urls = "".join(f"<url><loc>{site.url(p)}</loc></url>" for p in paths)
+    return f'<?xml version="1.0" encoding="UTF-8"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{urls}</urlset>'.encode()
+
+
+def test_sitemaps_and_sitemap_indexes_list_the_pages_within_max_pages(site):
+    import gzip
+
+    for i in range(6):
+        site.routes[f"/p{i}"] = (200, "text/html", ARTICLE % (b"Page %d" % i, b"Page %d" % i))
+    site.routes["/sitemap.xml"] = (200, "application/xml", (
+        '<?xml version="1.0" encoding="UTF-8"?><sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+        f'<sitemap><loc>{site.url("/a.xml")}</loc></sitemap><sitemap><loc>{site.url("/b.xml.gz")}</loc></sitemap>'
+        f'<sitemap><loc>{site.url("/sitemap.xml")}</loc></sitemap></sitemapindex>'  # a loop is harmless
+    ).encode())
+    site.routes["/a.xml"] = (200, "application/xml", sitemap(site, ["/p0", "/p1", "/p2?utm_source=sitemap"]))
+    site.routes["/b.xml.gz"] = (200, "application/x-gzip", gzip.compress(sitemap(site, ["/p2", "/p3", "/p4", "/p5"])))
+    source = SourceConfig(name="w", type="urls", sitemaps=(site.url("/sitemap.xml"),), max_pages=5, allow_private_networks=("127.0.0.0/8",))
+    result = crawl_urls(source)
+    assert [d.title for d in result.documents] == [f"Page {i}" for i in range(5)], "p2 listed twice is one page; p5 is past max_pages"
+    assert result.listing_complete and not result.errors
+    assert "/p5" not in site.requests and site.requests.count("/sitemap.xml") == 1
+
+
+def test_a_broken_sitemap_is_a_listing_error_that_deletes_nothing(site):
+    site.routes["/sitemap.xml"] = (200, "application/xml", b"<html>not a sitemap")
+    source = SourceConfig(name="w", type="urls", sitemaps=(site.url("/sitemap.xml"), site.url("/missing.xml")), allow_private_networks=("127.0.0.0/8",))
+    result = crawl_urls(source)
+    assert not result.listing_complete and not result.documents
+    assert [e.code for e in result.errors] == ["SOURCE_LISTING_FAILED"] * 2
+    assert "missing.xml: HTTP 404" in result.errors[1].message
+
+
+def test_sitemap_entities_are_not_resolved(site):
+    site.routes["/sitemap.xml"] = (200, "application/xml", (
+        '<?xml version="1.0"?><!DOCTYPE urlset [<!ENTITY secret SYSTEM "file:///etc/hostname">]>'
+        '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc>http://127.0.0.1/&secret;</loc></url></urlset>'
+    ).encode())
+    pages = []
+    from indexer.sources.web import read_sitemap
+    import httpx
+
+    with httpx.Client() as client:
+        assert read_sitemap(client, site.url("/sitemap.xml"), pages, 10, lambda u: u) == []
+    assert pages in ([], ["http://127.0.0.1/"]), "the file's content never becomes a URL"

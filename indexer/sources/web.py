@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gzip
+import logging
 from urllib.parse import urlsplit, urlunsplit
 
 import httpx
@@ -53,7 +55,16 @@ def crawl_urls(source: SourceConfig, progress=None, validators: dict[str, tuple[
         headers={"User-Agent": USER_AGENT, "Accept": "text/html, text/plain;q=0.9, text/markdown;q=0.9, */*;q=0.1"},
     ) as client:
         robots = RobotsRules(client) if source.respect_robots else None
-        for url in dict.fromkeys(normalize_url(u, source.drop_parameters) for u in source.urls):
+        pages = list(dict.fromkeys(normalize_url(u, source.drop_parameters) for u in source.urls))
+        for sitemap in source.sitemaps:
+            errors = read_sitemap(client, sitemap, pages, source.max_pages, lambda u: normalize_url(u, source.drop_parameters))
+            for message in errors:
+                result.listing_complete = False  # pages missing from a failed sitemap must not be deleted
+                result.errors.append(IngestError(ErrorCode.SOURCE_LISTING_FAILED, "list", message, source=source.name))
+        if len(pages) > source.max_pages:
+            logging.getLogger(__name__).warning("%s: %d pages listed; only the first max_pages = %d are indexed", source.name, len(pages), source.max_pages)
+            pages = pages[: source.max_pages]
+        for url in pages:
             etag, modified = (validators or {}).get(f"url:{url}", (None, None))
             if robots is not None and not robots.allowed(url):
                 document, error = None, IngestError(
@@ -75,6 +86,61 @@ def crawl_urls(source: SourceConfig, progress=None, validators: dict[str, tuple[
 
 class TooLarge(Exception):
     pass
+
+
+SITEMAP_NS = "{http://www.sitemaps.org/schemas/sitemap/0.9}"
+MAX_SITEMAPS = 100  # sitemap files read per listed sitemap, index children included
+
+
+def read_sitemap(client: httpx.Client, url: str, pages: list[str], limit: int, normalize) -> list[str]:
+    """Append the page URLs of a sitemap or sitemap index (followed breadth-first, gzip accepted)
+    to `pages`, normalized and new ones only, until it holds `limit`; return a message per
+    sitemap file that could not be read."""
+    from lxml import etree
+
+    parser = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=False)
+    known = set(pages)
+    errors: list[str] = []
+    queue, seen = [url], set()
+    while queue and len(pages) < limit and len(seen) < MAX_SITEMAPS:
+        current = queue.pop(0)
+        if current in seen:
+            continue
+        seen.add(current)
+        try:
+            with client.stream("GET", current) as response:
+                body = _read_capped(response)
+        except (httpx.HTTPError, TooLarge) as exc:
+            errors.append(f"sitemap {current}: {'too large' if isinstance(exc, TooLarge) else f'{type(exc).__name__}: {exc}'}")
+            continue
+        if response.status_code >= 400:
+            errors.append(f"sitemap {current}: HTTP {response.status_code}")
+            continue
+        if body[:2] == b"\x1f\x8b":
+            try:
+                body = gzip.decompress(body)
+            except OSError as exc:
+                errors.append(f"sitemap {current}: bad gzip data: {exc}")
+                continue
+        try:
+            root = etree.fromstring(body, parser)
+        except etree.XMLSyntaxError as exc:
+            errors.append(f"sitemap {current}: not XML: {exc}")
+            continue
+        locations = [(loc.text or "").strip() for loc in root.iter(f"{SITEMAP_NS}loc")]
+        locations = [loc for loc in locations if loc.startswith(("http://", "https://"))]
+        if root.tag == f"{SITEMAP_NS}sitemapindex":
+            queue.extend(locations)
+        elif root.tag == f"{SITEMAP_NS}urlset":
+            for page in map(normalize, locations):
+                if len(pages) >= limit:
+                    break
+                if page not in known:
+                    known.add(page)
+                    pages.append(page)
+        else:
+            errors.append(f"sitemap {current}: root element is {root.tag}, not a sitemaps.org urlset or sitemapindex")
+    return errors
 
 
 class RobotsRules:
