@@ -36,10 +36,10 @@ def crawl(source: SourceConfig, progress=None, validators: dict[str, tuple[str |
     raise ValueError(f"unknown source type {source.type!r}")
 
 
-def count_items(source: SourceConfig) -> int:
-    """How many items `crawl` will visit, for a progress bar with a known total."""
+def count_items(source: SourceConfig) -> int | None:
+    """How many items `crawl` will visit, for a progress bar (None: known only after listing sitemaps)."""
     if source.type == "files":
         from indexer.sources.files import list_files
 
         return len(list_files(source)) if source.path and source.path.is_dir() else 0
-    return len(source.urls)
+    return None if source.sitemaps else len(source.urls)
