@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from datetime import date, datetime, timezone
+from urllib.parse import urljoin
 
 import yaml
 from lxml import html as lxml_html
@@ -95,7 +96,7 @@ def extract_html(raw: bytes | str, url: str | None = None, fallback_title: str =
     published = parse_timestamp(_meta(page, "article:published_time"))
     modified = parse_timestamp(_meta(page, "article:modified_time") or _meta(page, "og:updated_time"))
     metadata = {"published_at": published.isoformat()} if published else {}
-    return Extracted(title=title, text=text, updated_at=modified or published, metadata=metadata)
+    return Extracted(title=title, text=text, url=_canonical(page, url), updated_at=modified or published, metadata=metadata)
 
 
 def html_to_text(root) -> str:
@@ -191,6 +192,15 @@ def _first_heading(text: str) -> str:
 def _page_title(page) -> str:
     node = page.find(".//title")
     return _squash(node.text_content()) if node is not None else ""
+
+
+def _canonical(page, base: str | None) -> str | None:
+    """The page's `<link rel="canonical">` as an absolute http(s) URL, if it declares one."""
+    for href in page.xpath("//link[contains(concat(' ', normalize-space(translate(@rel, 'CANONICAL', 'canonical')), ' '), ' canonical ')]/@href"):
+        absolute = urljoin(base or "", href.strip())
+        if absolute.startswith(("http://", "https://")):
+            return absolute
+    return None
 
 
 def _meta(page, name: str) -> str:

@@ -96,3 +96,17 @@ def test_sitemap_entities_are_not_resolved(site):
     with httpx.Client() as client:
         assert read_sitemap(client, site.url("/sitemap.xml"), pages, 10, lambda u: u) == []
     assert pages in ([], ["http://127.0.0.1/"]), "the file's content never becomes a URL"
+
+
+def test_canonical_duplicates_are_indexed_once_under_the_canonical_url(site):
+    def page(canonical: str) -> bytes:
+        return (b'<html><head><title>Returns</title><link rel="Canonical" href="%s"></head><body><article><h1>Returns</h1>'
+                b"<p>Shoes can be returned within sixty days of delivery for a full refund to the original card.</p></article></body></html>") % canonical.encode()
+
+    site.routes["/returns"] = (200, "text/html", page("/returns"))
+    site.routes["/returns?ref=footer"] = (200, "text/html", page("/returns"))
+    site.routes["/print/returns"] = (200, "text/html", page(site.url("/returns?utm_source=x")))
+    site.routes["/elsewhere"] = (200, "text/html", page("https://other.example.com/returns"))  # another site: ignored
+    result = fetch_all(site, ["/returns?ref=footer", "/print/returns", "/returns", "/elsewhere"])
+    assert [d.doc_id for d in result.documents] == [f"url:{site.url('/returns')}", f"url:{site.url('/elsewhere')}"]
+    assert result.documents[0].url == site.url("/returns") and not result.errors

@@ -55,6 +55,7 @@ def crawl_urls(source: SourceConfig, progress=None, validators: dict[str, tuple[
         headers={"User-Agent": USER_AGENT, "Accept": "text/html, text/plain;q=0.9, text/markdown;q=0.9, */*;q=0.1"},
     ) as client:
         robots = RobotsRules(client) if source.respect_robots else None
+        indexed: set[str] = set()
         pages = list(dict.fromkeys(normalize_url(u, source.drop_parameters) for u in source.urls))
         for sitemap in source.sitemaps:
             errors = read_sitemap(client, sitemap, pages, source.max_pages, lambda u: normalize_url(u, source.drop_parameters))
@@ -72,10 +73,11 @@ def crawl_urls(source: SourceConfig, progress=None, validators: dict[str, tuple[
                     doc_id=f"url:{url}", source=source.name,
                 )
             else:
-                document, error = fetch_document(client, url, source.name, etag, modified)
+                document, error = fetch_document(client, url, source.name, etag, modified, source.drop_parameters)
             if document is NOT_MODIFIED:
                 result.not_modified.append(f"url:{url}")
-            elif document is not None:
+            elif document is not None and document.doc_id not in indexed:  # a canonical duplicate counts once
+                indexed.add(document.doc_id)
                 result.documents.append(document)
             if error is not None:
                 result.errors.append(error)
@@ -197,8 +199,11 @@ NOT_MODIFIED = object()  # the server answered 304: keep the stored version, dow
 
 
 def fetch_document(
-    client: httpx.Client, url: str, source_name: str, etag: str | None = None, last_modified: str | None = None
+    client: httpx.Client, url: str, source_name: str, etag: str | None = None, last_modified: str | None = None,
+    drop_parameters: tuple[str, ...] = TRACKING_PARAMETERS,
 ) -> tuple[Document | object | None, IngestError | None]:
+    """One page as a Document (under its same-site `rel=canonical` URL when it declares one),
+    NOT_MODIFIED, or a coded error."""
     doc_id = f"url:{url}"
 
     def error(code: ErrorCode, step: str, message: str, retryable: bool = False) -> tuple[None, IngestError]:
@@ -229,7 +234,7 @@ def fetch_document(
     fallback_title = url
     try:
         if media_type in HTML_TYPES:
-            extracted = extract_html(body, url=url, fallback_title=fallback_title, encoding=response.charset_encoding)
+            extracted = extract_html(body, url=str(response.url), fallback_title=fallback_title, encoding=response.charset_encoding)
         elif TEXT_TYPES.get(media_type) == "markdown":
             extracted = extract_markdown(body.decode(response.charset_encoding or "utf-8", errors="replace"), fallback_title)
         elif media_type in TEXT_TYPES:
@@ -240,6 +245,9 @@ def fetch_document(
         return error(ErrorCode.FILE_EXTRACTION_FAILED, "extract", str(exc))
     if not extracted.text.strip():
         return error(ErrorCode.FILE_EXTRACTION_EMPTY, "extract", "no main content found")
+    canonical = normalize_url(extracted.url, drop_parameters) if extracted.url else None
+    if canonical and urlsplit(canonical)[:2] == urlsplit(str(response.url))[:2]:  # same scheme and host only
+        url, doc_id = canonical, f"url:{canonical}"
     return (
         Document(
             doc_id=doc_id,
