@@ -210,13 +210,12 @@ def _rank_all(artifacts: Path, dataset, progress) -> dict:
 
     service = SearchService(Settings(artifacts=artifacts, max_query_chars=100_000))
     generation = service.load()
-    indexed = {evaluation.corpus_id(row["doc_id"]) for row in generation.query("document_ids")}
-    if not indexed & set(dataset.corpus):
-        service.close()
-        raise StaticRagError(f"{artifacts}: its generation holds none of the {dataset.name} corpus documents; "
-                             "pass the artifacts of an index of this dataset, or leave out --artifacts to index it")
     results = {}
     try:
+        indexed = {evaluation.corpus_id(row["doc_id"]) for row in generation.query("document_ids")}
+        if not indexed & set(dataset.corpus):
+            raise StaticRagError(f"{artifacts}: its generation holds none of the {dataset.name} corpus documents; "
+                                 "pass the artifacts of an index of this dataset, or leave out --artifacts to index it")
         for space_id, space in generation.spaces.items():
             results[space_id] = {}
             for mode in ("dense", "lexical", "hybrid"):
@@ -399,20 +398,17 @@ def extract(target, as_json, allow):
         index extract docs/guide/faq.md --json
         index extract http://127.0.0.1:8080/page --allow-private-network 127.0.0.0/8
     """
-    import ipaddress
-
-    from indexer.config import SourceConfig
+    from indexer.config import SourceConfig, check_networks
     from indexer.extract import ExtractionError
     from indexer.sources.files import read_file
     from indexer.sources.web import crawl_urls
 
     if target.startswith(("http://", "https://")):
-        for cidr in allow:
-            try:
-                ipaddress.ip_network(cidr, strict=False)
-            except ValueError:
-                raise click.BadParameter(f"must be a network in CIDR form such as 127.0.0.0/8; got {cidr!r}", param_hint="--allow-private-network") from None
-        result = crawl_urls(SourceConfig(name="extract", type="urls", urls=(target,), allow_private_networks=allow))
+        try:
+            networks = check_networks(allow, "--allow-private-network")
+        except ConfigError as exc:
+            raise click.BadParameter(str(exc)) from None
+        result = crawl_urls(SourceConfig(name="extract", type="urls", urls=(target,), allow_private_networks=networks))
         if result.errors:
             error = result.errors[0]
             raise click.ClickException(f"{error.code}: {error.message}")

@@ -7,9 +7,8 @@ they come from environment variables only.
 
 from __future__ import annotations
 
-import ipaddress
-
 import difflib
+import ipaddress
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -200,11 +199,6 @@ def _parse_source(raw: dict, index: int, base_dir: Path) -> SourceConfig:
                 raise ConfigError(f"{where}.{key}[{j}]: must start with http:// or https://; got {url!r}")
     if not urls and not sitemaps:
         raise ConfigError(f"{where}: a urls source needs `urls` (pages) or `sitemaps` (sitemap.xml or sitemap index URLs)")
-    for j, cidr in enumerate(values["allow_private_networks"]):
-        try:
-            ipaddress.ip_network(cidr, strict=False)
-        except ValueError:
-            raise ConfigError(f"{where}.allow_private_networks[{j}]: must be a network in CIDR form such as 127.0.0.0/8 or 10.0.0.0/8; got {cidr!r}") from None
     return SourceConfig(
         name=values["name"],
         type=kind,
@@ -212,10 +206,20 @@ def _parse_source(raw: dict, index: int, base_dir: Path) -> SourceConfig:
         sitemaps=sitemaps,
         max_pages=values["max_pages"],
         timeout_seconds=float(values["timeout_seconds"]),
-        allow_private_networks=tuple(values["allow_private_networks"]),
+        allow_private_networks=check_networks(values["allow_private_networks"], f"{where}.allow_private_networks"),
         drop_parameters=tuple(p.lower() for p in values["drop_parameters"]),
         respect_robots=values["respect_robots"],
     )
+
+
+def check_networks(cidrs, where: str) -> tuple[str, ...]:
+    """CIDRs as given, or a ConfigError naming the first that is not one."""
+    for j, cidr in enumerate(cidrs):
+        try:
+            ipaddress.ip_network(cidr, strict=False)
+        except ValueError:
+            raise ConfigError(f"{where}[{j}]: must be a network in CIDR form such as 127.0.0.0/8 or 10.0.0.0/8; got {cidr!r}") from None
+    return tuple(cidrs)
 
 
 def _parse_space(raw: dict, index: int) -> SpaceConfig:

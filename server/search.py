@@ -79,7 +79,7 @@ def search(
 
     dense: dict[int, float] = {}
     lexical: dict[int, float] = {}
-    lexical_scores, ceiling = np.zeros(space.size, dtype=np.float32), 0.0
+    lexical_scores, ceiling = None, 0.0  # the full score array: only hybrid needs it after the cut
     if mode in ("hybrid", "dense") and depth:
         dense = _dense(space, query_vector, depth, allowed)
     if mode in ("hybrid", "lexical") and depth:

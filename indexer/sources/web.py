@@ -7,6 +7,7 @@ import logging
 from urllib.parse import urlsplit, urlunsplit
 
 import httpx
+from protego import Protego
 
 from indexer import __version__
 from indexer.config import TRACKING_PARAMETERS, SourceConfig
@@ -158,8 +159,6 @@ class RobotsRules:
         self.rules: dict[str, object] = {}
 
     def allowed(self, url: str) -> bool:
-        from protego import Protego
-
         parts = urlsplit(url)
         origin = f"{parts.scheme}://{parts.netloc}"
         if origin not in self.rules:
