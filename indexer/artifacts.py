@@ -57,7 +57,7 @@ class SpaceBuild:
 class RunRecord:
     run_id: str
     started_at: datetime
-    errors: list[IngestError]
+    errors: list[IngestError]  # warnings too (level "warning")
     summary: dict  # RunReport.as_dict()
     decisions: list  # plan.Decision, one per document
     providers: list[str]
@@ -144,6 +144,7 @@ def _write(folder: Path, generation_id: str, documents: list[Document], spaces: 
                 },
             )
         summary = run.summary
+        failures = [e for e in run.errors if e.level == "error"]
         db.execute(
             load_sql("ingest_runs_insert"),
             {
@@ -151,7 +152,7 @@ def _write(folder: Path, generation_id: str, documents: list[Document], spaces: 
                 "generation_id": generation_id,
                 "started_at": utc_naive(run.started_at),
                 "finished_at": now,
-                "status": "document_errors" if run.errors else "ok",
+                "status": "document_errors" if failures else "ok",
                 "providers": run.providers,
                 **{k: summary["documents"].get(k, 0) for k in ("added", "updated", "metadata_only", "skipped", "deleted", "failed")},
                 "documents": len(documents),
@@ -160,7 +161,7 @@ def _write(folder: Path, generation_id: str, documents: list[Document], spaces: 
                 "chunks_reused": summary["chunks"]["reused"],
                 "tokens_embedded": summary["tokens_embedded"],
                 "cost_usd": summary["cost_usd"],
-                "errors": len(run.errors),
+                "errors": len(failures),
                 "report": json.dumps(summary, default=str),
             },
         )
@@ -168,7 +169,7 @@ def _write(folder: Path, generation_id: str, documents: list[Document], spaces: 
             db.executemany(
                 load_sql("source_events_insert"),
                 [
-                    {**{k: e.as_dict()[k] for k in ("source", "doc_id", "code", "step", "retryable", "message")}, "run_id": run.run_id, "level": "error", "occurred_at": now}
+                    {**{k: e.as_dict()[k] for k in ("source", "doc_id", "code", "step", "retryable", "message")}, "run_id": run.run_id, "level": e.level, "occurred_at": now}
                     for e in run.errors
                 ],
             )

@@ -408,10 +408,10 @@ def extract(target, as_json, allow):
             networks = check_networks(allow, "--allow-private-network")
         except ConfigError as exc:
             raise click.BadParameter(str(exc)) from None
-        result = crawl_urls(SourceConfig(name="extract", type="urls", urls=(target,), allow_private_networks=networks))
-        if result.errors:
-            error = result.errors[0]
-            raise click.ClickException(f"{error.code}: {error.message}")
+        result = crawl_urls(SourceConfig(name="extract", type="urls", urls=(target,), allow_private_networks=networks, per_host_delay_seconds=0))
+        if not result.documents:
+            problem = (result.errors + result.warnings)[0]
+            raise click.ClickException(f"{problem.code}: {problem.message}")
         document = result.documents[0]
     else:
         path = Path(target)
@@ -474,8 +474,7 @@ def _print_plan(report) -> None:
                    f"~${estimate['estimated_cost_usd']:.4f}), {estimate['chunks_reused']} from the vector cache")
     if plan["delete_guard"]:
         click.echo(f"The delete guard would stop this run: {plan['delete_guard']}", err=True)
-    for error in report.errors:
-        click.echo(f"  {error.code} [{error.step}] {error.message}", err=True)
+    _print_problems(report)
 
 
 def _print_summary(report, artifacts: Path) -> None:
@@ -498,8 +497,15 @@ def _print_summary(report, artifacts: Path) -> None:
         )
     Console(highlight=False, width=120).print(table)
     click.echo(f"Artifacts: {artifacts.resolve()}  ({sum(report.seconds.values()):.1f}s)")
+    _print_problems(report)
+
+
+def _print_problems(report) -> None:
+    """Errors (failed documents), then warnings (things left out on purpose), one line each, on stderr."""
     for error in report.errors:
         click.echo(f"  {error.code} [{error.step}] {error.message}", err=True)
+    for warning in report.warnings:
+        click.echo(f"  warning: {warning.code} {warning.message}", err=True)
 
 
 def _library_call(func, *args):

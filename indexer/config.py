@@ -51,6 +51,11 @@ class SourceConfig:
     allow_private_networks: tuple[str, ...] = ()  # CIDRs the SSRF guard lets web fetches reach
     respect_robots: bool = True  # robots.txt rules for the `static-rag` agent are obeyed
     drop_parameters: tuple[str, ...] = TRACKING_PARAMETERS  # query parameters removed from URLs (`utm_*` = a prefix)
+    crawl: bool = False  # also follow same-site links from the listed pages
+    max_depth: int = 3  # link hops a crawl follows from a listed page
+    concurrency: int = 4  # pages fetched at once per source
+    per_host_concurrency: int = 2  # requests open at once to one host
+    per_host_delay_seconds: float = 0.25  # between request starts to one host (robots.txt Crawl-delay may raise it)
 
 
 @dataclass(frozen=True)
@@ -111,6 +116,11 @@ SOURCE_KEYS_BY_TYPE = {
         "allow_private_networks": Key(list, item_type=str, default=[]),
         "drop_parameters": Key(list, item_type=str, default=list(TRACKING_PARAMETERS)),
         "respect_robots": Key(bool, default=True),
+        "crawl": Key(bool, default=False),
+        "max_depth": Key(int, min=0, max=20),
+        "concurrency": Key(int, default=4, min=1, max=32),
+        "per_host_concurrency": Key(int, default=2, min=1, max=16),
+        "per_host_delay_seconds": Key((int, float), default=0.25, min=0, max=60),
     },
 }
 
@@ -199,6 +209,8 @@ def _parse_source(raw: dict, index: int, base_dir: Path) -> SourceConfig:
                 raise ConfigError(f"{where}.{key}[{j}]: must start with http:// or https://; got {url!r}")
     if not urls and not sitemaps:
         raise ConfigError(f"{where}: a urls source needs `urls` (pages) or `sitemaps` (sitemap.xml or sitemap index URLs)")
+    if values["max_depth"] is not None and not values["crawl"]:
+        raise ConfigError(f"{where}.max_depth: only a crawl follows links; add `crawl = true` to follow them from the listed pages")
     return SourceConfig(
         name=values["name"],
         type=kind,
@@ -209,6 +221,11 @@ def _parse_source(raw: dict, index: int, base_dir: Path) -> SourceConfig:
         allow_private_networks=check_networks(values["allow_private_networks"], f"{where}.allow_private_networks"),
         drop_parameters=tuple(p.lower() for p in values["drop_parameters"]),
         respect_robots=values["respect_robots"],
+        crawl=values["crawl"],
+        max_depth=values["max_depth"] if values["max_depth"] is not None else SourceConfig.max_depth,
+        concurrency=values["concurrency"],
+        per_host_concurrency=values["per_host_concurrency"],
+        per_host_delay_seconds=float(values["per_host_delay_seconds"]),
     )
 
 
@@ -285,7 +302,8 @@ def _check(raw: dict, spec: dict[str, Key], where: str) -> dict:
             continue
         value = raw[key]
         # bool is an int in Python; a config that says `chunk_tokens = true` is a mistake.
-        if isinstance(value, bool) or not isinstance(value, rule.types):
+        allowed = rule.types if isinstance(rule.types, tuple) else (rule.types,)
+        if (isinstance(value, bool) and bool not in allowed) or not isinstance(value, allowed):
             raise ConfigError(f"{name}: must be {_type_name(rule.types)}; got {type(value).__name__} {value!r}")
         if rule.item_type is not None and not all(isinstance(v, rule.item_type) for v in value):
             raise ConfigError(f"{name}: every item must be {_type_name(rule.item_type)}")
@@ -300,7 +318,7 @@ def _check(raw: dict, spec: dict[str, Key], where: str) -> dict:
 
 
 def _type_name(types: type | tuple[type, ...]) -> str:
-    names = {str: "a string", int: "an integer", float: "a number", list: "a list", dict: "a table"}
+    names = {str: "a string", int: "an integer", float: "a number", list: "a list", dict: "a table", bool: "true or false"}
     if isinstance(types, tuple):
         return " or ".join(names.get(t, t.__name__) for t in types)
     return names.get(types, types.__name__)

@@ -12,17 +12,23 @@ class ErrorCode(StrEnum):
     WEB_ADDRESS_REFUSED = "WEB_ADDRESS_REFUSED"  # the host (or a redirect's) resolves to a private, loopback, link-local… address
     WEB_ROBOTS_DISALLOWED = "WEB_ROBOTS_DISALLOWED"  # robots.txt forbids the page to our agent; not fetched
     WEB_TOO_LARGE = "WEB_TOO_LARGE"  # the response passed the byte cap; the rest was not downloaded
+    WEB_UNSUPPORTED_TYPE = "WEB_UNSUPPORTED_TYPE"  # warning: not HTML, plain text or Markdown (a PDF, an image…); skipped unread
     FILE_EXTRACTION_EMPTY = "FILE_EXTRACTION_EMPTY"  # extraction found no text
     FILE_EXTRACTION_FAILED = "FILE_EXTRACTION_FAILED"  # the file could not be read or parsed
     CHUNKING_FAILED = "CHUNKING_FAILED"
     EMBEDDINGS_FAILED = "EMBEDDINGS_FAILED"  # the provider would not embed a document's chunks, even after retries
     SOURCE_LISTING_FAILED = "SOURCE_LISTING_FAILED"  # a whole source could not be listed
+    SOURCE_LIMIT_REACHED = "SOURCE_LIMIT_REACHED"  # warning: a source had more pages than max_pages; the rest were left out
     DUPLICATE_DOCUMENT = "DUPLICATE_DOCUMENT"  # two sources produced the same doc_id; the first wins
 
 
 @dataclass(frozen=True)
 class IngestError:
-    """One failed document (or source listing), recorded in the run report and in `source_events`."""
+    """One failed document (or source listing), recorded in the run report and in `source_events`.
+
+    `level = "warning"` marks something a run chose not to index (a PDF link, pages past
+    `max_pages`): reported and stored, but not a failure (no exit 4, no last-good version kept).
+    """
 
     code: ErrorCode
     step: str
@@ -30,6 +36,7 @@ class IngestError:
     retryable: bool = False
     doc_id: str | None = None
     source: str | None = None
+    level: str = "error"
 
     def as_dict(self) -> dict:
         return {
@@ -39,6 +46,7 @@ class IngestError:
             "retryable": self.retryable,
             "doc_id": self.doc_id,
             "source": self.source,
+            "level": self.level,
         }
 
 

@@ -32,6 +32,7 @@ class Extracted:
     authors: tuple[str, ...] = ()
     updated_at: datetime | None = None
     metadata: dict = field(default_factory=dict)
+    links: tuple[str, ...] = ()  # absolute http(s) links of an HTML page (none when it says nofollow)
 
 
 class ExtractionError(ValueError):
@@ -96,7 +97,9 @@ def extract_html(raw: bytes | str, url: str | None = None, fallback_title: str =
     published = parse_timestamp(_meta(page, "article:published_time"))
     modified = parse_timestamp(_meta(page, "article:modified_time") or _meta(page, "og:updated_time"))
     metadata = {"published_at": published.isoformat()} if published else {}
-    return Extracted(title=title, text=text, url=_canonical(page, url), updated_at=modified or published, metadata=metadata)
+    return Extracted(
+        title=title, text=text, url=_canonical(page, url), updated_at=modified or published, metadata=metadata, links=_links(page, url)
+    )
 
 
 def html_to_text(root) -> str:
@@ -201,6 +204,24 @@ def _canonical(page, base: str | None) -> str | None:
         if absolute.startswith(("http://", "https://")):
             return absolute
     return None
+
+
+def _links(page, base: str | None) -> tuple[str, ...]:
+    """Every `<a href>` as an absolute http(s) URL (resolved against `<base href>` if the page has
+    one), first occurrence first; `rel="nofollow"` links and pages whose robots meta says
+    `nofollow` give none."""
+    if "nofollow" in _meta(page, "robots").lower():
+        return ()
+    base = urljoin(base or "", (page.xpath("//base/@href") or [""])[0].strip())
+    links: dict[str, None] = {}
+    for anchor in page.iter("a"):
+        href = (anchor.get("href") or "").strip()
+        if not href or "nofollow" in (anchor.get("rel") or "").lower():
+            continue
+        absolute = urljoin(base, href)
+        if absolute.startswith(("http://", "https://")):
+            links[absolute] = None
+    return tuple(links)
 
 
 def _meta(page, name: str) -> str:

@@ -45,6 +45,7 @@ class RunReport:
     dry_run: bool = False
     delete_guard: str | None = None  # a dry run that the delete guard would stop says why
     errors: list[IngestError] = field(default_factory=list)
+    warnings: list[IngestError] = field(default_factory=list)  # left out on purpose (a PDF link, max_pages); not failures
     seconds: dict[str, float] = field(default_factory=dict)
 
     def as_dict(self) -> dict:
@@ -58,6 +59,7 @@ class RunReport:
                 "estimated_cost_usd": round(sum(s["estimated_cost_usd"] for s in self.spaces.values()), 8),
                 "delete_guard": self.delete_guard,
                 "errors": [e.as_dict() for e in self.errors],
+                "warnings": [e.as_dict() for e in self.warnings],
             }
         built = [s for s in self.spaces.values() if "embedded" in s]
         return {
@@ -73,6 +75,7 @@ class RunReport:
             "cost_usd": round(sum(s.get("usage", {}).get("cost_usd", 0.0) for s in built), 8),
             "spaces": self.spaces,
             "errors": [e.as_dict() for e in self.errors],
+            "warnings": [e.as_dict() for e in self.warnings],
             "seconds": {k: round(v, 3) for k, v in self.seconds.items()},
         }
 
@@ -126,13 +129,16 @@ def run_index(
                     result = crawl(source, advance, validators)
                 crawled_list.extend(result.documents)
                 report.errors.extend(result.errors)
+                report.warnings.extend(result.warnings)
                 not_modified.update(result.not_modified)
                 if result.listing_complete:
                     complete.add(source.name)
         crawled = {d.doc_id: d for d in _unique(crawled_list, report.errors)}
 
         before = previous.documents_state() if previous else {}
-        unreadable = {e.doc_id: str(e.code) for e in report.errors if e.doc_id and e.code is not ErrorCode.DUPLICATE_DOCUMENT and e.doc_id not in crawled}
+        # A page that was indexed and now fails, or now answers with something we skip (a warning), keeps its last good version.
+        problems = report.errors + report.warnings
+        unreadable = {e.doc_id: str(e.code) for e in problems if e.doc_id and e.code is not ErrorCode.DUPLICATE_DOCUMENT and e.doc_id not in crawled}
         decisions = {d.doc_id: d for d in plan(before, list(crawled.values()), complete, unreadable, not_modified)}
         try:
             if not allow_mass_delete:
@@ -233,7 +239,7 @@ def run_index(
     generation_id = artifacts.new_generation_id(started)
     report.generation_id = generation_id
     with timer("write"), progress("writing and verifying the generation", len(builds) + 1) as advance:
-        run = artifacts.RunRecord(report.run_id, started, report.errors, report.as_dict(), report.decisions, sorted({s.provider for s in rebuilt}))
+        run = artifacts.RunRecord(report.run_id, started, report.errors + report.warnings, report.as_dict(), report.decisions, sorted({s.provider for s in rebuilt}))
         folder = artifacts.write_generation(config.artifacts, generation_id, documents, builds, run, advance)
         try:
             artifacts.verify_generation(folder)

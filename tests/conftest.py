@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from indexer.config import SourceConfig
+
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["TOKENIZERS_PARALLELISM"] = "false"
 
@@ -69,6 +71,10 @@ def copy_of_examples(tmp_path) -> Path:
     return target
 
 
+# TOML lines for a urls source served by the loopback `site` fixture
+LOOPBACK_WEB = 'allow_private_networks = ["127.0.0.0/8"]\nper_host_delay_seconds = 0\n'
+
+
 class Site:
     """A loopback HTTP server with routes set per test: path -> (status, content type, body bytes)."""
 
@@ -111,6 +117,11 @@ class Site:
 
     def url(self, path: str) -> str:
         return self.base + path
+
+    def source(self, paths=(), **keys) -> SourceConfig:
+        """A urls source for these paths that may reach loopback and does not pause between requests."""
+        keys = {"allow_private_networks": ("127.0.0.0/8",), "per_host_delay_seconds": 0.0, **keys}
+        return SourceConfig(name="w", type="urls", urls=tuple(self.url(p) for p in paths), **keys)
 
     def close(self):
         self.server.shutdown()

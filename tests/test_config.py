@@ -53,6 +53,9 @@ def test_artifacts_flag_overrides_the_file(tmp_path):
         ('[[sources]]\nname = "w"\ntype = "urls"\nsitemaps = ["/sitemap.xml"]\n' + LOCAL, "sources[0].sitemaps[0]: must start with http:// or https://; got '/sitemap.xml'"),
         ('[[sources]]\nname = "w"\ntype = "urls"\nurls = ["http://x"]\ntimeout_seconds = 0.5\n' + LOCAL, "sources[0].timeout_seconds: must be between 1 and 300; got 0.5"),
         ('[[sources]]\nname = "w"\ntype = "urls"\nurls = [1]\n' + LOCAL, "sources[0].urls: every item must be a string"),
+        ('[[sources]]\nname = "w"\ntype = "urls"\nurls = ["http://x"]\nrespect_robots = "no"\n' + LOCAL, "sources[0].respect_robots: must be true or false; got str 'no'"),
+        ('[[sources]]\nname = "w"\ntype = "urls"\nurls = ["http://x"]\nmax_depth = 2\n' + LOCAL,
+         "sources[0].max_depth: only a crawl follows links; add `crawl = true` to follow them from the listed pages"),
         (LOCAL, "sources: required key is missing"),
         (FILES, "spaces: required key is missing"),
         (FILES + LOCAL + LOCAL, "spaces: each space must be distinct; repeated: local-all-minilm-l6-v2-384"),
@@ -89,3 +92,13 @@ def test_extensions_are_normalized(tmp_path):
         base_dir=Path(tmp_path),
     )
     assert config.sources[0].extensions == (".md", ".txt")
+
+
+def test_web_source_keys_are_read_from_the_file(tmp_path):
+    web = (
+        '[[sources]]\nname = "help"\ntype = "urls"\nurls = ["https://help.example.com/"]\ncrawl = true\nmax_depth = 1\n'
+        "respect_robots = false\nper_host_delay_seconds = 1\nconcurrency = 8\n"
+    )
+    source = load_config(write_config(tmp_path, web + LOCAL)).sources[0]
+    assert (source.crawl, source.max_depth, source.respect_robots, source.per_host_delay_seconds, source.concurrency) == (True, 1, False, 1.0, 8)
+    assert (source.max_pages, source.per_host_concurrency) == (250, 2), "defaults"

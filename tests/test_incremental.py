@@ -6,7 +6,7 @@ import shutil
 from click.testing import CliRunner
 
 from indexer.cli import cli
-from tests.conftest import write_config
+from tests.conftest import LOOPBACK_WEB, write_config
 
 LOCAL = '[[spaces]]\nprovider = "local"\n'
 
@@ -93,7 +93,7 @@ def test_a_page_that_starts_failing_keeps_its_last_good_version(tmp_path, site, 
         "/c": (200, "text/plain", b"Care\n\nClean leather with a damp cloth."),
     }
     urls = ", ".join(f'"{site.url(p)}"' for p in ("/a", "/b", "/c"))
-    config = write_config(tmp_path, f'[[sources]]\nname = "w"\ntype = "urls"\nallow_private_networks = ["127.0.0.0/8"]\nurls = [{urls}]\n' + LOCAL)
+    config = write_config(tmp_path, f'[[sources]]\nname = "w"\ntype = "urls"\n{LOOPBACK_WEB}urls = [{urls}]\n' + LOCAL)
     run("run", "-c", str(config))
     site.routes["/a"] = (500, "text/plain", b"oops")
     site.routes["/b"] = (200, "application/octet-stream", b"\x00\x01binary")
@@ -101,10 +101,12 @@ def test_a_page_that_starts_failing_keeps_its_last_good_version(tmp_path, site, 
     code, report = run_json("run", "-c", str(config))
     assert code == 4
     assert report["documents"]["failed"] == 3 and report["total_documents"] == 3
-    assert sorted(e["code"] for e in report["errors"]) == ["FILE_EXTRACTION_FAILED", "WEB_HTTP_STATUS", "WEB_TOO_LARGE"]
+    assert sorted(e["code"] for e in report["errors"]) == ["WEB_HTTP_STATUS", "WEB_TOO_LARGE"]
+    assert [w["code"] for w in report["warnings"]] == ["WEB_UNSUPPORTED_TYPE"], "now binary: skipped, but the indexed version stays"
     assert "more than 10 MB; not downloaded further" in " ".join(e["message"] for e in report["errors"])
     assert search_titles(config, "leather cleaning")[0] == "Care"
     assert search_titles(config, "how long is the warranty")[0] == "Warranty"
+    assert search_titles(config, "boot resoling workshop")[0] == "Repairs"
 
 
 def test_the_run_is_recorded_in_the_generation(tmp_path, local_embedder):
@@ -203,7 +205,7 @@ def test_unchanged_web_pages_are_not_downloaded_again(tmp_path, site, local_embe
         "/c": (200, "text/plain", b"Care\n\nClean leather with a damp cloth."),
     }
     urls = ", ".join(f'"{site.url(p)}"' for p in ("/a", "/b", "/c"))
-    config = write_config(tmp_path, f'[[sources]]\nname = "w"\ntype = "urls"\nallow_private_networks = ["127.0.0.0/8"]\nurls = [{urls}]\n' + LOCAL)
+    config = write_config(tmp_path, f'[[sources]]\nname = "w"\ntype = "urls"\n{LOOPBACK_WEB}urls = [{urls}]\n' + LOCAL)
     run("run", "-c", str(config))
     assert site.not_modified == []
     code, report = run_json("run", "-c", str(config))

@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from indexer.cli import cli
-from tests.conftest import write_config
+from tests.conftest import LOOPBACK_WEB, write_config
 
 LOCAL = '[[spaces]]\nprovider = "local"\n'
 
@@ -102,7 +102,7 @@ def test_url_source_indexes_pages_and_records_failures(tmp_path, site):
         "/image.png": (200, "image/png", b"\x89PNG"),
     }
     urls = ", ".join(f'"{site.url(p)}"' for p in ["/returns", "/notes.txt", "/gone", "/broken", "/blank", "/image.png"])
-    config = write_config(tmp_path, f'[[sources]]\nname = "shop"\ntype = "urls"\nallow_private_networks = ["127.0.0.0/8"]\nurls = [{urls}, "{site.base.upper().replace("HTTP", "http")}/returns#top"]\n' + LOCAL)
+    config = write_config(tmp_path, f'[[sources]]\nname = "shop"\ntype = "urls"\n{LOOPBACK_WEB}urls = [{urls}, "{site.base.upper().replace("HTTP", "http")}/returns#top"]\n' + LOCAL)
     result = run_cli("run", "-c", str(config), "--json")
     assert result.exit_code == 4, "published, with document errors"
     report = json.loads(result.output)
@@ -110,24 +110,33 @@ def test_url_source_indexes_pages_and_records_failures(tmp_path, site):
     codes = sorted((e["code"], e["doc_id"].rsplit("/", 1)[-1], e["retryable"]) for e in report["errors"])
     assert codes == [
         ("FILE_EXTRACTION_EMPTY", "blank", False),
-        ("FILE_EXTRACTION_FAILED", "image.png", False),
         ("WEB_HTTP_STATUS", "broken", True),
         ("WEB_HTTP_STATUS", "gone", False),
     ]
+    assert [(w["code"], w["level"], w["doc_id"].rsplit("/", 1)[-1]) for w in report["warnings"]] == [("WEB_UNSUPPORTED_TYPE", "warning", "image.png")]
     folder = tmp_path / "artifacts" / "generations" / report["generation"]
     db = duckdb.connect(str(folder / "meta.duckdb"), read_only=True)
     docs = dict(db.execute("SELECT doc_id, title FROM documents").fetchall())
     assert docs == {f"url:{site.base}/returns": "Returns | Shop", f"url:{site.base}/notes.txt": "Opening hours"}
     text = db.execute("SELECT text FROM documents WHERE doc_id = ?", [f"url:{site.base}/returns"]).fetchone()[0]
     assert text.startswith("# Returns\n\nUnworn shoes") and "Home Cart" not in text
-    assert db.execute("SELECT count(*) FROM source_events WHERE level = 'error'").fetchone()[0] == 4
+    assert db.execute("SELECT level, count(*) FROM source_events GROUP BY level ORDER BY level").fetchall() == [("error", 3), ("warning", 1)]
+    assert db.execute("SELECT errors, status FROM ingest_runs").fetchone() == (3, "document_errors")
     db.close()
+
+
+def test_warnings_alone_do_not_fail_a_run(tmp_path, site):
+    site.routes = {"/ok": (200, "text/plain", b"Reachable page\n\nThis page answers."), "/logo.png": (200, "image/png", b"\x89PNG")}
+    config = write_config(tmp_path, f'[[sources]]\nname = "w"\ntype = "urls"\n{LOOPBACK_WEB}urls = ["{site.url("/ok")}", "{site.url("/logo.png")}"]\n' + LOCAL)
+    result = run_cli("run", "-c", str(config))
+    assert result.exit_code == 0, result.output
+    assert "warning: WEB_UNSUPPORTED_TYPE" in result.output and "image/png" in result.output
 
 
 def test_an_unreachable_host_is_a_document_error_not_a_failed_run(tmp_path, site):
     site.routes = {"/ok": (200, "text/plain", b"Reachable page\n\nThis page answers.")}
     site_url = site.url("/ok")
-    config = write_config(tmp_path, f'[[sources]]\nname = "w"\ntype = "urls"\nallow_private_networks = ["127.0.0.0/8"]\nurls = ["{site_url}", "http://127.0.0.1:9/closed"]\ntimeout_seconds = 2\n' + LOCAL)
+    config = write_config(tmp_path, f'[[sources]]\nname = "w"\ntype = "urls"\n{LOOPBACK_WEB}urls = ["{site_url}", "http://127.0.0.1:9/closed"]\ntimeout_seconds = 2\n' + LOCAL)
     result = run_cli("run", "-c", str(config))
     assert result.exit_code == 4
     assert "WEB_FETCH_FAILED [fetch] http://127.0.0.1:9/closed" in result.output

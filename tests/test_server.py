@@ -10,7 +10,7 @@ from indexer.config import load_config
 from indexer.pipeline import run_index
 from server.app import create_app
 from server.service import Settings
-from tests.conftest import write_config
+from tests.conftest import LOOPBACK_WEB, write_config
 
 CITATION_FIELDS = {"chunk_id", "doc_id", "title", "url", "path", "source", "heading_path", "text", "start", "end", "score", "scores", "updated_at"}
 
@@ -140,7 +140,7 @@ def test_documents_and_chunks_by_id(client):
 
 def test_url_document_ids_with_double_slashes_resolve(tmp_path, site, local_embedder):
     site.routes = {"/help/a": (200, "text/plain", b"Help page\n\nThe help page explains passwords.")}
-    config = write_config(tmp_path, f'[[sources]]\nname = "w"\ntype = "urls"\nallow_private_networks = ["127.0.0.0/8"]\nurls = ["{site.url("/help/a")}"]\n[[spaces]]\nprovider = "local"\n')
+    config = write_config(tmp_path, f'[[sources]]\nname = "w"\ntype = "urls"\n{LOOPBACK_WEB}urls = ["{site.url("/help/a")}"]\n[[spaces]]\nprovider = "local"\n')
     run_index(load_config(config))
     with TestClient(create_app(Settings(artifacts=tmp_path / "artifacts"))) as c:
         doc_id = f"url:{site.base}/help/a"

@@ -1,6 +1,5 @@
 """Fetching pages: bytes reach the parser with the right encoding, never pre-decoded lossily."""
 
-from indexer.config import SourceConfig
 from indexer.sources.web import crawl_urls
 
 PAGE = (
@@ -14,8 +13,7 @@ def test_non_utf8_pages_decode_by_header_meta_or_declared_charset(site):
     site.routes["/header"] = (200, "text/html; charset=windows-1252", PAGE.encode("cp1252"))
     site.routes["/meta"] = (200, "text/html", PAGE.encode("cp1252"))  # only <meta charset> says it
     site.routes["/plain"] = (200, "text/plain; charset=iso-8859-1", "Crème brûlée à la carte".encode("latin-1"))
-    urls = tuple(site.url(p) for p in ("/header", "/meta", "/plain"))
-    result = crawl_urls(SourceConfig(name="w", type="urls", urls=urls, allow_private_networks=("127.0.0.0/8",)))
+    result = crawl_urls(site.source(["/header", "/meta", "/plain"]))
     assert not result.errors
     header, meta, plain = result.documents
     for page in (header, meta):
@@ -28,8 +26,7 @@ ARTICLE = b"<html><head><title>%s</title></head><body><article><h1>%s</h1><p>A p
 
 
 def fetch_all(site, paths, **keys):
-    source = SourceConfig(name="w", type="urls", urls=tuple(site.url(p) for p in paths), allow_private_networks=("127.0.0.0/8",), **keys)
-    return crawl_urls(source)
+    return crawl_urls(site.source(paths, **keys))
 
 
 def test_robots_txt_is_obeyed_once_per_site(site):
@@ -68,8 +65,7 @@ def test_sitemaps_and_sitemap_indexes_list_the_pages_within_max_pages(site):
     ).encode())
     site.routes["/a.xml"] = (200, "application/xml", sitemap(site, ["/p0", "/p1", "/p2?utm_source=sitemap"]))
     site.routes["/b.xml.gz"] = (200, "application/x-gzip", gzip.compress(sitemap(site, ["/p2", "/p3", "/p4", "/p5"])))
-    source = SourceConfig(name="w", type="urls", sitemaps=(site.url("/sitemap.xml"),), max_pages=5, allow_private_networks=("127.0.0.0/8",))
-    result = crawl_urls(source)
+    result = crawl_urls(site.source(sitemaps=(site.url("/sitemap.xml"),), max_pages=5))
     assert [d.title for d in result.documents] == [f"Page {i}" for i in range(5)], "p2 listed twice is one page; p5 is past max_pages"
     assert result.listing_complete and not result.errors
     assert "/p5" not in site.requests and site.requests.count("/sitemap.xml") == 1
@@ -77,8 +73,7 @@ def test_sitemaps_and_sitemap_indexes_list_the_pages_within_max_pages(site):
 
 def test_a_broken_sitemap_is_a_listing_error_that_deletes_nothing(site):
     site.routes["/sitemap.xml"] = (200, "application/xml", b"<html>not a sitemap")
-    source = SourceConfig(name="w", type="urls", sitemaps=(site.url("/sitemap.xml"), site.url("/missing.xml")), allow_private_networks=("127.0.0.0/8",))
-    result = crawl_urls(source)
+    result = crawl_urls(site.source(sitemaps=(site.url("/sitemap.xml"), site.url("/missing.xml"))))
     assert not result.listing_complete and not result.documents
     assert [e.code for e in result.errors] == ["SOURCE_LISTING_FAILED"] * 2
     assert "missing.xml: HTTP 404" in result.errors[1].message

@@ -12,7 +12,7 @@ PAGE = b"<html><head><title>Returns</title></head><body><article><h1>Returns</h1
 
 
 def fetch(urls, allow=()):
-    return crawl_urls(SourceConfig(name="w", type="urls", urls=tuple(urls), timeout_seconds=2, allow_private_networks=tuple(allow)))
+    return crawl_urls(SourceConfig(name="w", type="urls", urls=tuple(urls), timeout_seconds=2, allow_private_networks=tuple(allow), per_host_delay_seconds=0))
 
 
 @pytest.mark.parametrize(

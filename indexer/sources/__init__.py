@@ -16,6 +16,7 @@ class SourceResult:
     source: str
     documents: list[Document] = field(default_factory=list)
     errors: list[IngestError] = field(default_factory=list)
+    warnings: list[IngestError] = field(default_factory=list)  # level "warning": reported, not failures
     listing_complete: bool = True
     not_modified: list[str] = field(default_factory=list)  # doc_ids the server said are unchanged (HTTP 304)
 
@@ -42,4 +43,4 @@ def count_items(source: SourceConfig) -> int | None:
         from indexer.sources.files import list_files
 
         return len(list_files(source)) if source.path and source.path.is_dir() else 0
-    return None if source.sitemaps else len(source.urls)
+    return None if source.sitemaps or source.crawl else len(source.urls)

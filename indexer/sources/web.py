@@ -1,9 +1,15 @@
-"""An explicit list of URLs, fetched with httpx. doc_id = `url:<normalized url>`."""
+"""Web pages from URL lists, sitemaps and same-site crawls, fetched with httpx. doc_id = `url:<normalized url>`."""
 
 from __future__ import annotations
 
 import gzip
 import logging
+import re
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
+from functools import partial
 from urllib.parse import urlsplit, urlunsplit
 
 import httpx
@@ -45,46 +51,170 @@ def _matches(name: str, patterns: tuple[str, ...]) -> bool:
     return any(name.startswith(p[:-1]) if p.endswith("*") else name == p for p in patterns)
 
 
+@dataclass
+class Fetched:
+    """One page fetch: a Document, NOT_MODIFIED or nothing; an error or a warning; the page's links."""
+
+    document: Document | object | None = None
+    problem: IngestError | None = None
+    links: tuple[str, ...] = ()
+
+
+class RobotsDisallowed(Exception):
+    """robots.txt forbids a URL the fetch would request (the page itself or a redirect target)."""
+
+
+ROBOTS_CHECKED = "static_rag.robots"  # request extension: check robots.txt before this request and its redirects
+
+
 def crawl_urls(source: SourceConfig, progress=None, validators: dict[str, tuple[str | None, str | None]] | None = None) -> SourceResult:
+    """Fetch the listed pages (`urls`, then `sitemaps`), and with `crawl` the same-site pages they
+    link to, breadth-first up to `max_depth` hops, `max_pages` pages in all. Pages of one depth are
+    fetched `concurrency` at a time; every request to a host waits for `per_host_concurrency` and
+    `per_host_delay_seconds` (or the site's robots.txt Crawl-delay, up to MAX_CRAWL_DELAY)."""
     result = SourceResult(source=source.name)
+    validators = validators or {}
+    normalize = partial(normalize_url, drop_parameters=source.drop_parameters)
+    polite = PoliteTransport(guarded_transport(source.allow_private_networks), source.per_host_concurrency, source.per_host_delay_seconds)
     timeout = httpx.Timeout(source.timeout_seconds, connect=min(10.0, source.timeout_seconds))
     with httpx.Client(
-        transport=guarded_transport(source.allow_private_networks),
+        transport=polite,
         timeout=timeout,
         follow_redirects=True,
         max_redirects=MAX_REDIRECTS,
         headers={"User-Agent": USER_AGENT, "Accept": "text/html, text/plain;q=0.9, text/markdown;q=0.9, */*;q=0.1"},
-    ) as client:
-        robots = RobotsRules(client) if source.respect_robots else None
-        indexed: set[str] = set()
-        pages = list(dict.fromkeys(normalize_url(u, source.drop_parameters) for u in source.urls))
+    ) as client, ThreadPoolExecutor(source.concurrency, thread_name_prefix=f"fetch-{source.name}") as pool:
+        if source.respect_robots:
+            robots = RobotsRules(client, polite)
+            client.event_hooks["request"].append(robots.check)
+        pages = list(dict.fromkeys(normalize(u) for u in source.urls))
         for sitemap in source.sitemaps:
-            errors = read_sitemap(client, sitemap, pages, source.max_pages, lambda u: normalize_url(u, source.drop_parameters))
-            for message in errors:
+            for message in read_sitemap(client, sitemap, pages, source.max_pages + 1, normalize):
                 result.listing_complete = False  # pages missing from a failed sitemap must not be deleted
                 result.errors.append(IngestError(ErrorCode.SOURCE_LISTING_FAILED, "list", message, source=source.name))
         if len(pages) > source.max_pages:
-            logging.getLogger(__name__).warning("%s: %d pages listed; only the first max_pages = %d are indexed", source.name, len(pages), source.max_pages)
             pages = pages[: source.max_pages]
-        for url in pages:
-            etag, modified = (validators or {}).get(f"url:{url}", (None, None))
-            if robots is not None and not robots.allowed(url):
-                document, error = None, IngestError(
-                    ErrorCode.WEB_ROBOTS_DISALLOWED, "fetch", f"{url}: robots.txt disallows it for {ROBOTS_AGENT} (set respect_robots = false for a site you own)",
-                    doc_id=f"url:{url}", source=source.name,
-                )
-            else:
-                document, error = fetch_document(client, url, source.name, etag, modified, source.drop_parameters)
-            if document is NOT_MODIFIED:
-                result.not_modified.append(f"url:{url}")
-            elif document is not None and document.doc_id not in indexed:  # a canonical duplicate counts once
-                indexed.add(document.doc_id)
-                result.documents.append(document)
-            if error is not None:
-                result.errors.append(error)
-            if progress:
-                progress(1)
+            result.warnings.append(_limit_reached(source, "listed"))
+        seen, limited = set(pages), False
+        site = {urlsplit(u).netloc for u in pages}
+        indexed: set[str] = set()
+        frontier, depth = pages, 0
+        while frontier:
+            follow = source.crawl and depth < source.max_depth
+            fetch = partial(_fetch_page, client, source, validators, need_links=follow)
+            discovered: list[str] = []
+            for url, fetched in zip(frontier, pool.map(fetch, frontier)):
+                document = fetched.document
+                if document is NOT_MODIFIED:
+                    result.not_modified.append(f"url:{url}")
+                elif document is not None and document.doc_id not in indexed:  # a canonical duplicate counts once
+                    indexed.add(document.doc_id)
+                    result.documents.append(document)
+                if fetched.problem is not None:
+                    (result.warnings if fetched.problem.level == "warning" else result.errors).append(fetched.problem)
+                    if follow and fetched.problem.retryable:
+                        result.listing_complete = False  # what this page links to is unknown this run: delete nothing
+                for link in fetched.links if follow and not limited else ():
+                    link = normalize(link)
+                    if link in seen or urlsplit(link).netloc not in site or _not_a_page(link):
+                        continue
+                    if len(seen) >= source.max_pages:
+                        result.warnings.append(_limit_reached(source, "found by the crawl"))
+                        limited = True
+                        break
+                    seen.add(link)
+                    discovered.append(link)
+                if progress:
+                    progress(1)
+            frontier, depth = discovered, depth + 1
     return result
+
+
+def _fetch_page(client: httpx.Client, source: SourceConfig, validators: dict, url: str, need_links: bool) -> Fetched:
+    # A crawl needs the links of a page it follows, so that page is never fetched conditionally.
+    etag, modified = (None, None) if need_links else validators.get(f"url:{url}", (None, None))
+    return fetch_document(client, url, source.name, etag, modified, source.drop_parameters)
+
+
+def _limit_reached(source: SourceConfig, how: str) -> IngestError:
+    message = f"more pages {how} than max_pages = {source.max_pages}; the rest are not indexed (raise max_pages to include them)"
+    logging.getLogger(__name__).warning("%s: %s", source.name, message)
+    return IngestError(ErrorCode.SOURCE_LIMIT_REACHED, "list", message, source=source.name, level="warning")
+
+
+NOT_PAGES = re.compile(
+    r"\.(?:pdf|zip|gz|tgz|rar|7z|exe|dmg|msi|iso|jpe?g|png|gif|webp|avif|svg|ico|bmp|tiff?|mp[34]|m4a|mov|avi|webm|ogg|wav|"
+    r"woff2?|ttf|eot|css|js|json|xml|rss|atom|docx?|xlsx?|pptx?|csv)$",
+    re.IGNORECASE,
+)
+
+
+def _not_a_page(url: str) -> bool:
+    """Links a crawl does not spend its page budget on: files whose extension says they are not pages."""
+    return bool(NOT_PAGES.search(urlsplit(url).path))
+
+
+MAX_CRAWL_DELAY = 10.0  # seconds; a larger robots.txt Crawl-delay is capped
+
+
+class PoliteTransport(httpx.BaseTransport):
+    """Every request, redirect hops and robots.txt included, waits for a free slot of its host
+    (at most `per_host` open at once) and starts at least `delay` seconds after the previous
+    request to that host started. A slot is held until the response body is closed."""
+
+    def __init__(self, inner: httpx.BaseTransport, per_host: int, delay: float):
+        self.inner, self.per_host, self.delay = inner, per_host, delay
+        self.lock = threading.Lock()
+        self.hosts: dict[str, _Host] = {}
+
+    def host(self, name: str) -> _Host:
+        with self.lock:
+            if name not in self.hosts:
+                self.hosts[name] = _Host(threading.BoundedSemaphore(self.per_host), self.delay)
+            return self.hosts[name]
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        host = self.host(request.url.netloc.decode("ascii"))
+        host.slots.acquire()
+        try:
+            with host.lock:
+                wait = host.next_start - time.monotonic()
+                if wait > 0:
+                    time.sleep(wait)
+                host.next_start = time.monotonic() + host.delay
+            response = self.inner.handle_request(request)
+        except BaseException:
+            host.slots.release()
+            raise
+        response.stream = _Releasing(response.stream, host.slots.release)
+        return response
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+@dataclass
+class _Host:
+    slots: threading.BoundedSemaphore
+    delay: float
+    next_start: float = 0.0
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+class _Releasing(httpx.SyncByteStream):
+    def __init__(self, stream, release):
+        self.stream, self.release = stream, release
+
+    def __iter__(self):
+        yield from self.stream
+
+    def close(self) -> None:
+        try:
+            self.stream.close()
+        finally:
+            release, self.release = self.release, None
+            if release is not None:
+                release()
 
 
 class TooLarge(Exception):
@@ -150,20 +280,33 @@ class RobotsRules:
     """robots.txt per origin (RFC 9309, parsed by Protego: longest match wins, `*` and `$`
     patterns), fetched once per run through the same guarded client. No file or a 4xx:
     everything allowed. A 5xx or a timeout: nothing allowed, as the RFC asks when the rules
-    cannot be known. A refused or failed connection: allowed here, so the page fetch reports it."""
+    cannot be known. A refused or failed connection: allowed here, so the page fetch reports it.
+    A Crawl-delay for our agent (or *) slows that host down, up to MAX_CRAWL_DELAY."""
 
     ALLOW_ALL, DISALLOW_ALL = "", "User-agent: *\nDisallow: /\n"
 
-    def __init__(self, client: httpx.Client):
-        self.client = client
-        self.rules: dict[str, object] = {}
+    def __init__(self, client: httpx.Client, polite: PoliteTransport | None = None):
+        self.client, self.polite = client, polite
+        self.rules: dict[str, Protego] = {}
+        self.lock = threading.Lock()
 
     def allowed(self, url: str) -> bool:
         parts = urlsplit(url)
         origin = f"{parts.scheme}://{parts.netloc}"
-        if origin not in self.rules:
-            self.rules[origin] = Protego.parse(self._fetch(origin))
+        with self.lock:  # one robots.txt request per origin, however many threads ask
+            if origin not in self.rules:
+                self.rules[origin] = rules = Protego.parse(self._fetch(origin))
+                delay = rules.crawl_delay(ROBOTS_AGENT)
+                if delay and self.polite is not None:
+                    host = self.polite.host(parts.netloc)
+                    host.delay = max(host.delay, min(float(delay), MAX_CRAWL_DELAY))
         return self.rules[origin].can_fetch(url, ROBOTS_AGENT)
+
+    def check(self, request: httpx.Request) -> None:
+        """httpx request hook: runs before every hop of a page fetch, so a redirect into a
+        disallowed path is stopped before it is requested."""
+        if request.extensions.get(ROBOTS_CHECKED) and not self.allowed(str(request.url)):
+            raise RobotsDisallowed(str(request.url))
 
     def _fetch(self, origin: str) -> str:
         try:
@@ -200,67 +343,70 @@ NOT_MODIFIED = object()  # the server answered 304: keep the stored version, dow
 def fetch_document(
     client: httpx.Client, url: str, source_name: str, etag: str | None = None, last_modified: str | None = None,
     drop_parameters: tuple[str, ...] = TRACKING_PARAMETERS,
-) -> tuple[Document | object | None, IngestError | None]:
+) -> Fetched:
     """One page as a Document (under its same-site `rel=canonical` URL when it declares one),
-    NOT_MODIFIED, or a coded error."""
+    NOT_MODIFIED, or a coded error; a content type we do not index is a warning, its body unread."""
     doc_id = f"url:{url}"
 
-    def error(code: ErrorCode, step: str, message: str, retryable: bool = False) -> tuple[None, IngestError]:
-        return None, IngestError(code, step, f"{url}: {message}", retryable=retryable, doc_id=doc_id, source=source_name)
+    def problem(code: ErrorCode, step: str, message: str, retryable: bool = False, level: str = "error") -> Fetched:
+        return Fetched(problem=IngestError(code, step, f"{url}: {message}", retryable=retryable, doc_id=doc_id, source=source_name, level=level))
 
     conditional = {k: v for k, v in (("If-None-Match", etag), ("If-Modified-Since", last_modified)) if v}
     try:
-        with client.stream("GET", url, headers=conditional) as response:
+        with client.stream("GET", url, headers=conditional, extensions={ROBOTS_CHECKED: True}) as response:
+            media_type = response.headers.get("content-type", "text/html").split(";")[0].strip().lower()
+            if response.status_code < 300 and media_type not in HTML_TYPES and media_type not in TEXT_TYPES:
+                return problem(ErrorCode.WEB_UNSUPPORTED_TYPE, "fetch", f"content type {media_type} is not HTML, plain text or Markdown; skipped", level="warning")
             body = _read_capped(response)
+    except RobotsDisallowed as exc:
+        target = "" if str(exc) == url else f" (redirected to {exc})"
+        return problem(ErrorCode.WEB_ROBOTS_DISALLOWED, "fetch", f"robots.txt disallows it{target} for {ROBOTS_AGENT} (set respect_robots = false for a site you own)")
     except TooLarge:
-        return error(ErrorCode.WEB_TOO_LARGE, "fetch", f"more than {MAX_BYTES // (1024 * 1024)} MB; not downloaded further")
+        return problem(ErrorCode.WEB_TOO_LARGE, "fetch", f"more than {MAX_BYTES // (1024 * 1024)} MB; not downloaded further")
     except httpx.TooManyRedirects:
-        return error(ErrorCode.WEB_FETCH_FAILED, "fetch", f"more than {MAX_REDIRECTS} redirects")
+        return problem(ErrorCode.WEB_FETCH_FAILED, "fetch", f"more than {MAX_REDIRECTS} redirects")
     except httpx.ConnectError as exc:
         if refused(exc):
-            return error(ErrorCode.WEB_ADDRESS_REFUSED, "fetch", str(exc))
-        return error(ErrorCode.WEB_FETCH_FAILED, "fetch", f"ConnectError: {exc}", retryable=True)
+            return problem(ErrorCode.WEB_ADDRESS_REFUSED, "fetch", str(exc))
+        return problem(ErrorCode.WEB_FETCH_FAILED, "fetch", f"ConnectError: {exc}", retryable=True)
     except httpx.TimeoutException:
-        return error(ErrorCode.WEB_FETCH_FAILED, "fetch", "timed out", retryable=True)
+        return problem(ErrorCode.WEB_FETCH_FAILED, "fetch", "timed out", retryable=True)
     except httpx.HTTPError as exc:
-        return error(ErrorCode.WEB_FETCH_FAILED, "fetch", f"{type(exc).__name__}: {exc}", retryable=True)
+        return problem(ErrorCode.WEB_FETCH_FAILED, "fetch", f"{type(exc).__name__}: {exc}", retryable=True)
     if response.status_code == 304 and conditional:
-        return NOT_MODIFIED, None
+        return Fetched(document=NOT_MODIFIED)
     if response.status_code >= 400:
         retryable = response.status_code == 429 or response.status_code >= 500
-        return error(ErrorCode.WEB_HTTP_STATUS, "fetch", f"HTTP {response.status_code}", retryable=retryable)
-    media_type = response.headers.get("content-type", "text/html").split(";")[0].strip().lower()
+        return problem(ErrorCode.WEB_HTTP_STATUS, "fetch", f"HTTP {response.status_code}", retryable=retryable)
     fallback_title = url
+    links: tuple[str, ...] = ()
     try:
         if media_type in HTML_TYPES:
             extracted = extract_html(body, url=str(response.url), fallback_title=fallback_title, encoding=response.charset_encoding)
-        elif TEXT_TYPES.get(media_type) == "markdown":
+            links = extracted.links
+        elif TEXT_TYPES[media_type] == "markdown":
             extracted = extract_markdown(body.decode(response.charset_encoding or "utf-8", errors="replace"), fallback_title)
-        elif media_type in TEXT_TYPES:
-            extracted = extract_text(body.decode(response.charset_encoding or "utf-8", errors="replace"), fallback_title)
         else:
-            return error(ErrorCode.FILE_EXTRACTION_FAILED, "extract", f"unsupported content type {media_type}")
+            extracted = extract_text(body.decode(response.charset_encoding or "utf-8", errors="replace"), fallback_title)
     except ExtractionError as exc:
-        return error(ErrorCode.FILE_EXTRACTION_FAILED, "extract", str(exc))
+        return problem(ErrorCode.FILE_EXTRACTION_FAILED, "extract", str(exc))
     if not extracted.text.strip():
-        return error(ErrorCode.FILE_EXTRACTION_EMPTY, "extract", "no main content found")
+        return replace(problem(ErrorCode.FILE_EXTRACTION_EMPTY, "extract", "no main content found"), links=links)
     canonical = normalize_url(extracted.url, drop_parameters) if extracted.url else None
     if canonical and urlsplit(canonical)[:2] == urlsplit(str(response.url))[:2]:  # same scheme and host only
         url, doc_id = canonical, f"url:{canonical}"
-    return (
-        Document(
-            doc_id=doc_id,
-            source=source_name,
-            source_type="urls",
-            title=extracted.title,
-            text=extracted.text,
-            url=url,
-            tags=extracted.tags,
-            authors=extracted.authors,
-            updated_at=extracted.updated_at,
-            metadata=extracted.metadata,
-            etag=response.headers.get("etag"),
-            last_modified=response.headers.get("last-modified"),
-        ),
-        None,
+    document = Document(
+        doc_id=doc_id,
+        source=source_name,
+        source_type="urls",
+        title=extracted.title,
+        text=extracted.text,
+        url=url,
+        tags=extracted.tags,
+        authors=extracted.authors,
+        updated_at=extracted.updated_at,
+        metadata=extracted.metadata,
+        etag=response.headers.get("etag"),
+        last_modified=response.headers.get("last-modified"),
     )
+    return Fetched(document=document, links=links)

@@ -1,0 +1,109 @@
+"""Same-site crawls from start URLs: depth and page limits, politeness per host, robots.txt on
+every hop, and pages that are not pages left out with a warning."""
+
+import threading
+import time
+
+from indexer.sources.web import crawl_urls
+
+
+def page(title: str, *links: str, head: str = "") -> bytes:
+    anchors = "".join(f'<li><a href="{href}">{text}</a></li>' for href, text in (link.split("|") if "|" in link else (link, link) for link in links))
+    return (
+        f"<html><head><title>{title}</title>{head}</head><body><nav><ul>{anchors}</ul></nav><article><h1>{title}</h1>"
+        f"<p>{title} is a page long enough for the extractor to keep as the main content of the page.</p></article></body></html>"
+    ).encode()
+
+
+def serve(site, pages: dict[str, bytes]) -> None:
+    for path, body in pages.items():
+        site.routes[path] = (200, "text/html", body)
+
+
+def test_a_crawl_follows_same_site_links_to_max_depth(site):
+    serve(site, {
+        "/": page("Home", "/a", "b#section", "/b?utm_source=nav", "http://localhost:1/elsewhere", "/manual.pdf", "/secret|nofollow"),
+        "/a": page("A", "/a/1", "/"),  # a link back home is harmless
+        "/b": page("B", "/a"),
+        "/a/1": page("A1", "/a/1/x"),
+        "/a/1/x": page("A1x"),
+    })
+    site.routes["/"] = (200, "text/html", site.routes["/"][2].replace(b'href="/secret"', b'href="/secret" rel="nofollow"'))
+    result = crawl_urls(site.source(["/"], crawl=True, max_depth=2))
+    assert [d.title for d in result.documents] == ["Home", "A", "B", "A1"], "breadth first; A1x is three hops away"
+    assert sorted(site.requests) == ["/", "/a", "/a/1", "/b", "/robots.txt"], "each page once; no other host, PDF or nofollow link"
+    assert result.listing_complete and not result.errors and not result.warnings
+
+
+def test_a_crawl_stops_at_max_pages_and_says_so(site):
+    serve(site, {"/": page("Home", *(f"/p{i}" for i in range(10)))} | {f"/p{i}": page(f"P{i}") for i in range(10)})
+    result = crawl_urls(site.source(["/"], crawl=True, max_pages=4))
+    assert [d.title for d in result.documents] == ["Home", "P0", "P1", "P2"]
+    assert len([p for p in site.requests if p != "/robots.txt"]) == 4
+    assert [(w.code, w.level) for w in result.warnings] == [("SOURCE_LIMIT_REACHED", "warning")]
+    assert "max_pages = 4" in result.warnings[0].message
+
+
+def test_without_crawl_links_are_not_followed(site):
+    serve(site, {"/": page("Home", "/a"), "/a": page("A")})
+    assert [d.title for d in crawl_urls(site.source(["/"])).documents] == ["Home"]
+    assert "/a" not in site.requests
+
+
+def test_a_page_whose_links_are_unknown_this_run_makes_the_listing_incomplete(site):
+    serve(site, {"/": page("Home", "/hub"), "/hub": page("Hub", "/leaf")})
+    site.routes["/hub"] = (503, "text/plain", b"busy")
+    result = crawl_urls(site.source(["/"], crawl=True))
+    assert [e.code for e in result.errors] == ["WEB_HTTP_STATUS"]
+    assert not result.listing_complete, "pages below /hub were not seen, so none of them may be deleted"
+
+
+def test_robots_txt_is_checked_on_every_redirect_hop(site):
+    site.routes["/robots.txt"] = (200, "text/plain", b"User-agent: *\nDisallow: /private/\n")
+    site.routes["/old-pricing"] = (301, "text/plain", b"", {"Location": "/private/pricing"})
+    site.routes["/private/pricing"] = (200, "text/html", page("Pricing"))
+    result = crawl_urls(site.source(["/old-pricing"]))
+    assert [e.code for e in result.errors] == ["WEB_ROBOTS_DISALLOWED"]
+    assert "redirected to" in result.errors[0].message and "/private/pricing" in result.errors[0].message
+    assert "/private/pricing" not in site.requests
+
+
+def test_a_binary_content_type_is_skipped_unread_with_a_warning(site):
+    streamed = []
+
+    def body():
+        streamed.append(True)
+        return b"%PDF-1.7" + b"\0" * 200_000
+
+    site.routes["/price-list"] = (200, "application/pdf", body)
+    site.routes["/help"] = (200, "text/html", page("Help"))
+    result = crawl_urls(site.source(["/price-list", "/help"]))
+    assert [d.title for d in result.documents] == ["Help"]
+    assert not result.errors, "a PDF is left out on purpose, not a failed document"
+    assert [(w.code, w.level, w.doc_id) for w in result.warnings] == [("WEB_UNSUPPORTED_TYPE", "warning", f"url:{site.url('/price-list')}")]
+    assert "application/pdf" in result.warnings[0].message
+
+
+def test_requests_to_one_host_are_limited_and_spaced(site):
+    lock, active, peak, starts = threading.Lock(), [0], [0], []
+
+    def slow():
+        with lock:
+            active[0] += 1
+            peak[0] = max(peak[0], active[0])
+            starts.append(time.monotonic())
+        time.sleep(0.15)
+        with lock:
+            active[0] -= 1
+        return page("Slow")
+
+    for i in range(6):
+        site.routes[f"/s{i}"] = (200, "text/html", slow)
+    crawl_urls(site.source([f"/s{i}" for i in range(6)], concurrency=6, per_host_concurrency=2))
+    assert peak[0] == 2, "six workers, but never more than two requests open to one host"
+
+    starts.clear()
+    site.routes["/robots.txt"] = (200, "text/plain", b"User-agent: *\nCrawl-delay: 0.3\n")
+    crawl_urls(site.source([f"/s{i}" for i in range(3)], concurrency=3))
+    gaps = [b - a for a, b in zip(starts, starts[1:])]
+    assert len(gaps) == 2 and min(gaps) >= 0.28, f"robots.txt Crawl-delay spaces request starts: {gaps}"
