@@ -105,3 +105,13 @@ def test_canonical_duplicates_are_indexed_once_under_the_canonical_url(site):
     result = fetch_all(site, ["/returns?ref=footer", "/print/returns", "/returns", "/elsewhere"])
     assert [d.doc_id for d in result.documents] == [f"url:{site.url('/returns')}", f"url:{site.url('/elsewhere')}"]
     assert result.documents[0].url == site.url("/returns") and not result.errors
+
+
+def test_a_slow_server_times_out_with_a_retryable_code(site):
+    import time
+
+    site.routes["/slow"] = (200, "text/html", lambda: (time.sleep(1.5), ARTICLE % (b"Slow", b"Slow"))[1])
+    site.routes["/fast"] = (200, "text/html", ARTICLE % (b"Fast", b"Fast"))
+    result = fetch_all(site, ["/slow", "/fast"], timeout_seconds=0.5)
+    assert [(e.code, e.retryable, e.message.endswith("timed out")) for e in result.errors] == [("WEB_FETCH_FAILED", True, True)]
+    assert [d.title for d in result.documents] == ["Fast"], "one slow page does not hold up the rest"
