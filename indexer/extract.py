@@ -15,6 +15,8 @@ from urllib.parse import urljoin
 import yaml
 from lxml import html as lxml_html
 
+from indexer.crosscheck import cross_check
+
 BLOCK_TAGS = {"p", "div", "section", "article", "main", "header", "footer", "aside", "figure", "figcaption", "dl", "dd", "dt", "form", "details", "summary", "center"}
 HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
 SKIP_TAGS = {"script", "style", "noscript", "template", "svg", "button", "nav"}
@@ -72,7 +74,8 @@ def extract_text(raw: str, fallback_title: str) -> Extracted:
 
 
 def extract_html(raw: bytes | str, url: str | None = None, fallback_title: str = "", encoding: str | None = None) -> Extracted:
-    """Main content by readability-lxml, with headings, lists, tables and code kept as structure.
+    """Main content by readability-lxml, with headings, lists, tables and code kept as structure,
+    minus the captions and teasers a second extractor does not see as content (`indexer.crosscheck`).
 
     Bytes are parsed with `encoding` (e.g. from the Content-Type header) or else the page's
     declared / sniffed charset, the same one readability picks, so titles and text agree.
@@ -93,7 +96,7 @@ def extract_html(raw: bytes | str, url: str | None = None, fallback_title: str =
         summary = Readability(raw, url=url).summary(html_partial=True)
     except Exception as exc:  # readability raises bare Exceptions (Unparseable) for odd pages
         raise ExtractionError(f"readability could not find main content: {exc}") from None
-    text = _normalize(html_to_text(lxml_html.fromstring(summary)))
+    text = _normalize(cross_check(html_to_text(lxml_html.fromstring(summary)), raw, url))
     published = parse_timestamp(_meta(page, "article:published_time"))
     modified = parse_timestamp(_meta(page, "article:modified_time") or _meta(page, "og:updated_time"))
     metadata = {"published_at": published.isoformat()} if published else {}

@@ -40,6 +40,28 @@ def test_html_keeps_headings_lists_and_table_rows_and_drops_page_chrome():
     assert doc.metadata["published_at"].startswith("2026-06-03")
 
 
+FERRY = [
+    "The city council voted on Tuesday to extend the river ferry service through the winter months, after a season in which ridership doubled and the operator reported its first profit since the route opened.",
+    "Council members said the extension would cost about two million dollars, most of it covered by fares and a regional transport grant approved earlier this year by the state legislature.",
+    "Residents who spoke at the meeting described the ferry as the fastest way to reach the hospital district from the east bank, where bridges are often closed for repairs during the colder season.",
+]
+
+
+def test_a_photo_caption_inside_the_article_is_left_out_and_the_structure_kept():
+    page = (
+        "<html><head><title>Ferry</title></head><body><article><h1>Ferry service extended through winter</h1>"
+        "<figure><img src='f.jpg'><figcaption>A ferry crosses the river at dusk on Monday. Photo: Jane Doe, City Press</figcaption></figure>"
+        f"<p>{FERRY[0]}</p><p>{FERRY[1]}</p><h2>What riders said</h2><p>{FERRY[2]}</p>"
+        "<ul><li>Heated boats on every route</li><li>A late departure at 22:30</li></ul><pre>timetable --route east --winter</pre></article></body></html>"
+    )
+    text = extract_html(page.encode()).text
+    assert "Photo: Jane Doe" not in text, "readability keeps the caption; the second opinion drops it"
+    assert text.splitlines() == [
+        "# Ferry service extended through winter", "", FERRY[0], "", FERRY[1], "", "## What riders said", "", FERRY[2], "",
+        "- Heated boats on every route", "- A late departure at 22:30", "", "```", "timetable --route east --winter", "```",
+    ]
+
+
 def test_html_title_and_modified_time_from_head():
     doc = extract_html((EXAMPLES / "docs/articles/rate-limiting.html").read_bytes())
     assert doc.title == "Rate limiting with token buckets"
