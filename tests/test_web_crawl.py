@@ -107,3 +107,13 @@ def test_requests_to_one_host_are_limited_and_spaced(site):
     crawl_urls(site.source([f"/s{i}" for i in range(3)], concurrency=3))
     gaps = [b - a for a, b in zip(starts, starts[1:])]
     assert len(gaps) == 2 and min(gaps) >= 0.28, f"robots.txt Crawl-delay spaces request starts: {gaps}"
+
+
+def test_links_robots_txt_disallows_are_not_crawled_and_not_failures(site):
+    site.routes["/robots.txt"] = (200, "text/plain", b"User-agent: *\nDisallow: /search\n")
+    serve(site, {"/": page("Home", "/search?q=a", "/search?q=b", "/a"), "/a": page("A")})
+    result = crawl_urls(site.source(["/"], crawl=True, max_pages=3))
+    assert [d.title for d in result.documents] == ["Home", "A"] and not result.errors
+    assert [(w.code, w.level) for w in result.warnings] == [("WEB_ROBOTS_DISALLOWED", "warning")]
+    assert result.warnings[0].message.startswith("2 linked page(s) not crawled")
+    assert not any(p.startswith("/search") for p in site.requests)

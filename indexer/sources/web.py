@@ -84,8 +84,8 @@ def crawl_urls(source: SourceConfig, progress=None, validators: dict[str, tuple[
         max_redirects=MAX_REDIRECTS,
         headers={"User-Agent": USER_AGENT, "Accept": "text/html, text/plain;q=0.9, text/markdown;q=0.9, */*;q=0.1"},
     ) as client, ThreadPoolExecutor(source.concurrency, thread_name_prefix=f"fetch-{source.name}") as pool:
-        if source.respect_robots:
-            robots = RobotsRules(client, polite)
+        robots = RobotsRules(client, polite) if source.respect_robots else None
+        if robots is not None:
             client.event_hooks["request"].append(robots.check)
         pages = list(dict.fromkeys(normalize(u) for u in source.urls))
         for sitemap in source.sitemaps:
@@ -95,7 +95,7 @@ def crawl_urls(source: SourceConfig, progress=None, validators: dict[str, tuple[
         if len(pages) > source.max_pages:
             pages = pages[: source.max_pages]
             result.warnings.append(_limit_reached(source, "listed"))
-        seen, limited = set(pages), False
+        seen, limited, disallowed = set(pages), False, {}
         site = {urlsplit(u).netloc for u in pages}
         indexed: set[str] = set()
         frontier, depth = pages, 0
@@ -116,7 +116,10 @@ def crawl_urls(source: SourceConfig, progress=None, validators: dict[str, tuple[
                         result.listing_complete = False  # what this page links to is unknown this run: delete nothing
                 for link in fetched.links if follow and not limited else ():
                     link = normalize(link)
-                    if link in seen or urlsplit(link).netloc not in site or _not_a_page(link):
+                    if link in seen or link in disallowed or urlsplit(link).netloc not in site or _not_a_page(link):
+                        continue
+                    if robots is not None and not robots.allowed(link):  # not a failure, and no page of the budget: the site asks us not to
+                        disallowed[link] = None
                         continue
                     if len(seen) >= source.max_pages:
                         result.warnings.append(_limit_reached(source, "found by the crawl"))
@@ -127,6 +130,10 @@ def crawl_urls(source: SourceConfig, progress=None, validators: dict[str, tuple[
                 if progress:
                     progress(1)
             frontier, depth = discovered, depth + 1
+    if disallowed:
+        examples = ", ".join(list(disallowed)[:3]) + (", …" if len(disallowed) > 3 else "")
+        message = f"{len(disallowed)} linked page(s) not crawled: robots.txt disallows them for {ROBOTS_AGENT} ({examples})"
+        result.warnings.append(IngestError(ErrorCode.WEB_ROBOTS_DISALLOWED, "list", message, source=source.name, level="warning"))
     return result
 
 
