@@ -15,10 +15,13 @@ export TOKENIZERS_PARALLELISM := false
 
 install: $(VENV)/.installed
 
-# torch first, pinned to the CPU build, so nothing later pulls a CUDA build; then the
-# package with its local-model extra and the dev tools. Re-runs only when pyproject.toml changes.
+# A current pip first: pip 23.x (what python3.11 -m venv ships) fails an internal assertion on
+# lxml[html_clean] vs lxml[html-clean], both asked for by our dependencies. Then torch, pinned to
+# the CPU build, so nothing later pulls a CUDA build; then the package with its local-model
+# extra and the dev tools. Re-runs only when pyproject.toml changes.
 $(VENV)/.installed: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --disable-pip-version-check --upgrade 'pip>=24.2'
 	$(BIN)/pip install --quiet --disable-pip-version-check torch==2.13.0
 	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[local,dev]'
 	touch $@
