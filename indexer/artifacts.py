@@ -352,6 +352,8 @@ def _document_row(d: Document) -> dict:
         "texts": d.text,
         "etags": d.etag,
         "last_modifieds": d.last_modified,
+        "fetched_ats": utc_naive(d.fetched_at),
+        "links": list(d.links),
     }
 
 

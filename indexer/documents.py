@@ -13,7 +13,6 @@ class Document:
     """One extracted document.
 
     `text` is exactly what is chunked and embedded; chunk offsets index into it.
-    `fetched_at` is volatile and stays out of both hashes.
     """
 
     doc_id: str
@@ -27,9 +26,14 @@ class Document:
     authors: tuple[str, ...] = ()
     updated_at: datetime | None = None
     metadata: dict = field(default_factory=dict, hash=False, compare=False)
-    # HTTP validators of the fetch that produced this version; volatile, so in neither hash.
+    # What the fetch that produced this version knew; volatile, so in neither hash. HTTP
+    # validators for web pages; Notion's last_edited_time in `last_modified`; `links` are where
+    # a crawl goes from here (Notion: `page:<id>` / `database:<id>`), so an unchanged page need
+    # not be fetched again to be followed.
     etag: str | None = None
     last_modified: str | None = None
+    fetched_at: datetime | None = None
+    links: tuple[str, ...] = ()
 
     @property
     def content_hash(self) -> str:
@@ -38,6 +42,16 @@ class Document:
     @property
     def metadata_hash(self) -> str:
         return metadata_hash(self)
+
+
+@dataclass(frozen=True)
+class FetchState:
+    """The fetch-time fields of a document's stored version, handed to its source on the next run."""
+
+    etag: str | None = None
+    last_modified: str | None = None
+    fetched_at: datetime | None = None
+    links: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -120,13 +120,13 @@ def run_index(
     previous = PreviousGeneration.open(config.artifacts)
     try:
         with timer("crawl"):
-            validators = previous.fetch_validators() if previous else {}
+            fetch_state = previous.fetch_state() if previous else {}
             crawled_list: list[Document] = []
             complete: set[str] = set()
             not_modified: set[str] = set()
             for source in config.sources:
                 with progress(f"reading {source.name}", count_items(source)) as advance:
-                    result = crawl(source, advance, validators)
+                    result = crawl(source, advance, fetch_state)
                 crawled_list.extend(result.documents)
                 report.errors.extend(result.errors)
                 report.warnings.extend(result.warnings)

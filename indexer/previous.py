@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from indexer.artifacts import current_generation, open_index, read_manifest
-from indexer.documents import Chunk, Document
+from indexer.documents import Chunk, Document, FetchState
 from indexer.embedders import same_space
 from indexer.errors import ArtifactError
 from indexer.plan import PreviousDocument
@@ -29,6 +29,12 @@ class PreviousGeneration:
         self.folder = folder
         self.manifest = read_manifest(folder)
         self.db = duckdb.connect(str(folder / "meta.duckdb"), read_only=True)
+        columns = {row[0] for row in self.db.execute("SELECT column_name FROM information_schema.columns WHERE table_name = 'documents'").fetchall()}
+        if not {"fetched_at", "links"} <= columns:  # written before those columns existed: read them as empty
+            catalog = self.db.execute("SELECT current_database()").fetchone()[0]
+            self.db.execute(
+                f'CREATE TEMP VIEW documents AS SELECT *, NULL::TIMESTAMP AS fetched_at, []::VARCHAR[] AS links FROM "{catalog}".main.documents'
+            )
 
     @classmethod
     def open(cls, artifacts: Path) -> "PreviousGeneration | None":
@@ -59,15 +65,19 @@ class PreviousGeneration:
         return [
             Document(
                 doc_id=doc_id, source=source, source_type=source_type, title=title, text=text, url=url, path=path,
-                tags=tuple(tags), authors=tuple(authors), updated_at=updated_at.replace(tzinfo=timezone.utc) if updated_at else None,
+                tags=tuple(tags), authors=tuple(authors), updated_at=_utc(updated_at),
                 metadata=json.loads(metadata) if metadata else {}, etag=etag, last_modified=last_modified,
+                fetched_at=_utc(fetched_at), links=tuple(links or ()),
             )
-            for doc_id, source, source_type, title, url, path, tags, authors, updated_at, metadata, text, etag, last_modified in rows
+            for doc_id, source, source_type, title, url, path, tags, authors, updated_at, metadata, text, etag, last_modified, fetched_at, links in rows
         ]
 
-    def fetch_validators(self) -> dict[str, tuple[str | None, str | None]]:
-        """doc_id → (ETag, Last-Modified) of each web page's last fetch."""
-        return {doc_id: (etag, modified) for doc_id, etag, modified in self.db.execute(load_sql("fetch_validators")).fetchall()}
+    def fetch_state(self) -> dict[str, FetchState]:
+        """doc_id → what the fetch of its stored version knew, for conditional and incremental fetching."""
+        return {
+            doc_id: FetchState(etag, modified, _utc(fetched_at), tuple(links or ()))
+            for doc_id, etag, modified, fetched_at, links in self.db.execute(load_sql("fetch_validators")).fetchall()
+        }
 
     def carries_chunks(self, space_id: str, manifest: dict) -> bool:
         """True when this space was chunked and embedded exactly as configured now, so its chunks can be kept as they are."""
@@ -100,3 +110,7 @@ class PreviousGeneration:
 
     def close(self) -> None:
         self.db.close()
+
+
+def _utc(value):
+    return value.replace(tzinfo=timezone.utc) if value is not None else None

@@ -15,5 +15,7 @@ CREATE TABLE documents (
     text          VARCHAR NOT NULL,      -- chunk offsets index into this
     indexed_at    TIMESTAMP NOT NULL,
     etag          VARCHAR,               -- HTTP validators of the last fetch (web pages); in no hash
-    last_modified VARCHAR
+    last_modified VARCHAR,               --   (Notion pages: last_edited_time)
+    fetched_at    TIMESTAMP,             -- when that fetch happened
+    links         VARCHAR[]              -- where a crawl goes from this document (Notion: page:<id>, database:<id>)
 );

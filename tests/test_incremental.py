@@ -238,3 +238,34 @@ def test_an_unchanged_space_reuses_its_index_files_and_the_manifest_stays_true(t
     (tmp_path / "docs" / "d0.md").unlink()  # prune the old generation later: the new one keeps its files
     shutil.rmtree(old)
     assert search_titles(config, "gift cards")[0] == "Page 3"
+
+
+def test_a_crawl_follows_the_links_of_pages_that_did_not_change(tmp_path, site, local_embedder):
+    home = b"<html><head><title>Home</title></head><body><article><h1>Home</h1><p>Welcome to the shoe shop help pages, where every question about orders is answered.</p><a href='/returns'>Returns</a></article></body></html>"
+    returns = b"<html><head><title>Returns</title></head><body><article><h1>Returns</h1><p>Shoes can be returned within sixty days of delivery for a full refund.</p></article></body></html>"
+    site.routes = {"/": (200, "text/html", home, {"ETag": '"h1"'}), "/returns": (200, "text/html", returns, {"ETag": '"r1"'})}
+    config = write_config(tmp_path, f'[[sources]]\nname = "w"\ntype = "urls"\n{LOOPBACK_WEB}urls = ["{site.url("/")}"]\ncrawl = true\n' + LOCAL)
+    run("run", "-c", str(config))
+    code, report = run_json("run", "-c", str(config))
+    assert code == 0 and sorted(site.not_modified) == ["/", "/returns"], "both fetched conditionally"
+    assert report["total_documents"] == 2 and report["documents"]["deleted"] == 0, "the 304 home page's stored links still lead to /returns"
+
+
+def test_a_generation_written_before_fetch_state_columns_is_still_reused(tmp_path, local_embedder):
+    import duckdb
+
+    config = corpus(tmp_path)
+    run("run", "-c", str(config))
+    folder = next((tmp_path / "artifacts" / "generations").iterdir())
+    db = duckdb.connect(str(folder / "meta.duckdb"))
+    db.execute("ALTER TABLE documents DROP COLUMN links")
+    db.execute("ALTER TABLE documents DROP COLUMN fetched_at")
+    db.execute("CHECKPOINT")
+    db.close()
+    manifest = json.loads((folder / "manifest.json").read_text())
+    if "meta.duckdb" in manifest["files"]:
+        manifest["files"]["meta.duckdb"]["bytes"] = (folder / "meta.duckdb").stat().st_size
+        (folder / "manifest.json").write_text(json.dumps(manifest))
+    code, report = run_json("run", "-c", str(config))
+    assert code == 0 and report["documents"]["skipped"] == 5
+    assert report["spaces"]["local-all-minilm-l6-v2-384"]["embedded"] == 0, "nothing embedded again after an upgrade"

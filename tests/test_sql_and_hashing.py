@@ -15,6 +15,7 @@ PARAMS = {
     "doc_ids": ["file:a.md"], "sources": ["s"], "source_types": ["files"], "titles": ["T"], "urls": [None], "paths": ["a.md"],
     "tags": [["x"]], "authors": [[]], "updated_ats": [datetime(2026, 1, 1)], "metadatas": ["{}"], "content_hashes": ["c"],
     "metadata_hashes": ["m"], "texts": ["hello"], "indexed_at": datetime(2026, 1, 2), "etags": ['"v1"'], "last_modifieds": [None],
+    "fetched_ats": [datetime(2026, 1, 2)], "links": [["page:1"]],
     "space_id": "sp", "vector_ids": [0], "chunk_ids": ["ch"], "ordinals": [0], "heading_paths": [["H"]], "start_offsets": [0],
     "end_offsets": [5], "token_counts": [1], "chunk_hashes": ["h"],
     # single rows and queries

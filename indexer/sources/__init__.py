@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from indexer.config import SourceConfig
-from indexer.documents import Document
+from indexer.documents import Document, FetchState
 from indexer.errors import IngestError
 
 
@@ -18,13 +18,14 @@ class SourceResult:
     errors: list[IngestError] = field(default_factory=list)
     warnings: list[IngestError] = field(default_factory=list)  # level "warning": reported, not failures
     listing_complete: bool = True
-    not_modified: list[str] = field(default_factory=list)  # doc_ids the server said are unchanged (HTTP 304)
+    not_modified: list[str] = field(default_factory=list)  # doc_ids known unchanged without a download (HTTP 304, Notion's last_edited_time)
 
 
-def crawl(source: SourceConfig, progress=None, validators: dict[str, tuple[str | None, str | None]] | None = None) -> SourceResult:
+def crawl(source: SourceConfig, progress=None, fetch_state: dict[str, FetchState] | None = None) -> SourceResult:
     """Read every document of `source`. `progress(n)` is called as documents are done.
 
-    `validators` (doc_id → ETag, Last-Modified from the previous run) make web fetches conditional.
+    `fetch_state` (doc_id → what the previous run's fetch knew) makes web fetches conditional and
+    lets crawls follow an unchanged page's links without fetching it.
     """
     if source.type == "files":
         from indexer.sources.files import crawl_files
@@ -33,7 +34,7 @@ def crawl(source: SourceConfig, progress=None, validators: dict[str, tuple[str |
     if source.type == "urls":
         from indexer.sources.web import crawl_urls
 
-        return crawl_urls(source, progress, validators or {})
+        return crawl_urls(source, progress, fetch_state or {})
     raise ValueError(f"unknown source type {source.type!r}")
 
 

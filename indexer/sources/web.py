@@ -8,6 +8,7 @@ import re
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime, timezone
 from dataclasses import dataclass, field, replace
 from functools import partial
 from urllib.parse import urlsplit, urlunsplit
@@ -17,7 +18,7 @@ from protego import Protego
 
 from indexer import __version__
 from indexer.config import TRACKING_PARAMETERS, SourceConfig
-from indexer.documents import Document
+from indexer.documents import Document, FetchState
 from indexer.errors import ErrorCode, IngestError
 from indexer.extract import ExtractionError, extract_html, extract_markdown, extract_text
 from indexer.sources import SourceResult
@@ -67,13 +68,13 @@ class RobotsDisallowed(Exception):
 ROBOTS_CHECKED = "static_rag.robots"  # request extension: check robots.txt before this request and its redirects
 
 
-def crawl_urls(source: SourceConfig, progress=None, validators: dict[str, tuple[str | None, str | None]] | None = None) -> SourceResult:
+def crawl_urls(source: SourceConfig, progress=None, fetch_state: dict[str, FetchState] | None = None) -> SourceResult:
     """Fetch the listed pages (`urls`, then `sitemaps`), and with `crawl` the same-site pages they
     link to, breadth-first up to `max_depth` hops, `max_pages` pages in all. Pages of one depth are
     fetched `concurrency` at a time; every request to a host waits for `per_host_concurrency` and
     `per_host_delay_seconds` (or the site's robots.txt Crawl-delay, up to MAX_CRAWL_DELAY)."""
     result = SourceResult(source=source.name)
-    validators = validators or {}
+    fetch_state = fetch_state or {}
     normalize = partial(normalize_url, drop_parameters=source.drop_parameters)
     polite = PoliteTransport(guarded_transport(source.allow_private_networks), source.per_host_concurrency, source.per_host_delay_seconds)
     timeout = httpx.Timeout(source.timeout_seconds, connect=min(10.0, source.timeout_seconds))
@@ -101,12 +102,14 @@ def crawl_urls(source: SourceConfig, progress=None, validators: dict[str, tuple[
         frontier, depth = pages, 0
         while frontier:
             follow = source.crawl and depth < source.max_depth
-            fetch = partial(_fetch_page, client, source, validators, need_links=follow)
+            fetch = partial(_fetch_page, client, source, fetch_state)
             discovered: list[str] = []
             for url, fetched in zip(frontier, pool.map(fetch, frontier)):
                 document = fetched.document
+                links = fetched.links
                 if document is NOT_MODIFIED:
                     result.not_modified.append(f"url:{url}")
+                    links = fetch_state[f"url:{url}"].links  # unchanged: its links as the last fetch found them
                 elif document is not None and document.doc_id not in indexed:  # a canonical duplicate counts once
                     indexed.add(document.doc_id)
                     result.documents.append(document)
@@ -114,9 +117,8 @@ def crawl_urls(source: SourceConfig, progress=None, validators: dict[str, tuple[
                     (result.warnings if fetched.problem.level == "warning" else result.errors).append(fetched.problem)
                     if follow and fetched.problem.retryable:
                         result.listing_complete = False  # what this page links to is unknown this run: delete nothing
-                for link in fetched.links if follow and not limited else ():
-                    link = normalize(link)
-                    if link in seen or link in disallowed or urlsplit(link).netloc not in site or _not_a_page(link):
+                for link in links if follow and not limited else ():
+                    if link in seen or link in disallowed or urlsplit(link).netloc not in site:
                         continue
                     if robots is not None and not robots.allowed(link):  # not a failure, and no page of the budget: the site asks us not to
                         disallowed[link] = None
@@ -137,10 +139,9 @@ def crawl_urls(source: SourceConfig, progress=None, validators: dict[str, tuple[
     return result
 
 
-def _fetch_page(client: httpx.Client, source: SourceConfig, validators: dict, url: str, need_links: bool) -> Fetched:
-    # A crawl needs the links of a page it follows, so that page is never fetched conditionally.
-    etag, modified = (None, None) if need_links else validators.get(f"url:{url}", (None, None))
-    return fetch_document(client, url, source.name, etag, modified, source.drop_parameters)
+def _fetch_page(client: httpx.Client, source: SourceConfig, fetch_state: dict[str, FetchState], url: str) -> Fetched:
+    state = fetch_state.get(f"url:{url}", FetchState())
+    return fetch_document(client, url, source.name, state.etag, state.last_modified, source.drop_parameters)
 
 
 def _limit_reached(source: SourceConfig, how: str) -> IngestError:
@@ -390,7 +391,7 @@ def fetch_document(
     try:
         if media_type in HTML_TYPES:
             extracted = extract_html(body, url=str(response.url), fallback_title=fallback_title, encoding=response.charset_encoding)
-            links = extracted.links
+            links = tuple(dict.fromkeys(link for link in map(partial(normalize_url, drop_parameters=drop_parameters), extracted.links) if not _not_a_page(link)))
         elif TEXT_TYPES[media_type] == "markdown":
             extracted = extract_markdown(body.decode(response.charset_encoding or "utf-8", errors="replace"), fallback_title)
         else:
@@ -415,5 +416,7 @@ def fetch_document(
         metadata=extracted.metadata,
         etag=response.headers.get("etag"),
         last_modified=response.headers.get("last-modified"),
+        fetched_at=datetime.now(timezone.utc),
+        links=links,
     )
     return Fetched(document=document, links=links)
