@@ -79,7 +79,8 @@ def cli():
 @click.option("--max-cost", type=click.FloatRange(min=0), metavar="USD", help="Stop, publishing nothing, before embedding would cost more than this.")
 @click.option("--allow-mass-delete", is_flag=True, help="Publish even if a source loses more than max_delete_fraction of its documents.")
 @click.option("-n", "--dry-run", is_flag=True, help="Show the plan (decisions, chunks and tokens to embed, cost); write nothing, call no provider.")
-def run(config_path, artifacts, as_json, silent, providers, max_cost, allow_mass_delete, dry_run):
+@click.option("--full-refresh", is_flag=True, help="Fetch everything again (no conditional requests, every Notion page's blocks); unchanged text still reuses its vectors.")
+def run(config_path, artifacts, as_json, silent, providers, max_cost, allow_mass_delete, dry_run, full_refresh):
     """Crawl every source, embed each chunk per space, and publish a new generation.
 
     The generation is written beside the current one and published by an atomic
@@ -88,8 +89,9 @@ def run(config_path, artifacts, as_json, silent, providers, max_cost, allow_mass
     their vectors from the current generation; spaces not rebuilt (--provider) keep
     their chunks of unchanged documents.
 
-    API keys come from the environment: OPENAI_API_KEY; GEMINI_API_KEY or
-    GOOGLE_API_KEY. OPENAI_BASE_URL and GEMINI_BASE_URL point a client elsewhere.
+    Secrets come from the environment: OPENAI_API_KEY; GEMINI_API_KEY or
+    GOOGLE_API_KEY; NOTION_TOKEN. OPENAI_BASE_URL, GEMINI_BASE_URL and NOTION_BASE_URL
+    point a client elsewhere.
 
     \b
     Examples:
@@ -97,6 +99,7 @@ def run(config_path, artifacts, as_json, silent, providers, max_cost, allow_mass
         index run --config index.toml --artifacts /srv/static-rag --json
         index run --config index.toml --provider gemini --max-cost 2.50
         index run --config index.toml --dry-run        # what would change, and its cost
+        index run --config index.toml --full-refresh   # fetch every page again
 
     \b
     Exit codes:
@@ -117,7 +120,8 @@ def run(config_path, artifacts, as_json, silent, providers, max_cost, allow_mass
     with _reporting(silent or as_json) as progress:
         try:
             report = run_index(
-                config, progress=progress, providers=providers or None, max_cost_usd=max_cost, allow_mass_delete=allow_mass_delete, dry_run=dry_run
+                config, progress=progress, providers=providers or None, max_cost_usd=max_cost, allow_mass_delete=allow_mass_delete, dry_run=dry_run,
+                full_refresh=full_refresh,
             )
         except (MissingCredentials, ConfigError) as exc:
             raise ConfigProblem(str(exc)) from None

@@ -17,7 +17,7 @@ from typing import Any
 from indexer.errors import ConfigError
 from indexer.models import MODELS, PROVIDERS, ModelInfo
 
-SOURCE_TYPES = ("files", "urls")
+SOURCE_TYPES = ("files", "urls", "notion")
 DEFAULT_EXTENSIONS = (".md", ".markdown", ".txt", ".html", ".htm")
 
 
@@ -56,6 +56,9 @@ class SourceConfig:
     concurrency: int = 4  # pages fetched at once per source
     per_host_concurrency: int = 2  # requests open at once to one host
     per_host_delay_seconds: float = 0.25  # between request starts to one host (robots.txt Crawl-delay may raise it)
+    roots: tuple[str, ...] = ()  # Notion page or database ids the traversal starts from
+    follow_links: bool = True  # Notion: follow link_to_page blocks and page mentions
+    requests_per_second: float = 3.0  # Notion: average request rate, for every Notion source of the process
 
 
 @dataclass(frozen=True)
@@ -121,6 +124,16 @@ SOURCE_KEYS_BY_TYPE = {
         "concurrency": Key(int, default=4, min=1, max=32),
         "per_host_concurrency": Key(int, default=2, min=1, max=16),
         "per_host_delay_seconds": Key((int, float), default=0.25, min=0, max=60),
+    },
+    "notion": {
+        "name": Key(str, required=True),
+        "type": Key(str, required=True, choices=SOURCE_TYPES),
+        "roots": Key(list, required=True, item_type=str),
+        "max_depth": Key(int, default=4, min=0, max=50),
+        "max_pages": Key(int, default=250, min=1, max=100_000),
+        "follow_links": Key(bool, default=True),
+        "requests_per_second": Key((int, float), default=3.0, min=0.1, max=100),
+        "timeout_seconds": Key((int, float), default=30.0, min=1, max=300),
     },
 }
 
@@ -198,6 +211,8 @@ def _parse_source(raw: dict, index: int, base_dir: Path) -> SourceConfig:
     if kind not in SOURCE_KEYS_BY_TYPE:
         raise ConfigError(f"{where}.type: must be one of {', '.join(SOURCE_TYPES)}; got {kind!r}")
     values = _check(raw, SOURCE_KEYS_BY_TYPE[kind], where)
+    if kind == "notion":
+        return _notion_source(values, where)
     if kind == "files":
         folder = base_dir / values["path"]
         extensions = tuple(e.lower() if e.startswith(".") else f".{e.lower()}" for e in values["extensions"])
@@ -226,6 +241,29 @@ def _parse_source(raw: dict, index: int, base_dir: Path) -> SourceConfig:
         concurrency=values["concurrency"],
         per_host_concurrency=values["per_host_concurrency"],
         per_host_delay_seconds=float(values["per_host_delay_seconds"]),
+    )
+
+
+def _notion_source(values: dict, where: str) -> SourceConfig:
+    from indexer.sources.notion import notion_id
+
+    roots = []
+    for j, root in enumerate(values["roots"]):
+        found = notion_id(root)
+        if found is None:
+            raise ConfigError(f"{where}.roots[{j}]: must be a Notion page or database id (32 hex digits) or its URL; got {root!r}")
+        roots.append(found)
+    if not roots:
+        raise ConfigError(f"{where}.roots: list at least one page or database id to start from")
+    return SourceConfig(
+        name=values["name"],
+        type="notion",
+        roots=tuple(dict.fromkeys(roots)),
+        max_depth=values["max_depth"],
+        max_pages=values["max_pages"],
+        follow_links=values["follow_links"],
+        requests_per_second=float(values["requests_per_second"]),
+        timeout_seconds=float(values["timeout_seconds"]),
     )
 
 

@@ -13,6 +13,11 @@ class ErrorCode(StrEnum):
     WEB_ROBOTS_DISALLOWED = "WEB_ROBOTS_DISALLOWED"  # robots.txt forbids the page to our agent; not fetched
     WEB_TOO_LARGE = "WEB_TOO_LARGE"  # the response passed the byte cap; the rest was not downloaded
     WEB_UNSUPPORTED_TYPE = "WEB_UNSUPPORTED_TYPE"  # warning: not HTML, plain text or Markdown (a PDF, an image…); skipped unread
+    NOTION_OBJECT_NOT_FOUND = "NOTION_OBJECT_NOT_FOUND"  # 404: deleted, or not shared with the integration
+    NOTION_FORBIDDEN = "NOTION_FORBIDDEN"  # 403: the integration lacks a capability for it
+    NOTION_RATE_LIMITED = "NOTION_RATE_LIMITED"  # still 429 after every retry
+    NOTION_REQUEST_FAILED = "NOTION_REQUEST_FAILED"  # 5xx, timeouts, connection errors after retries; other 4xx
+    NOTION_BLOCK_UNSUPPORTED = "NOTION_BLOCK_UNSUPPORTED"  # warning: a block type we do not read (or cannot), skipped
     FILE_EXTRACTION_EMPTY = "FILE_EXTRACTION_EMPTY"  # extraction found no text
     FILE_EXTRACTION_FAILED = "FILE_EXTRACTION_FAILED"  # the file could not be read or parsed
     CHUNKING_FAILED = "CHUNKING_FAILED"

@@ -20,7 +20,7 @@ from indexer.embedders.remote import Budget, EmbeddingsFailed
 from indexer.errors import ConfigError, ErrorCode, IngestError, PublishRefused
 from indexer.plan import Action, Decision, DeleteGuard, check_deletions, counts, plan
 from indexer.previous import PreviousGeneration
-from indexer.sources import count_items, crawl
+from indexer.sources import check_credentials, count_items, crawl
 
 
 class Progress(Protocol):
@@ -87,6 +87,7 @@ def run_index(
     max_cost_usd: float | None = None,
     allow_mass_delete: bool = False,
     dry_run: bool = False,
+    full_refresh: bool = False,
 ) -> RunReport:
     """Build and publish the next generation, starting from the current one.
 
@@ -100,6 +101,9 @@ def run_index(
 
     `dry_run` stops after the plan and chunking: the report says what would be embedded
     and what it would cost; nothing is written and no provider is called (no key needed).
+
+    `full_refresh` forgets what the last fetches knew: every web page is downloaded without
+    validators and every Notion page's blocks are read again (unchanged text still reuses its vectors).
     """
     started = datetime.now(timezone.utc)
     report = RunReport(run_id=f"run-{started:%Y%m%dT%H%M%S}Z-{secrets.token_hex(3)}", dry_run=dry_run)
@@ -110,6 +114,7 @@ def run_index(
         raise ConfigError(f"no configured space uses provider {', '.join(sorted(providers or []))}; configured providers: {configured}")
     budget = Budget(max_cost_usd)
     # Credentials are checked before any crawling: a missing key should cost nothing.
+    check_credentials(config.sources)
     embedders: dict[str, Embedder] = {}
     for space in rebuilt:
         with timer(f"load_model:{space.space_id}"):
@@ -120,7 +125,7 @@ def run_index(
     previous = PreviousGeneration.open(config.artifacts)
     try:
         with timer("crawl"):
-            fetch_state = previous.fetch_state() if previous else {}
+            fetch_state = previous.fetch_state() if previous and not full_refresh else {}
             crawled_list: list[Document] = []
             complete: set[str] = set()
             not_modified: set[str] = set()

@@ -44,7 +44,7 @@ def test_artifacts_flag_overrides_the_file(tmp_path):
         (FILES + '[[spaces]]\nprovider = "gemini"\nbatch_size = 250\n', "spaces[0].batch_size: must be between 1 and 100; got 250"),
         (FILES + '[[spaces]]\nprovider = "openai"\nmodel = "text-embedding-3-large"\ndimensions = 4096\n', "spaces[0].dimensions: must be one of 3072, 1536, 1024, 768, 512, 256; got 4096"),
         (FILES + '[[spaces]]\nprovider = "openai"\nmax_concurrency = 0\n', "spaces[0].max_concurrency: must be between 1 and 16; got 0"),
-        (FILES.replace('"files"', '"ftp"') + LOCAL, "sources[0].type: must be one of files, urls; got 'ftp'"),
+        (FILES.replace('"files"', '"ftp"') + LOCAL, "sources[0].type: must be one of files, urls, notion; got 'ftp'"),
         (FILES.replace('path = "docs"\n', "") + LOCAL, "sources[0].path: required key is missing"),
         (FILES + 'recursive = true\n' + LOCAL, "sources[0].recursive: unknown key; allowed: name, type, path, extensions"),
         (FILES + FILES + LOCAL, "sources: names must be unique; repeated: docs"),
@@ -56,6 +56,10 @@ def test_artifacts_flag_overrides_the_file(tmp_path):
         ('[[sources]]\nname = "w"\ntype = "urls"\nurls = ["http://x"]\nrespect_robots = "no"\n' + LOCAL, "sources[0].respect_robots: must be true or false; got str 'no'"),
         ('[[sources]]\nname = "w"\ntype = "urls"\nurls = ["http://x"]\nmax_depth = 2\n' + LOCAL,
          "sources[0].max_depth: only a crawl follows links; add `crawl = true` to follow them from the listed pages"),
+        ('[[sources]]\nname = "wiki"\ntype = "notion"\nroots = ["not-an-id"]\n' + LOCAL,
+         "sources[0].roots[0]: must be a Notion page or database id (32 hex digits) or its URL; got 'not-an-id'"),
+        ('[[sources]]\nname = "wiki"\ntype = "notion"\nroots = []\n' + LOCAL, "sources[0].roots: list at least one page or database id to start from"),
+        ('[[sources]]\nname = "wiki"\ntype = "notion"\n' + LOCAL, "sources[0].roots: required key is missing"),
         (LOCAL, "sources: required key is missing"),
         (FILES, "spaces: required key is missing"),
         (FILES + LOCAL + LOCAL, "spaces: each space must be distinct; repeated: local-all-minilm-l6-v2-384"),
@@ -102,3 +106,13 @@ def test_web_source_keys_are_read_from_the_file(tmp_path):
     source = load_config(write_config(tmp_path, web + LOCAL)).sources[0]
     assert (source.crawl, source.max_depth, source.respect_robots, source.per_host_delay_seconds, source.concurrency) == (True, 1, False, 1.0, 8)
     assert (source.max_pages, source.per_host_concurrency) == (250, 2), "defaults"
+
+
+def test_notion_roots_take_ids_and_urls_and_keys_have_seed_defaults(tmp_path):
+    notion = (
+        '[[sources]]\nname = "wiki"\ntype = "notion"\n'
+        'roots = ["https://www.notion.so/acme/Handbook-c01166c613ae45cbb96818b4ef2f5a77?pvs=4", "C37A2C66E3AA4A0DA44773DE3B80C253"]\n'
+    )
+    source = load_config(write_config(tmp_path, notion + LOCAL)).sources[0]
+    assert source.roots == ("c01166c6-13ae-45cb-b968-18b4ef2f5a77", "c37a2c66-e3aa-4a0d-a447-73de3b80c253")
+    assert (source.max_depth, source.max_pages, source.follow_links, source.requests_per_second) == (4, 250, True, 3.0)

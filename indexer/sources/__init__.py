@@ -35,7 +35,22 @@ def crawl(source: SourceConfig, progress=None, fetch_state: dict[str, FetchState
         from indexer.sources.web import crawl_urls
 
         return crawl_urls(source, progress, fetch_state or {})
+    if source.type == "notion":
+        from indexer.sources.notion import crawl_notion
+
+        return crawl_notion(source, progress, fetch_state or {})
     raise ValueError(f"unknown source type {source.type!r}")
+
+
+def check_credentials(sources: list[SourceConfig] | tuple[SourceConfig, ...]) -> None:
+    """A ConfigError, before anything is fetched, when a source needs a secret the environment lacks."""
+    import os
+
+    from indexer.errors import ConfigError
+
+    for source in sources:
+        if source.type == "notion" and not os.environ.get("NOTION_TOKEN", "").strip():
+            raise ConfigError(f"source {source.name!r} reads Notion: set NOTION_TOKEN to the integration's secret (notion.so/profile/integrations)")
 
 
 def count_items(source: SourceConfig) -> int | None:
@@ -44,4 +59,6 @@ def count_items(source: SourceConfig) -> int | None:
         from indexer.sources.files import list_files
 
         return len(list_files(source)) if source.path and source.path.is_dir() else 0
+    if source.type == "notion":
+        return None  # known only once the workspace has been walked
     return None if source.sitemaps or source.crawl else len(source.urls)

@@ -41,6 +41,8 @@ class Call:
     body: dict
     headers: dict
     status: int = 200
+    method: str = "POST"
+    at: float = field(default_factory=time.monotonic)
     inputs: int = 0
     tokens: int = 0
 
@@ -66,15 +68,19 @@ class FakeService:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # headers and body go out as two writes: without this each answer waits ~40 ms for a delayed ACK
 
-            def do_POST(self):
+            def do_GET(self):
+                self.do_POST("GET")
+
+            def do_POST(self, method="POST"):
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length)
                 try:
                     body = json.loads(raw or b"{}")
                 except json.JSONDecodeError:
                     body = None
-                status, payload, headers = service.dispatch(self.path, body, {k.lower(): v for k, v in self.headers.items()})
+                status, payload, headers = service.dispatch(self.path, body, {k.lower(): v for k, v in self.headers.items()}, method)
                 data = json.dumps(payload).encode()
                 try:
                     self.send_response(status)
@@ -107,10 +113,10 @@ class FakeService:
         self.server.shutdown()
         self.server.server_close()
 
-    def dispatch(self, path: str, body, headers: dict) -> tuple[int, dict, dict]:
+    def dispatch(self, path: str, body, headers: dict, method: str = "POST") -> tuple[int, dict, dict]:
         with self._lock:
             fault = self.faults.pop(0) if self.faults else {}
-        call = Call(path=path, body=body if isinstance(body, dict) else {}, headers=headers)
+        call = Call(path=path, body=body if isinstance(body, dict) else {}, headers=headers, method=method)
         if "delay" in fault:
             time.sleep(fault["delay"])
         if "status" in fault:

@@ -1,0 +1,524 @@
+"""Notion pages and database rows as documents, through `notion-client`. doc_id = `notion:<page uuid>`.
+
+One search sweep first lists every page the integration can see with its `last_edited_time`
+(100 per request), so pages need no request of their own. Traversal is then breadth-first from
+the configured roots (pages or databases) and iterative: child
+pages, child databases and their rows, and — with `follow_links` — pages a `link_to_page` block or
+a page mention points at, up to `max_depth` hops and `max_pages` pages, each page once.
+
+A page whose `last_edited_time` equals the one stored with its last fetch is not fetched again
+(no block requests): its stored text is kept and its stored links are followed. Notion rounds
+`last_edited_time` down to the minute, so a page fetched less than SETTLE after that time may have
+changed within the same minute: it is fetched again and compared by hash.
+
+Every request goes through one process-wide token bucket (`requests_per_second`, default 3, the
+API's documented average) and our own retries: a 429 waits its Retry-After (and holds back every
+other request), 5xx answers, timeouts and connection errors back off exponentially, and an expired
+or invalid cursor restarts that listing.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import random
+import re
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+
+import httpx
+
+from indexer.config import SourceConfig
+from indexer.documents import Document, FetchState
+from indexer.errors import ConfigError, ErrorCode, IngestError
+from indexer.extract import parse_timestamp
+from indexer.sources import SourceResult, check_credentials
+
+NOTION_VERSION = "2025-09-03"  # databases are read through their data sources from this version on
+DEFAULT_BASE_URL = "https://api.notion.com"
+SETTLE = timedelta(minutes=3)  # last_edited_time is rounded to the minute; allow for clock skew too
+BURST = 3  # requests the token bucket lets through at once
+MAX_ATTEMPTS = 6  # per request, for 429 / 5xx / timeouts
+MAX_RETRY_AFTER = 60.0
+MAX_LISTING_RESTARTS = 3  # an expired cursor restarts its listing at most this often
+ID = re.compile(r"([0-9a-f]{8})-?([0-9a-f]{4})-?([0-9a-f]{4})-?([0-9a-f]{4})-?([0-9a-f]{12})(?![0-9a-f])", re.IGNORECASE)
+HINT = "share the page with the integration (… menu → Connections)"
+logger = logging.getLogger(__name__)
+
+
+def notion_id(value: str) -> str | None:
+    """The dashed, lowercase id in a Notion id or page URL (the last 32-hex group), or None."""
+    found = ID.findall(value.split("?")[0])
+    return "-".join(found[-1]).lower() if found else None
+
+
+class RateLimiter:
+    """A token bucket shared by every Notion request of the process: `rate` per second on
+    average, `burst` at once. `hold(seconds)` stops everyone (a 429's Retry-After)."""
+
+    def __init__(self, rate: float = 3.0, burst: int = BURST):
+        self.rate, self.burst = rate, burst
+        self.tokens, self.updated, self.held_until = float(burst), time.monotonic(), 0.0
+        self.lock = threading.Lock()
+
+    def acquire(self) -> None:
+        while True:
+            with self.lock:
+                now = time.monotonic()
+                self.tokens = min(self.burst, self.tokens + (now - self.updated) * self.rate)
+                self.updated = now
+                wait = max(self.held_until - now, (1 - self.tokens) / self.rate if self.tokens < 1 else 0.0)
+                if wait <= 0:
+                    self.tokens -= 1
+                    return
+            time.sleep(wait)
+
+    def hold(self, seconds: float) -> None:
+        with self.lock:
+            self.held_until = max(self.held_until, time.monotonic() + seconds)
+            self.tokens = 0.0
+
+
+LIMITER = RateLimiter()  # one per process: the API's limit is per integration, not per source
+
+
+class _Limited(httpx.BaseTransport):
+    def __init__(self, inner: httpx.BaseTransport, limiter: RateLimiter):
+        self.inner, self.limiter = inner, limiter
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        self.limiter.acquire()
+        return self.inner.handle_request(request)
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+class NotionFailure(Exception):
+    """A request that failed for good: its error code, message and whether a later run may succeed."""
+
+    def __init__(self, code: ErrorCode, message: str, retryable: bool = False, status: int | None = None):
+        super().__init__(message)
+        self.code, self.retryable, self.status = code, retryable, status
+
+
+class NotionAPI:
+    """The calls the crawler makes, with the limiter, retries and cursor handling around notion-client."""
+
+    def __init__(self, token: str, base_url: str, timeout_seconds: float, limiter: RateLimiter = LIMITER):
+        from notion_client import Client
+
+        self.limiter = limiter
+        self.requests = 0
+        quiet = logging.getLogger("static_rag.notion_client")  # notion-client logs every failed attempt at WARNING
+        quiet.setLevel(logging.CRITICAL)
+        http = httpx.Client(transport=_Limited(httpx.HTTPTransport(), limiter))
+        self.client = Client(
+            client=http, auth=token, base_url=base_url.rstrip("/"), notion_version=NOTION_VERSION,
+            timeout_ms=int(timeout_seconds * 1000), retry=False, logger=quiet, log_level=logging.CRITICAL,
+        )
+
+    def close(self) -> None:
+        self.client.close()
+
+    def page(self, page_id: str) -> dict:
+        return self._call(self.client.pages.retrieve, page_id=page_id)
+
+    def database(self, database_id: str) -> dict:
+        return self._call(self.client.databases.retrieve, database_id=database_id)
+
+    def children(self, block_id: str) -> list[dict]:
+        return self._listing(self.client.blocks.children.list, block_id=block_id)
+
+    def rows(self, data_source_id: str) -> list[dict]:
+        return self._listing(self.client.data_sources.query, data_source_id=data_source_id)
+
+    def shared_pages(self) -> dict[str, dict]:
+        """Every page the integration can see, 100 per request, as full page objects (with
+        last_edited_time): one sweep instead of a GET per page."""
+        return {page["id"]: page for page in self._listing(self.client.search, filter={"property": "object", "value": "page"})}
+
+    def _listing(self, method, **kwargs) -> list[dict]:
+        """Every result of a paginated listing. An expired or invalid cursor restarts it from the top."""
+        for _ in range(MAX_LISTING_RESTARTS + 1):
+            results: dict[str, dict] = {}
+            cursor = None
+            try:
+                while True:
+                    page = self._call(method, page_size=100, **({"start_cursor": cursor} if cursor else {}), **kwargs)
+                    results.update((item["id"], item) for item in page.get("results", []))
+                    cursor = page.get("next_cursor") if page.get("has_more") else None
+                    if not cursor:
+                        return list(results.values())
+            except NotionFailure as exc:
+                if not (cursor and exc.status == 400):
+                    raise
+                logger.info("Notion listing cursor refused (%s); restarting the listing", exc)
+        raise NotionFailure(ErrorCode.NOTION_REQUEST_FAILED, f"listing kept failing on its cursor after {MAX_LISTING_RESTARTS} restarts", retryable=True)
+
+    def _call(self, method, **kwargs) -> dict:
+        from notion_client import APIResponseError
+        from notion_client.errors import HTTPResponseError, RequestTimeoutError
+
+        for attempt in range(MAX_ATTEMPTS):
+            self.requests += 1
+            try:
+                return method(**kwargs)
+            except APIResponseError as exc:
+                status, retry_after, message = exc.status, exc.headers.get("retry-after"), f"{exc.code}: {exc}"
+            except HTTPResponseError as exc:  # a non-JSON error body (a proxy's 502 page)
+                status, retry_after, message = exc.status, exc.headers.get("retry-after"), f"HTTP {exc.status}"
+            except RequestTimeoutError:
+                status, retry_after, message = None, None, "timed out"
+            except httpx.TransportError as exc:
+                status, retry_after, message = None, None, f"{type(exc).__name__}: {exc}"
+            if status == 429:
+                wait = min(_seconds(retry_after, 1.0), MAX_RETRY_AFTER)
+                self.limiter.hold(wait)  # everyone waits, not just this request
+                time.sleep(wait)
+                continue
+            if status == 401:
+                raise ConfigError(f"Notion refused NOTION_TOKEN ({message}); set it to the integration's secret")
+            if status is not None and status < 500:
+                raise NotionFailure(_code(status), message, status=status)
+            if attempt + 1 < MAX_ATTEMPTS:
+                time.sleep(min(0.25 * 2**attempt, 8.0) * (1 + random.random() / 2))
+        code = ErrorCode.NOTION_RATE_LIMITED if status == 429 else ErrorCode.NOTION_REQUEST_FAILED
+        raise NotionFailure(code, f"{message} (gave up after {MAX_ATTEMPTS} attempts)", retryable=True, status=status)
+
+
+def _code(status: int) -> ErrorCode:
+    return {404: ErrorCode.NOTION_OBJECT_NOT_FOUND, 403: ErrorCode.NOTION_FORBIDDEN}.get(status, ErrorCode.NOTION_REQUEST_FAILED)
+
+
+def _seconds(value: str | None, default: float) -> float:
+    try:
+        return max(0.0, float(value)) if value is not None else default
+    except ValueError:
+        return default
+
+
+@dataclass(frozen=True)
+class Visit:
+    kind: str  # page | database
+    id: str
+    depth: int
+    page: dict | None = None  # a database row arrives with its page object: no GET needed
+
+
+def crawl_notion(source: SourceConfig, progress=None, fetch_state: dict[str, FetchState] | None = None, api: NotionAPI | None = None) -> SourceResult:
+    """Every page reachable from the roots, within the limits, as documents."""
+    result = SourceResult(source=source.name)
+    token = os.environ.get("NOTION_TOKEN", "").strip()
+    if api is None:
+        check_credentials([source])
+    LIMITER.rate = source.requests_per_second
+    api = api or NotionAPI(token, os.environ.get("NOTION_BASE_URL") or DEFAULT_BASE_URL, source.timeout_seconds)
+    try:
+        _traverse(api, source, fetch_state or {}, result, progress)
+    finally:
+        api.close()
+    logger.info("%s: %d Notion requests", source.name, api.requests)
+    return result
+
+
+def _traverse(api: NotionAPI, source: SourceConfig, fetch_state: dict[str, FetchState], result: SourceResult, progress) -> None:
+    queue = deque(Visit("page", root, 0) for root in source.roots)
+    try:
+        known = api.shared_pages()
+    except NotionFailure as exc:  # only a shortcut: pages are then fetched one by one
+        logger.warning("%s: Notion search failed (%s); fetching pages one by one", source.name, exc)
+        known = {}
+    seen: set[tuple[str, str]] = set()
+    pages = 0
+    warned_limit = False
+    root_ids = set(source.roots)
+    while queue:
+        visit = queue.popleft()
+        if (visit.kind, visit.id) in seen or visit.depth > source.max_depth:
+            continue
+        seen.add((visit.kind, visit.id))
+        if visit.kind == "database":
+            _visit_database(api, source, visit, queue, result)
+            continue
+        if pages >= source.max_pages:
+            if not warned_limit:
+                result.warnings.append(IngestError(
+                    ErrorCode.SOURCE_LIMIT_REACHED, "list",
+                    f"more pages than max_pages = {source.max_pages}; the rest are not indexed (raise max_pages to include them)",
+                    source=source.name, level="warning",
+                ))
+                warned_limit = True
+            continue
+        doc_id = f"notion:{visit.id}"
+        state = fetch_state.get(doc_id)
+        try:
+            page = visit.page or known.get(visit.id) or api.page(visit.id)  # search results can lag behind: then a GET
+        except NotionFailure as exc:
+            if exc.status in (400, 404) and visit.id in root_ids and visit.depth == 0:
+                queue.appendleft(Visit("database", visit.id, 0))  # a root may name a database
+                continue
+            pages += 1
+            result.errors.append(_error(exc, doc_id, source.name, visit.id))
+            _follow(queue, state.links if state else (), visit.depth)  # what it led to last time stays reachable
+            if progress:
+                progress(1)
+            continue
+        pages += 1
+        if progress:
+            progress(1)
+        if page.get("in_trash") or page.get("archived"):
+            continue  # not listed: the plan deletes its stored version
+        edited = page.get("last_edited_time")
+        if state is not None and _unchanged(state, edited):
+            result.not_modified.append(doc_id)
+            _follow(queue, state.links, visit.depth)
+            continue
+        try:
+            document, warnings = _read_page(api, source, page)
+        except NotionFailure as exc:
+            result.errors.append(_error(exc, doc_id, source.name, visit.id))
+            _follow(queue, state.links if state else (), visit.depth)
+            continue
+        result.warnings.extend(warnings)
+        result.documents.append(document)
+        _follow(queue, document.links, visit.depth)
+
+
+def _visit_database(api: NotionAPI, source: SourceConfig, visit: Visit, queue: deque, result: SourceResult) -> None:
+    """A database's rows are pages at the database's own depth (the database is their container)."""
+    try:
+        database = api.database(visit.id)
+        rows = [row for ds in database.get("data_sources", []) for row in api.rows(ds["id"])]
+    except NotionFailure as exc:
+        result.listing_complete = False  # its rows are unknown this run: delete nothing of this source
+        result.errors.append(IngestError(
+            ErrorCode.SOURCE_LISTING_FAILED if exc.code is not ErrorCode.NOTION_OBJECT_NOT_FOUND else exc.code, "list",
+            f"database {visit.id}: {exc}" + (f" — {HINT}" if exc.status in (403, 404) else ""),
+            retryable=exc.retryable, source=source.name,
+        ))
+        return
+    title = _plain(database.get("title", [])) or "Untitled database"
+    for row in rows:
+        queue.append(Visit("page", row["id"], visit.depth, page={**row, "_database": title}))
+
+
+def _follow(queue: deque, links, depth: int) -> None:
+    for link in links:
+        kind, _, target = link.partition(":")
+        queue.append(Visit(kind, target, depth + 1))
+
+
+def _unchanged(state: FetchState, edited: str | None) -> bool:
+    """Same last_edited_time as the stored version's, and that fetch happened long enough after
+    it that an edit in the same (rounded) minute would have been seen."""
+    if not edited or state.last_modified != edited or state.fetched_at is None:
+        return False
+    edited_at = parse_timestamp(edited)
+    return edited_at is not None and state.fetched_at >= edited_at + SETTLE
+
+
+def _error(exc: NotionFailure, doc_id: str, source: str, page_id: str) -> IngestError:
+    hint = f" — {HINT}" if exc.code in (ErrorCode.NOTION_OBJECT_NOT_FOUND, ErrorCode.NOTION_FORBIDDEN) else ""
+    return IngestError(exc.code, "fetch", f"page {page_id}: {exc}{hint}", retryable=exc.retryable, doc_id=doc_id, source=source)
+
+
+def _read_page(api: NotionAPI, source: SourceConfig, page: dict) -> tuple[Document, list[IngestError]]:
+    """A page's blocks (nested ones too, fetched iteratively) as text, and where it links."""
+    top = api.children(page["id"])
+    pending = [b for b in top if b.get("has_children")]
+    unreadable: list[str] = []
+    while pending:
+        block = pending.pop()
+        kind = block.get("type")
+        if kind in ("child_page", "child_database"):
+            continue  # their content belongs to their own documents
+        origin = ((block.get(kind) or {}).get("synced_from") or {}).get("block_id") if kind == "synced_block" else None
+        try:
+            block["children"] = api.children(origin or block["id"])
+        except NotionFailure as exc:
+            if exc.status not in (403, 404):
+                raise
+            unreadable.append(f"{kind} {origin or block['id']}")  # e.g. a synced block whose original is not shared
+            continue
+        pending.extend(b for b in block["children"] if b.get("has_children"))
+    text, links, unsupported = render_page(page, top, follow_links=source.follow_links)
+    doc_id = f"notion:{page['id']}"
+    warnings = [
+        IngestError(ErrorCode.NOTION_BLOCK_UNSUPPORTED, "extract", f"page {page['id']}: {count} {kind} block(s) skipped: not a block type we read",
+                    doc_id=doc_id, source=source.name, level="warning")
+        for kind, count in sorted(unsupported.items())
+    ] + [
+        IngestError(ErrorCode.NOTION_BLOCK_UNSUPPORTED, "extract", f"page {page['id']}: {what} could not be read ({HINT}); skipped",
+                    doc_id=doc_id, source=source.name, level="warning")
+        for what in unreadable
+    ]
+    properties = page.get("properties", {})
+    tags = tuple(o["name"] for name, p in properties.items() if name.lower() in ("tags", "tag") and p.get("type") == "multi_select" for o in p["multi_select"])
+    metadata = {"database": page["_database"]} if page.get("_database") else {}
+    document = Document(
+        doc_id=doc_id,
+        source=source.name,
+        source_type="notion",
+        title=page_title(page),
+        text=text,
+        url=page.get("public_url") or page.get("url"),
+        tags=tags,
+        updated_at=parse_timestamp(page.get("last_edited_time")),
+        metadata=metadata,
+        last_modified=page.get("last_edited_time"),
+        fetched_at=datetime.now(timezone.utc),
+        links=tuple(dict.fromkeys(links)),
+    )
+    return document, warnings
+
+
+def page_title(page: dict) -> str:
+    for prop in page.get("properties", {}).values():
+        if prop.get("type") == "title":
+            return _plain(prop.get("title", [])).strip() or "Untitled"
+    return "Untitled"
+
+
+# Blocks with nothing to index, skipped without a warning.
+SILENT = {"divider", "table_of_contents", "breadcrumb", "template", "column", "column_list", "synced_block", "image", "video", "audio", "file", "pdf"}
+HEADING = {"heading_1": 1, "heading_2": 2, "heading_3": 3, "heading_4": 4}
+
+
+def render_page(page: dict, blocks: list[dict], follow_links: bool = True) -> tuple[str, list[str], dict[str, int]]:
+    """Markdown-like text (as the HTML extractor writes it: `#` headings, `- ` lists, `a | b`
+    table rows, fenced code), the page's links (`page:<id>` / `database:<id>`), and the counts of
+    block types we do not read. A database row starts with its properties, one `Name: value` line each."""
+    lines: list[str] = []
+    links: list[str] = []
+    unsupported: dict[str, int] = {}
+    if page.get("_database") or page.get("parent", {}).get("type") in ("data_source_id", "database_id"):
+        for name, prop in page.get("properties", {}).items():
+            value = _property_text(prop)
+            if value and prop.get("type") != "title":
+                lines.append(f"{name}: {value}")
+        if lines:
+            lines.append("")
+    _render(blocks, 0, lines, links, unsupported, follow_links)
+    return _tidy(lines), links, unsupported
+
+
+def _render(blocks: list[dict], level: int, out: list[str], links: list[str], unsupported: dict[str, int], follow: bool) -> None:
+    indent = "  " * level
+    number = 0
+    for block in blocks:
+        kind = block.get("type", "")
+        data = block.get(kind) or {}
+        children = block.get("children", [])
+        number = number + 1 if kind == "numbered_list_item" else 0
+        text = _plain(data.get("rich_text", []), links if follow else None)
+        nested = level
+        if kind == "paragraph":
+            out.extend([text, ""] if text else [])
+        elif kind in HEADING:
+            out.extend(["", f"{'#' * HEADING[kind]} {text}", ""] if text else [])
+        elif kind == "bulleted_list_item":
+            out.append(f"{indent}- {text}")
+            nested = level + 1
+        elif kind == "numbered_list_item":
+            out.append(f"{indent}{number}. {text}")
+            nested = level + 1
+        elif kind == "to_do":
+            out.append(f"{indent}- [{'x' if data.get('checked') else ' '}] {text}")
+            nested = level + 1
+        elif kind == "toggle":
+            out.append(f"{indent}- {text}" if level else text)
+            nested = level + 1 if level else level
+        elif kind == "quote":
+            out.extend([f"> {text}", ""])
+        elif kind == "callout":
+            emoji = (data.get("icon") or {}).get("emoji", "")
+            out.extend([f"> {emoji} {text}".replace(">  ", "> "), ""])
+        elif kind == "code":
+            language = data.get("language", "")
+            out.extend(["", f"```{'' if language == 'plain text' else language}", _plain(data.get("rich_text", [])), "```", ""])
+            caption = _plain(data.get("caption", []))
+            out.extend([caption, ""] if caption else [])
+        elif kind == "table":
+            out.append("")
+            for row in children:
+                cells = [_plain(cell, links if follow else None) for cell in (row.get("table_row") or {}).get("cells", [])]
+                if any(cells):
+                    out.append(" | ".join(cells))
+            out.append("")
+            continue  # its rows were its children
+        elif kind == "equation":
+            out.extend([data.get("expression", ""), ""])
+        elif kind in ("bookmark", "embed", "link_preview"):
+            caption = _plain(data.get("caption", []))
+            url = data.get("url", "")
+            out.extend([f"{caption} ({url})" if caption else url, ""] if url or caption else [])
+        elif kind in ("image", "video", "audio", "file", "pdf"):
+            caption = _plain(data.get("caption", []))  # the file URL itself expires: never indexed
+            out.extend([caption, ""] if caption else [])
+        elif kind == "child_page":
+            links.append(f"page:{block['id']}")
+            continue
+        elif kind == "child_database":
+            links.append(f"database:{block['id']}")
+            continue
+        elif kind == "link_to_page":
+            target = data.get(data.get("type", ""), "")
+            if follow and target:
+                links.append(f"{'database' if data.get('type') == 'database_id' else 'page'}:{target}")
+            continue
+        elif kind not in SILENT:
+            unsupported[kind or "?"] = unsupported.get(kind or "?", 0) + 1
+            continue
+        if children:
+            _render(children, nested, out, links, unsupported, follow)
+
+
+def _plain(rich_text: list[dict], links: list[str] | None = None) -> str:
+    """The visible text of a rich_text array; page and database mentions are added to `links`."""
+    if links is not None:
+        for part in rich_text:
+            mention = part.get("mention") or {}
+            if part.get("type") == "mention" and mention.get("type") in ("page", "database"):
+                links.append(f"{mention['type']}:{mention[mention['type']]['id']}")
+    return "".join(part.get("plain_text", "") for part in rich_text)
+
+
+def _property_text(prop: dict) -> str:
+    kind = prop.get("type")
+    value = prop.get(kind)
+    if value is None:
+        return ""
+    if kind in ("rich_text", "title"):
+        return _plain(value)
+    if kind in ("select", "status"):
+        return value.get("name", "")
+    if kind == "multi_select":
+        return ", ".join(o.get("name", "") for o in value)
+    if kind == "number":
+        return f"{value:g}" if isinstance(value, float) else str(value)
+    if kind == "checkbox":
+        return "yes" if value else "no"
+    if kind in ("url", "email", "phone_number"):
+        return str(value)
+    if kind == "date":
+        return value.get("start", "") + (f" → {value['end']}" if value.get("end") else "")
+    if kind == "people":
+        return ", ".join(p.get("name", "") for p in value if p.get("name"))
+    if kind == "unique_id":
+        return f"{value.get('prefix') + '-' if value.get('prefix') else ''}{value.get('number', '')}"
+    if kind == "formula":
+        inner = value.get(value.get("type", ""))
+        return "" if inner is None else str(inner.get("start", "") if isinstance(inner, dict) else inner)
+    return ""  # relations, rollups, files, timestamps, people ids: not text a reader searches for
+
+
+def _tidy(lines: list[str]) -> str:
+    out: list[str] = []
+    for line in (line.rstrip() for line in lines):
+        if line or (out and out[-1]):
+            out.append(line)
+    return "\n".join(out).strip("\n")
