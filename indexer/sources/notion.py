@@ -168,7 +168,7 @@ class NotionAPI:
             try:
                 return method(**kwargs)
             except APIResponseError as exc:
-                status, retry_after, message = exc.status, exc.headers.get("retry-after"), f"{exc.code}: {exc}"
+                status, retry_after, message = exc.status, exc.headers.get("retry-after"), f"{getattr(exc.code, 'value', exc.code)}: {exc}"
             except HTTPResponseError as exc:  # a non-JSON error body (a proxy's 502 page)
                 status, retry_after, message = exc.status, exc.headers.get("retry-after"), f"HTTP {exc.status}"
             except RequestTimeoutError:
