@@ -243,3 +243,26 @@ def test_index_run_indexes_the_workspace_and_a_second_run_fetches_no_blocks(noti
     notion.calls.clear()
     refreshed = runner.invoke(cli, ["run", "-c", str(config), "--full-refresh", "--json"])
     assert refreshed.exit_code == 0 and len(notion.requests("children")) == 3
+
+
+def test_recorded_api_responses_render(tmp_path):
+    """Real block and page JSON recorded from api.notion.com (../shared/data/notion, notion_ruby_mapping)."""
+    from tests.conftest import SHARED_DATA
+
+    folder = SHARED_DATA / "notion" / "notion_ruby_mapping" / "fixtures-current"
+    if not folder.is_dir():
+        pytest.skip(f"shared data absent: {folder} (present in CI beside the repository)")
+    from indexer.sources.notion import page_title, render_page
+
+    page = json.loads((folder / "retrieve_page_block_test_page.json").read_text())
+    blocks = json.loads((folder / "retrieve_block_children_block_test_page.json").read_text())["results"]
+    text, links, unsupported = render_page(page, blocks)
+    lines = text.splitlines()
+    assert page_title(page) == "Block test page"
+    for expected in ("# Heading 1", "## Heading 2", "### Heading 3", "- Bulleted list", "1. Numbered list", "> Quote", "```shell", "% ls -l",
+                     "x = \\frac{-b\\pm\\sqrt{b^2-4ac}}{2a}", "https://hkob.notion.site/"):
+        assert expected in lines, expected
+    assert "Inline contents: @Hiroyuki KOBAYASHI, notion_ruby_mapping_test_data" in text, "mentions keep their visible text"
+    assert "- [ ]" not in lines, "an empty to-do is not indexed"
+    assert {"page:0f3e5073-22d8-48eb-926b-e808df84c169", "database:ea525a78-4669-470d-b425-8c4d7cb95667", "page:c01166c6-13ae-45cb-b968-18b4ef2f5a77"} <= set(links)
+    assert unsupported == {"unsupported": 1}, "the API's own `unsupported` block is reported, media and layout blocks are not"

@@ -416,6 +416,8 @@ def _render(blocks: list[dict], level: int, out: list[str], links: list[str], un
         number = number + 1 if kind == "numbered_list_item" else 0
         text = _plain(data.get("rich_text", []), links if follow else None)
         nested = level
+        if not text and not children and kind in ("bulleted_list_item", "numbered_list_item", "to_do", "toggle", "quote", "callout"):
+            continue  # an empty item says nothing
         if kind == "paragraph":
             out.extend([text, ""] if text else [])
         elif kind in HEADING:
