@@ -266,3 +266,15 @@ def test_recorded_api_responses_render(tmp_path):
     assert "- [ ]" not in lines, "an empty to-do is not indexed"
     assert {"page:0f3e5073-22d8-48eb-926b-e808df84c169", "database:ea525a78-4669-470d-b425-8c4d7cb95667", "page:c01166c6-13ae-45cb-b968-18b4ef2f5a77"} <= set(links)
     assert unsupported == {"unsupported": 1}, "the API's own `unsupported` block is reported, media and layout blocks are not"
+
+
+def test_a_page_moved_to_the_trash_is_no_longer_listed(notion):
+    ws = notion.workspace
+    root = ws.page("Home", paragraph("Hello."))
+    child = ws.page("Old policy", paragraph("Outdated."), parent=root)
+    first = crawl_notion(source(root))
+    state = {d.doc_id: FetchState(last_modified=d.last_modified, fetched_at=d.fetched_at, links=d.links) for d in first.documents}
+    ws.pages[child]["in_trash"] = True
+    second = crawl_notion(source(root), fetch_state=state)
+    assert second.not_modified == [f"notion:{root}"] and not second.documents and not second.errors
+    assert second.listing_complete, "so the plan deletes the trashed page's stored version"
