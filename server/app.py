@@ -133,12 +133,13 @@ class SearchController(Controller):
 
     @get("/info", sync_to_thread=False, summary="The generation being served")
     def info(self, service: Service) -> dict:
-        return {**service.current().info(), "version": __version__}
+        refused = [{"generation": g, "error": e} for g, e in service.refused.items()]
+        return {**service.current().info(), "version": __version__, **({"refused": refused} if refused else {})}
 
     @get("/documents/{doc_id:path}", sync_to_thread=True, summary="One document, with its full text")
     def document(self, request: Request, service: Service) -> dict:
         doc_id = _raw_tail(request, "/v1/documents/")
-        rows = service.current().query("document_by_id", {"doc_id": doc_id})
+        rows = service.query("document_by_id", {"doc_id": doc_id})
         if not rows:
             raise ServiceError("DOCUMENT_NOT_FOUND", f"no document {doc_id!r} in this generation", 404)
         row = rows[0]
@@ -147,7 +148,7 @@ class SearchController(Controller):
 
     @get("/chunks/{chunk_id:str}", sync_to_thread=True, summary="One chunk, with its citation fields")
     def chunk(self, chunk_id: FromPath[str], service: Service) -> dict:
-        rows = service.current().query("chunk_by_id", {"chunk_id": chunk_id})
+        rows = service.query("chunk_by_id", {"chunk_id": chunk_id})
         if not rows:
             raise ServiceError("CHUNK_NOT_FOUND", f"no chunk {chunk_id!r} in this generation", 404)
         row = rows[0]
@@ -207,6 +208,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
             service.load()
         except ArtifactError as exc:
             log.warning("not ready: %s", exc)
+        service.watch()  # a newly published generation is swapped in without a restart
         app.state.service = service
         try:
             yield

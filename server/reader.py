@@ -29,12 +29,17 @@ class SpaceIndex:
 
 
 class Generation:
-    """A published generation, safe to share between threads (each thread gets its own DuckDB cursor)."""
+    """A published generation, safe to share between threads (each thread gets its own DuckDB cursor).
+
+    Requests hold a lease on it (`acquire` / `release`); a retired generation closes when its
+    last lease ends, so a swap never pulls files from under a request."""
 
     def __init__(self, folder: Path):
         import duckdb
 
         self.folder = folder
+        self._leases, self._retired, self.closed = 0, False, False
+        self._lease_lock = threading.Lock()
         self.manifest = read_manifest(folder)
         self.id = self.manifest["generation_id"]
         try:
@@ -93,7 +98,34 @@ class Generation:
             ],
         }
 
+    def acquire(self) -> bool:
+        """Take a lease; False if the generation is already closed (the caller takes the newer one)."""
+        with self._lease_lock:
+            if self.closed:
+                return False
+            self._leases += 1
+            return True
+
+    def release(self) -> None:
+        with self._lease_lock:
+            self._leases -= 1
+            close = self._retired and self._leases == 0
+        if close:
+            self.close()
+
+    def retire(self) -> None:
+        """No new leases will be asked for: close now if none is held, else when the last one ends."""
+        with self._lease_lock:
+            self._retired = True
+            close = self._leases == 0
+        if close:
+            self.close()
+
     def close(self) -> None:
+        with self._lease_lock:
+            if self.closed:
+                return
+            self.closed = True
         self.db.close()
 
 

@@ -6,6 +6,8 @@ import logging
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -36,6 +38,7 @@ class Settings:
     artifacts: Path
     max_query_chars: int = 2000
     query_cache_size: int = 4096  # query vectors kept; a 768-d vector is 3 KB
+    poll_seconds: float = 1.0  # how often CURRENT is checked for a newly published generation
 
 
 class SearchService:
@@ -45,25 +48,33 @@ class SearchService:
         self.embedders: dict[str, Embedder] = {}
         self._vectors: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
         self._lock = threading.Lock()
+        self._swap_lock = threading.Lock()
+        self.refused: dict[str, str] = {}  # generation id -> why it could not be served (not retried every poll)
+        self._stop = threading.Event()
+        self._watcher: threading.Thread | None = None
 
     def load(self) -> Generation:
-        """Open the generation CURRENT names and get its query embedders ready.
+        """Open the generation CURRENT names, get its query embedders ready, and serve it,
+        retiring the one served before (it closes when its last request ends).
 
         A space whose provider has no key here stays searchable lexically; dense and hybrid
         requests for it get a 503 naming the missing variable. Other spaces are unaffected.
         """
-        with self._lock:
+        with self._swap_lock:
             generation = Generation.open_current(self.settings.artifacts)
             for space in generation.spaces.values():
                 try:
                     self._embedder_for(space).ready()
                 except ServiceError as exc:
                     log.warning("space %s: %s", space.space_id, exc.message)
-            self.generation = generation
+            previous, self.generation = self.generation, generation
+            if previous is not None:
+                previous.retire()
             log.info("serving generation %s from %s", generation.id, generation.folder)
             return generation
 
     def current(self) -> Generation:
+        """The generation being served (without a lease: for quick reads such as /v1/info)."""
         if self.generation is None:
             try:  # a server started before the first `index run` becomes ready once one is published
                 return self.load()
@@ -71,6 +82,43 @@ class SearchService:
                 raise ServiceError("NO_GENERATION", str(exc), 503, retryable=True) from None
         return self.generation
 
+    @contextmanager
+    def leased(self) -> Iterator[Generation]:
+        """The current generation, kept open until the block ends even if a newer one is swapped in."""
+        while True:
+            generation = self.current()
+            if generation.acquire():
+                break  # else it closed between the two lines: take the newer one
+        try:
+            yield generation
+        finally:
+            generation.release()
+
+    def query(self, name: str, params: dict) -> list[dict]:
+        with self.leased() as generation:
+            return generation.query(name, params)
+
+    def watch(self) -> None:
+        """Check CURRENT every `poll_seconds` in a background thread and swap in what it names."""
+        self._watcher = threading.Thread(target=self._watch, name="generation-watcher", daemon=True)
+        self._watcher.start()
+
+    def _watch(self) -> None:
+        from indexer.artifacts import read_current_id
+
+        while not self._stop.wait(self.settings.poll_seconds):
+            try:
+                named = read_current_id(self.settings.artifacts)
+            except OSError:
+                continue
+            serving = self.generation.id if self.generation is not None else None
+            if not named or named == serving or named in self.refused:
+                continue
+            try:
+                self.load()
+            except Exception as exc:  # a broken generation must not take the server down: keep serving the old one
+                self.refused[named] = str(exc)
+                log.error("generation %s refused, still serving %s: %s", named, serving, exc)
     def space(self, generation: Generation, space_id: str | None) -> SpaceIndex:
         if space_id is None:
             return next(iter(generation.spaces.values()))
@@ -85,10 +133,10 @@ class SearchService:
         if len(query) > self.settings.max_query_chars:
             raise ServiceError("QUERY_TOO_LONG", f"query has {len(query)} characters; the limit is {self.settings.max_query_chars}", 400)
         started = time.perf_counter()
-        generation = self.current()
-        space = self.space(generation, space_id)
-        vector = self.query_vector(space, query) if mode != "lexical" else None
-        result = search(generation, space, vector, query, top_k=top_k, mode=mode, filters=filters)
+        with self.leased() as generation:
+            space = self.space(generation, space_id)
+            vector = self.query_vector(space, query) if mode != "lexical" else None
+            result = search(generation, space, vector, query, top_k=top_k, mode=mode, filters=filters)
         # took_ms is what the caller waited for, query embedding included.
         return replace(result, took_ms=(time.perf_counter() - started) * 1000)
 
@@ -113,6 +161,8 @@ class SearchService:
         """Reuse a loaded embedder only if it makes vectors the way this space's were made."""
         stored = space.manifest
         embedder = self.embedders.get(space.space_id)
+        if embedder is not None and same_space(stored, embedder.manifest()):
+            embedder = None  # a new generation rebuilt this space differently: make a matching embedder
         if embedder is None:
             key = (stored["provider"], stored["model"])
             if key not in MODELS:
@@ -134,6 +184,9 @@ class SearchService:
         return embedder
 
     def close(self) -> None:
+        self._stop.set()
+        if self._watcher is not None:
+            self._watcher.join(timeout=5)
         if self.generation is not None:
-            self.generation.close()
+            self.generation.retire()
             self.generation = None

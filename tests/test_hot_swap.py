@@ -1,0 +1,95 @@
+"""A running server picks up each newly published generation without a restart and without
+failing a request; a broken generation is refused and the old one keeps serving."""
+
+import threading
+import time
+
+from litestar.testing import TestClient
+
+from indexer.config import load_config
+from indexer.pipeline import run_index
+from server.app import create_app
+from server.service import Settings
+from tests.conftest import write_config
+
+
+def corpus(tmp_path, text: str):
+    docs = tmp_path / "docs"
+    docs.mkdir(exist_ok=True)
+    (docs / "policy.md").write_text(f"# Policy\n\n{text}\n")
+    (docs / "hours.md").write_text("# Hours\n\nThe shop opens at nine and closes at six on weekdays.\n")
+    return load_config(write_config(tmp_path, '[[sources]]\nname = "d"\ntype = "files"\npath = "docs"\n[[spaces]]\nprovider = "local"\n'))
+
+
+def wait_for(predicate, seconds: float = 10.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_new_generations_are_served_without_dropping_requests(tmp_path, local_embedder):
+    config = corpus(tmp_path, "Refunds are paid within 30 days.")
+    first = run_index(config).generation_id
+    with TestClient(create_app(Settings(artifacts=config.artifacts, poll_seconds=0.1))) as client:
+        assert client.get("/v1/info").json()["generation"] == first
+        failures, answered, stop = [], [0], threading.Event()
+
+        def load():
+            while not stop.is_set():
+                response = client.post("/v1/search", json={"query": "when are refunds paid", "top_k": 2})
+                if response.status_code != 200:
+                    failures.append(response.text)
+                answered[0] += 1
+
+        threads = [threading.Thread(target=load) for _ in range(3)]
+        for t in threads:
+            t.start()
+        published = []
+        for days in range(81, 91):  # ten publishes under load
+            config = corpus(tmp_path, f"Refunds are paid within {days} days.")
+            published.append(run_index(config).generation_id)
+            assert wait_for(lambda: client.get("/v1/info").json()["generation"] == published[-1]), "swapped within the poll interval"
+        stop.set()
+        for t in threads:
+            t.join()
+        assert failures == [] and answered[0] > 10, f"{len(failures)} of {answered[0]} requests failed"
+        top = client.post("/v1/search", json={"query": "when are refunds paid", "top_k": 1}).json()["hits"][0]
+        assert "90 days" in top["text"], "the newest generation answers"
+        service = client.app.state.service
+        assert service.generation.id == published[-1] and not service.generation.closed
+
+
+def test_a_broken_generation_is_refused_and_the_old_one_keeps_serving(tmp_path, local_embedder):
+    config = corpus(tmp_path, "Refunds are paid within 30 days.")
+    good = run_index(config).generation_id
+    broken = config.artifacts / "generations" / "20991231T000000.000000Z-broken"
+    broken.mkdir(parents=True)
+    (broken / "manifest.json").write_text("{ half written")
+    with TestClient(create_app(Settings(artifacts=config.artifacts, poll_seconds=0.1))) as client:
+        (config.artifacts / "CURRENT").write_text(broken.name + "\n")
+        assert wait_for(lambda: "refused" in client.get("/v1/info").json()), "the refusal shows in /v1/info (and the log)"
+        info = client.get("/v1/info").json()
+        assert info["generation"] == good and info["refused"][0]["generation"] == broken.name and "manifest.json is corrupt" in info["refused"][0]["error"]
+        assert client.post("/v1/search", json={"query": "refunds", "top_k": 1}).status_code == 200
+        newer = run_index(corpus(tmp_path, "Refunds are paid within 14 days.")).generation_id
+        assert wait_for(lambda: client.get("/v1/info").json()["generation"] == newer), "a good generation after a broken one is served"
+
+
+def test_a_retired_generation_closes_only_after_its_last_request(tmp_path, local_embedder):
+    config = corpus(tmp_path, "Refunds are paid within 30 days.")
+    run_index(config)
+    from server.service import SearchService
+
+    service = SearchService(Settings(artifacts=config.artifacts))
+    old = service.load()
+    with service.leased() as held:
+        run_index(corpus(tmp_path, "Refunds are paid within 10 days."))
+        new = service.load()
+        assert held is old and new is not old and not old.closed, "a request in flight keeps its generation open"
+        assert held.query("document_by_id", {"doc_id": "file:policy.md"})[0]["text"].endswith("30 days.")
+    assert old.closed and not new.closed
+    service.close()
+    assert new.closed
