@@ -209,10 +209,11 @@ def evaluate(dataset_dir, config_path, artifacts, as_json, split, limit_queries,
 def _rank_all(artifacts: Path, dataset, progress) -> dict:
     """Every query through the server's search code, per space and mode; scored per trec_eval."""
     from indexer import evaluation
+    from indexer.config import ServerConfig
     from server.search import search
     from server.service import SearchService, Settings
 
-    service = SearchService(Settings(artifacts=artifacts, max_query_chars=100_000))
+    service = SearchService(Settings(artifacts=artifacts, server=ServerConfig(max_query_chars=100_000)))
     generation = service.load()
     results = {}
     try:

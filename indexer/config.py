@@ -85,6 +85,28 @@ class SpaceConfig:
 
 
 @dataclass(frozen=True)
+class ApiKey:
+    """A client allowed to search: its secret comes from the environment variable `env`; with
+    `sources`, it sees only those sources' documents."""
+
+    name: str
+    env: str
+    sources: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True)
+class ServerConfig:
+    cors_origins: tuple[str, ...] = ()  # browser origins allowed to call the API ("*" for any)
+    api_keys: tuple[ApiKey, ...] = ()  # none: the API is open
+    requests_per_minute: int = 120  # per client (API key, else address); 0 turns the limit off
+    burst: int = 20  # requests a client may send at once before the per-minute rate applies
+    max_query_chars: int = 2000
+    max_top_k: int = 50
+    max_offset: int = 200
+    trust_forwarded_for: bool = False  # behind a reverse proxy: the client is the X-Forwarded-For address
+
+
+@dataclass(frozen=True)
 class Config:
     artifacts: Path
     sources: tuple[SourceConfig, ...]
@@ -92,6 +114,7 @@ class Config:
     keep_generations: int = 3
     max_delete_fraction: float = 0.3
     path: Path | None = None
+    server: ServerConfig = ServerConfig()
 
 
 TOP_KEYS = {
@@ -100,6 +123,23 @@ TOP_KEYS = {
     "max_delete_fraction": Key((int, float), default=0.3, min=0, max=1),
     "sources": Key(list, required=True),
     "spaces": Key(list, required=True),
+    "server": Key(dict, default={}),
+}
+
+SERVER_KEYS = {
+    "cors_origins": Key(list, item_type=str, default=[]),
+    "api_keys": Key(list, default=[]),
+    "requests_per_minute": Key(int, default=120, min=0, max=1_000_000),
+    "burst": Key(int, default=20, min=1, max=10_000),
+    "max_query_chars": Key(int, default=2000, min=1, max=100_000),
+    "max_top_k": Key(int, default=50, min=1, max=1000),
+    "max_offset": Key(int, default=200, min=0, max=100_000),
+    "trust_forwarded_for": Key(bool, default=False),
+}
+API_KEY_KEYS = {
+    "name": Key(str, required=True),
+    "env": Key(str, required=True),
+    "sources": Key(list, item_type=str),
 }
 
 SOURCE_KEYS_BY_TYPE = {
@@ -188,6 +228,7 @@ def parse_config(
     if len(set(ids)) != len(ids):
         raise ConfigError(f"spaces: each space must be distinct; repeated: {', '.join(sorted(set(i for i in ids if ids.count(i) > 1)))}")
     artifacts = Path(artifacts_override) if artifacts_override is not None else (base_dir / top["artifacts"]).resolve()
+    server = _parse_server(top["server"], set(names))
     return Config(
         artifacts=artifacts,
         sources=sources,
@@ -195,6 +236,31 @@ def parse_config(
         keep_generations=top["keep_generations"],
         max_delete_fraction=float(top["max_delete_fraction"]),
         path=path,
+        server=server,
+    )
+
+
+def _parse_server(raw: dict, source_names: set[str]) -> ServerConfig:
+    values = _check(raw, SERVER_KEYS, "server")
+    keys = []
+    for i, item in enumerate(_tables(values["api_keys"], "server.api_keys")):
+        key = _check(item, API_KEY_KEYS, f"server.api_keys[{i}]")
+        unknown = sorted(set(key["sources"] or ()) - source_names)
+        if unknown:
+            raise ConfigError(f"server.api_keys[{i}].sources: no source named {', '.join(map(repr, unknown))}; sources are {', '.join(sorted(source_names))}")
+        keys.append(ApiKey(key["name"], key["env"], tuple(key["sources"]) if key["sources"] is not None else None))
+    names = [k.name for k in keys]
+    if len(set(names)) != len(names):
+        raise ConfigError("server.api_keys: names must be unique")
+    return ServerConfig(
+        cors_origins=tuple(values["cors_origins"]),
+        api_keys=tuple(keys),
+        requests_per_minute=values["requests_per_minute"],
+        burst=values["burst"],
+        max_query_chars=values["max_query_chars"],
+        max_top_k=values["max_top_k"],
+        max_offset=values["max_offset"],
+        trust_forwarded_for=values["trust_forwarded_for"],
     )
 
 

@@ -15,6 +15,7 @@ from urllib.parse import unquote
 
 import msgspec
 from litestar import Controller, Litestar, Request, Response, get, post
+from litestar.config.cors import CORSConfig
 from litestar.datastructures import State
 from litestar.di import NamedDependency, Provide
 from litestar.exceptions import HTTPException, ValidationException
@@ -23,6 +24,7 @@ from litestar.params import FromPath, JSONBody
 
 from indexer import __version__
 from indexer.errors import ArtifactError, StaticRagError
+from server.guard import Guard
 from server.search import SearchFilters, SearchHit
 from server.service import SearchService, ServiceError, Settings
 
@@ -41,7 +43,7 @@ class Filters(msgspec.Struct, forbid_unknown_fields=True):
 class SearchRequest(msgspec.Struct, forbid_unknown_fields=True):
     query: str
     space: str | None = None
-    top_k: Annotated[int, msgspec.Meta(ge=1, le=50)] = 10
+    top_k: Annotated[int, msgspec.Meta(ge=1)] = 10  # at most the server's max_top_k (default 50)
     mode: Literal["hybrid", "dense", "lexical"] = "hybrid"
     filters: Filters | None = None
 
@@ -110,18 +112,32 @@ def _raw_tail(request: Request, prefix: str) -> str:
     return unquote(path[path.index(prefix) + len(prefix) :])
 
 
+def _scope(request: Request) -> tuple[str, ...] | None:
+    caller = request.scope.get("state", {}).get("caller")
+    return caller.sources if caller is not None else None
+
+
+def _visible(request: Request, rows: list[dict]) -> list[dict]:
+    """Rows of sources the caller may see: another site's document is simply not found."""
+    scope = _scope(request)
+    return rows if scope is None else [r for r in rows if r.get("source") in scope]
+
+
 class SearchController(Controller):
     path = "/v1"
 
     @post("/search", sync_to_thread=True, status_code=200, summary="Hybrid search over the current generation")
-    def search(self, data: JSONBody[SearchRequest], service: Service) -> SearchResponse:
+    def search(self, request: Request, data: JSONBody[SearchRequest], service: Service) -> SearchResponse:
         f = data.filters or Filters()
+        scope = _scope(request)
+        if scope is not None and f.source is not None and f.source not in scope:
+            raise ServiceError("SOURCE_FORBIDDEN", f"this API key may search {', '.join(scope)}; not {f.source!r}", 403)
         result = service.search(
             data.query,
             space_id=data.space,
             top_k=data.top_k,
             mode=data.mode,
-            filters=SearchFilters(f.source, f.source_type, f.doc_id, f.updated_after, f.updated_before),
+            filters=SearchFilters(f.source, f.source_type, f.doc_id, f.updated_after, f.updated_before, sources=scope),
         )
         return SearchResponse(
             hits=[_hit(h) for h in result.hits],
@@ -139,7 +155,7 @@ class SearchController(Controller):
     @get("/documents/{doc_id:path}", sync_to_thread=True, summary="One document, with its full text")
     def document(self, request: Request, service: Service) -> dict:
         doc_id = _raw_tail(request, "/v1/documents/")
-        rows = service.query("document_by_id", {"doc_id": doc_id})
+        rows = _visible(request, service.query("document_by_id", {"doc_id": doc_id}))
         if not rows:
             raise ServiceError("DOCUMENT_NOT_FOUND", f"no document {doc_id!r} in this generation", 404)
         row = rows[0]
@@ -147,8 +163,8 @@ class SearchController(Controller):
         return row
 
     @get("/chunks/{chunk_id:str}", sync_to_thread=True, summary="One chunk, with its citation fields")
-    def chunk(self, chunk_id: FromPath[str], service: Service) -> dict:
-        rows = service.query("chunk_by_id", {"chunk_id": chunk_id})
+    def chunk(self, request: Request, chunk_id: FromPath[str], service: Service) -> dict:
+        rows = _visible(request, service.query("chunk_by_id", {"chunk_id": chunk_id}))
         if not rows:
             raise ServiceError("CHUNK_NOT_FOUND", f"no chunk {chunk_id!r} in this generation", 404)
         row = rows[0]
@@ -173,7 +189,7 @@ def readyz(service: Service) -> Response:
 def _error_response(request: Request, exc: Exception) -> Response:
     """Every error leaves as JSON `{code, message, retryable}`: one place maps our codes to statuses."""
     if isinstance(exc, ServiceError):
-        return Response(ErrorBody(exc.code, exc.message, exc.retryable), status_code=exc.status)
+        return Response(ErrorBody(exc.code, exc.message, exc.retryable), status_code=exc.status, headers=exc.headers)
     if isinstance(exc, ValidationException):
         details = "; ".join(f"{e.get('key') or 'body'}: {e.get('message')}" for e in (exc.extra or []) if isinstance(e, dict))
         return Response(ErrorBody("INVALID_REQUEST", details or exc.detail), status_code=400)
@@ -189,12 +205,25 @@ def _error_response(request: Request, exc: Exception) -> Response:
 
 
 def settings_from_env() -> Settings:
-    return Settings(artifacts=Path(os.environ.get("STATIC_RAG_ARTIFACTS", "artifacts")))
+    """STATIC_RAG_CONFIG (its [server] table and `artifacts`) and STATIC_RAG_ARTIFACTS (which wins):
+    how `index serve --workers N` hands its settings to each worker process."""
+    server, artifacts = None, os.environ.get("STATIC_RAG_ARTIFACTS")
+    if os.environ.get("STATIC_RAG_CONFIG"):
+        from indexer.config import load_config
+
+        config = load_config(os.environ["STATIC_RAG_CONFIG"])
+        server, artifacts = config.server, artifacts or config.artifacts
+    return Settings(artifacts=Path(artifacts or "artifacts"), **({"server": server} if server else {}))
 
 
 def create_app(settings: Settings | None = None) -> Litestar:
     """A new app with no module-level state; the generation opens in the lifespan and lives on `app.state`."""
     settings = settings or settings_from_env()
+    guard = Guard(settings.server)
+
+    def admit(request: Request) -> None:
+        client = request.client.host if request.client else None
+        request.state.caller = guard.admit(request.url.path, {k.lower(): v for k, v in request.headers.items()}, client)
 
     @asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
@@ -225,4 +254,9 @@ def create_app(settings: Settings | None = None) -> Litestar:
         exception_handlers={Exception: _error_response},
         openapi_config=OpenAPIConfig(title="static-rag search API", version=__version__, path="/schema"),
         request_max_body_size=64 * 1024,
+        before_request=admit,
+        cors_config=CORSConfig(
+            allow_origins=list(settings.server.cors_origins), allow_methods=["GET", "POST"], allow_headers=["authorization", "content-type"],
+            expose_headers=["retry-after"],
+        ) if settings.server.cors_origins else None,
     )

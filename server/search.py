@@ -24,12 +24,15 @@ class SearchFilters:
     doc_id: str | None = None
     updated_after: datetime | None = None
     updated_before: datetime | None = None
+    sources: tuple[str, ...] | None = None  # the caller's scope (an API key's sources)
 
     def active(self) -> bool:
         return any(v is not None for v in vars(self).values())
 
     def as_params(self) -> dict:
         params = dict(vars(self))
+        sources = params.pop("sources")
+        params["scope_sources"] = list(sources) if sources is not None else None
         params["updated_after"] = utc_naive(self.updated_after)
         params["updated_before"] = utc_naive(self.updated_before)
         return params

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from indexer.config import SpaceConfig
+from indexer.config import ServerConfig, SpaceConfig
 from indexer.embedders import Embedder, load_embedder, same_space
 from indexer.embedders.remote import EmbeddingsFailed, MissingCredentials
 from indexer.errors import ArtifactError
@@ -28,15 +28,15 @@ QUERY_TIMEOUT_SECONDS = 10.0  # per query-embedding request: a chatbot user is w
 class ServiceError(Exception):
     """A request-level failure with a code, an HTTP status and whether retrying may help."""
 
-    def __init__(self, code: str, message: str, status: int, retryable: bool = False):
+    def __init__(self, code: str, message: str, status: int, retryable: bool = False, headers: dict[str, str] | None = None):
         super().__init__(message)
-        self.code, self.message, self.status, self.retryable = code, message, status, retryable
+        self.code, self.message, self.status, self.retryable, self.headers = code, message, status, retryable, headers or {}
 
 
 @dataclass(frozen=True)
 class Settings:
     artifacts: Path
-    max_query_chars: int = 2000
+    server: ServerConfig = ServerConfig()  # the config file's [server] table: CORS, API keys, limits
     query_cache_size: int = 4096  # query vectors kept; a 768-d vector is 3 KB
     poll_seconds: float = 1.0  # how often CURRENT is checked for a newly published generation
 
@@ -130,8 +130,11 @@ class SearchService:
         query = query.strip()
         if not query:
             raise ServiceError("EMPTY_QUERY", "query must contain some text", 400)
-        if len(query) > self.settings.max_query_chars:
-            raise ServiceError("QUERY_TOO_LONG", f"query has {len(query)} characters; the limit is {self.settings.max_query_chars}", 400)
+        limit = self.settings.server.max_query_chars
+        if len(query) > limit:
+            raise ServiceError("QUERY_TOO_LONG", f"query has {len(query)} characters; the limit is {limit}", 400)
+        if top_k > self.settings.server.max_top_k:
+            raise ServiceError("TOP_K_TOO_LARGE", f"top_k is {top_k}; the limit is {self.settings.server.max_top_k}", 400)
         started = time.perf_counter()
         with self.leased() as generation:
             space = self.space(generation, space_id)

@@ -25,7 +25,7 @@ PARAMS = {
     "report": "{}", "level": "error", "code": "X", "step": "fetch", "retryable": False, "message": "m", "source_type": None,
     "updated_after": None, "updated_before": None, "providers": ["local"], "added": 1, "updated": 0, "metadata_only": 0, "skipped": 0,
     "deleted": 0, "failed": 0, "chunks_embedded": 1, "chunks_reused": 0, "tokens_embedded": 10, "cost_usd": 0.0,
-    "occurred_at": datetime(2026, 1, 2),
+    "occurred_at": datetime(2026, 1, 2), "scope_sources": None,
 }
 
 
@@ -54,7 +54,7 @@ def test_inserted_rows_come_back_through_the_read_queries(fresh_db):
         fresh_db.execute(sql, params_for(sql))
     rows = fresh_db.execute(load_sql("hits_by_vector_ids"), {"space_id": "sp", "vector_ids": [0]}).fetchall()
     assert len(rows) == 1 and rows[0][1] == "ch" and rows[0][6] == ["H"]
-    filtered = {"space_id": "sp", "source": "s", "source_type": None, "doc_id": None, "updated_after": datetime(2025, 12, 31), "updated_before": None}
+    filtered = {"space_id": "sp", "source": "s", "source_type": None, "doc_id": None, "updated_after": datetime(2025, 12, 31), "updated_before": None, "scope_sources": ["s"]}
     assert fresh_db.execute("SELECT tags, heading_path FROM documents, chunks").fetchall() == [(["x"], ["H"])], "list columns survive the bulk insert"
     assert fresh_db.execute(load_sql("vector_ids_filtered"), filtered).fetchall() == [(0,)]
     assert fresh_db.execute(load_sql("vector_ids_filtered"), {**filtered, "source": "other"}).fetchall() == []

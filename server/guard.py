@@ -1,0 +1,81 @@
+"""Who may search, and how often: API keys (optionally scoped to sources) and a per-client rate limit.
+
+Both run before a request reaches its handler, so an unauthenticated or over-limit request never
+costs an embedding call. With keys configured, each key has its own budget and requests with a
+wrong or missing key spend their address's; without keys, each address has one (the first
+`X-Forwarded-For` address when `trust_forwarded_for` says a proxy sets it). Budgets are per
+server process.
+"""
+
+from __future__ import annotations
+
+import hmac
+import math
+import os
+import threading
+import time
+from dataclasses import dataclass
+
+from indexer.config import ApiKey, ServerConfig
+from indexer.errors import ConfigError
+from server.service import ServiceError
+
+OPEN_PATHS = ("/healthz", "/readyz", "/metrics", "/schema", "/widget.js")  # and "/" (the demo page)
+MAX_CLIENTS = 100_000  # buckets kept; the idlest are dropped beyond this
+
+
+@dataclass(frozen=True)
+class Caller:
+    name: str  # the API key's name, or the client address
+    sources: tuple[str, ...] | None  # the sources this caller may see; None: all
+
+
+class Guard:
+    def __init__(self, config: ServerConfig):
+        self.config = config
+        self.keys: list[tuple[bytes, ApiKey]] = []
+        for key in config.api_keys:
+            secret = os.environ.get(key.env, "")
+            if not secret.strip():
+                raise ConfigError(f"server.api_keys {key.name!r}: environment variable {key.env} is not set (it holds that key's secret)")
+            self.keys.append((secret.strip().encode(), key))
+        self.buckets: dict[str, list[float]] = {}  # client -> [tokens, last update]
+        self.lock = threading.Lock()
+
+    def admit(self, path: str, headers: dict[str, str], address: str | None) -> Caller | None:
+        """The caller of a request, or a ServiceError (401, 429). Open paths need neither key nor budget."""
+        if path == "/" or path.startswith(OPEN_PATHS):
+            return None
+        client = address or "unknown"
+        if self.config.trust_forwarded_for and headers.get("x-forwarded-for"):
+            client = headers["x-forwarded-for"].split(",")[0].strip()
+        if not self.keys:
+            self._spend(f"addr:{client}")
+            return Caller(client, None)
+        scheme, _, token = headers.get("authorization", "").partition(" ")
+        match = None
+        for secret, key in self.keys:  # every key compared, in constant time, whatever matches
+            if hmac.compare_digest(secret, token.strip().encode()) and scheme.lower() == "bearer":
+                match = key
+        if match is None:
+            self._spend(f"addr:{client}")  # wrong keys cost the address budget: guessing is rate limited
+            raise ServiceError("UNAUTHORIZED", "send an API key as `Authorization: Bearer <key>`", 401, headers={"WWW-Authenticate": "Bearer"})
+        self._spend(f"key:{match.name}")
+        return Caller(match.name, match.sources)
+
+    def _spend(self, client: str) -> None:
+        rate = self.config.requests_per_minute / 60.0
+        if rate <= 0:
+            return
+        now = time.monotonic()
+        with self.lock:
+            tokens, updated = self.buckets.get(client, (float(self.config.burst), now))
+            tokens = min(float(self.config.burst), tokens + (now - updated) * rate)
+            if tokens < 1:
+                self.buckets[client] = [tokens, now]
+                wait = math.ceil((1 - tokens) / rate)
+                raise ServiceError("RATE_LIMITED", f"too many requests; retry in {wait} s", 429, retryable=True, headers={"Retry-After": str(wait)})
+            self.buckets[client] = [tokens - 1, now]
+            if len(self.buckets) > MAX_CLIENTS:
+                for stale in sorted(self.buckets, key=lambda c: self.buckets[c][1])[: MAX_CLIENTS // 10]:
+                    del self.buckets[stale]

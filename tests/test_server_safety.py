@@ -1,0 +1,101 @@
+"""What a public website needs from the API: CORS for its own origin only, API keys scoped to
+sources, a per-client rate limit, and caps checked before any work — every refusal a JSON body."""
+
+import pytest
+from litestar.testing import TestClient
+
+from indexer.config import load_config
+from indexer.errors import ConfigError
+from indexer.pipeline import run_index
+from server.app import create_app
+from server.service import Settings
+from tests.conftest import write_config
+
+SITES = """
+[[sources]]
+name = "shop"
+type = "files"
+path = "shop"
+[[sources]]
+name = "clinic"
+type = "files"
+path = "clinic"
+[[spaces]]
+provider = "local"
+"""
+
+
+@pytest.fixture(scope="module")
+def two_sites(tmp_path_factory, local_embedder):
+    folder = tmp_path_factory.mktemp("two-sites")
+    (folder / "shop").mkdir()
+    (folder / "clinic").mkdir()
+    (folder / "shop" / "hours.md").write_text("# Shop hours\n\nThe shoe shop opens at nine and closes at six.\n")
+    (folder / "clinic" / "clinic-hours.md").write_text("# Clinic hours\n\nThe clinic opens at eight and closes at eight.\n")
+    config = load_config(write_config(folder, SITES))
+    run_index(config)
+    return folder
+
+
+def app_for(folder, server: str, monkeypatch=None):
+    config = load_config(write_config(folder, SITES + server))
+    return create_app(Settings(artifacts=config.artifacts, server=config.server))
+
+
+def test_api_keys_see_only_their_sources(two_sites, monkeypatch):
+    monkeypatch.setenv("SHOP_KEY", "shop-secret-1")
+    monkeypatch.setenv("ADMIN_KEY", "admin-secret-2")
+    server = '[server]\n[[server.api_keys]]\nname = "shop-bot"\nenv = "SHOP_KEY"\nsources = ["shop"]\n[[server.api_keys]]\nname = "admin"\nenv = "ADMIN_KEY"\n'
+    with TestClient(app_for(two_sites, server)) as client:
+        def ask(key, **extra):
+            headers = {"Authorization": f"Bearer {key}"} if key else {}
+            return client.post("/v1/search", json={"query": "what time does it open", "top_k": 5, "mode": "lexical", **extra}, headers=headers)
+
+        assert ask(None).status_code == 401 and ask(None).json()["code"] == "UNAUTHORIZED"
+        assert ask("shop-secret-") .status_code == 401, "a prefix of a key is not the key"
+        assert {h["source"] for h in ask("shop-secret-1").json()["hits"]} == {"shop"}, "the clinic's documents never reach the shop's chatbot"
+        assert {h["source"] for h in ask("admin-secret-2").json()["hits"]} == {"shop", "clinic"}
+        forbidden = ask("shop-secret-1", filters={"source": "clinic"})
+        assert forbidden.status_code == 403 and forbidden.json()["code"] == "SOURCE_FORBIDDEN"
+        assert client.get("/v1/documents/file:clinic-hours.md", headers={"Authorization": "Bearer shop-secret-1"}).status_code == 404
+        assert client.get("/v1/documents/file:clinic-hours.md", headers={"Authorization": "Bearer admin-secret-2"}).status_code == 200
+        assert client.get("/healthz").status_code == 200, "health checks need no key"
+
+
+def test_a_configured_key_without_its_variable_stops_the_server(two_sites, monkeypatch):
+    monkeypatch.delenv("MISSING_KEY", raising=False)
+    with pytest.raises(ConfigError, match="MISSING_KEY is not set"):
+        app_for(two_sites, '[server]\n[[server.api_keys]]\nname = "bot"\nenv = "MISSING_KEY"\n')
+
+
+def test_each_client_is_rate_limited_with_retry_after(two_sites):
+    with TestClient(app_for(two_sites, "[server]\nrequests_per_minute = 6\nburst = 3\n")) as client:
+        statuses = [client.post("/v1/search", json={"query": "opening hours", "mode": "lexical"}).status_code for _ in range(4)]
+        assert statuses == [200, 200, 200, 429]
+        limited = client.post("/v1/search", json={"query": "opening hours", "mode": "lexical"})
+        assert limited.json()["code"] == "RATE_LIMITED" and limited.json()["retryable"] is True
+        assert limited.headers["retry-after"] == "10", "one request every ten seconds at six a minute"
+        assert client.get("/healthz").status_code == 200, "health checks are not rate limited"
+
+
+def test_cors_allows_the_configured_origin_only_and_covers_errors(two_sites):
+    with TestClient(app_for(two_sites, '[server]\ncors_origins = ["https://shop.example.com"]\nrequests_per_minute = 60\nburst = 1\n')) as client:
+        origin = {"Origin": "https://shop.example.com"}
+        preflight = client.options("/v1/search", headers={**origin, "Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "content-type"})
+        assert preflight.status_code in (200, 204) and preflight.headers["access-control-allow-origin"] == "https://shop.example.com"
+        ok = client.post("/v1/search", json={"query": "hours", "mode": "lexical"}, headers=origin)
+        assert ok.headers["access-control-allow-origin"] == "https://shop.example.com"
+        limited = client.post("/v1/search", json={"query": "hours", "mode": "lexical"}, headers=origin)
+        assert limited.status_code == 429 and limited.headers["access-control-allow-origin"] == "https://shop.example.com", "the page can read the 429"
+        other = client.post("/v1/search", json={"query": "x" * 5000}, headers={"Origin": "https://evil.example.com"})
+        assert "access-control-allow-origin" not in other.headers
+
+
+def test_caps_refuse_before_any_work(two_sites):
+    with TestClient(app_for(two_sites, "[server]\nmax_query_chars = 20\nmax_top_k = 5\n")) as client:
+        long = client.post("/v1/search", json={"query": "x" * 21})
+        assert long.status_code == 400 and long.json()["code"] == "QUERY_TOO_LONG"
+        many = client.post("/v1/search", json={"query": "hours", "top_k": 6})
+        assert many.status_code == 400 and many.json()["code"] == "TOP_K_TOO_LARGE"
+        huge = client.post("/v1/search", content=b'{"query": "' + b"x" * 70_000 + b'"}', headers={"content-type": "application/json"})
+        assert huge.status_code == 413 and huge.json()["code"] == "REQUEST_TOO_LARGE"
