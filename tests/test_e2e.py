@@ -20,12 +20,13 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture
-def server(examples_artifacts, tmp_path):
+@pytest.fixture(params=[1, 2], ids=["one-worker", "two-workers"])
+def server(request, examples_artifacts, tmp_path):
     port = free_port()
     log = open(tmp_path / "server.log", "w+")
     process = subprocess.Popen(
-        [str(INDEX), "serve", "--artifacts", str(examples_artifacts), "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"],
+        [str(INDEX), "serve", "--artifacts", str(examples_artifacts), "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning",
+         "--workers", str(request.param)],
         stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "HF_HUB_OFFLINE": "1"},
     )
     base = f"http://127.0.0.1:{port}"
