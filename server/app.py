@@ -221,7 +221,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
     settings = settings or settings_from_env()
     guard = Guard(settings.server)
 
-    def admit(request: Request) -> None:
+    async def admit(request: Request) -> None:  # no I/O: runs on the event loop, not a worker thread
         client = request.client.host if request.client else None
         request.state.caller = guard.admit(request.url.path, {k.lower(): v for k, v in request.headers.items()}, client)
 

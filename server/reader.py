@@ -43,8 +43,11 @@ class Generation:
         self.manifest = read_manifest(folder)
         self.id = self.manifest["generation_id"]
         try:
+            self.db = duckdb.connect(str(folder / "meta.duckdb"), read_only=True)
             # One thread and a bounded cache per worker: queries are small, and N workers share the machine.
-            self.db = duckdb.connect(str(folder / "meta.duckdb"), read_only=True, config={"threads": 1, "memory_limit": "512MB"})
+            # (SET, not connect(config=...): the indexer may hold the same file open in this process.)
+            self.db.execute("SET threads = 1")
+            self.db.execute("SET memory_limit = '512MB'")
         except duckdb.Error as exc:
             raise ArtifactError(f"{folder / 'meta.duckdb'} cannot be opened: {exc}") from None
         self._local = threading.local()

@@ -48,13 +48,15 @@ def test_new_generations_are_served_without_dropping_requests(tmp_path, local_em
         for t in threads:
             t.start()
         published = []
-        for days in range(81, 91):  # ten publishes under load
-            config = corpus(tmp_path, f"Refunds are paid within {days} days.")
-            published.append(run_index(config).generation_id)
-            assert wait_for(lambda: client.get("/v1/info").json()["generation"] == published[-1]), "swapped within the poll interval"
-        stop.set()
-        for t in threads:
-            t.join()
+        try:
+            for days in range(81, 91):  # ten publishes under load
+                config = corpus(tmp_path, f"Refunds are paid within {days} days.")
+                published.append(run_index(config).generation_id)
+                assert wait_for(lambda: client.get("/v1/info").json()["generation"] == published[-1]), "swapped within the poll interval"
+        finally:
+            stop.set()
+            for t in threads:
+                t.join()
         assert failures == [] and answered[0] > 10, f"{len(failures)} of {answered[0]} requests failed"
         top = client.post("/v1/search", json={"query": "when are refunds paid", "top_k": 1}).json()["hits"][0]
         assert "90 days" in top["text"], "the newest generation answers"
