@@ -71,6 +71,11 @@ class Chunk:
         return sha256_hex(self.text)
 
 
+def utc_aware(value: datetime | None) -> datetime | None:
+    """A timestamp stored as naive UTC, back as an aware one (aware ones pass unchanged)."""
+    return value.replace(tzinfo=timezone.utc) if value is not None and value.tzinfo is None else value
+
+
 def utc_naive(value: datetime | None) -> datetime | None:
     """Timestamps are stored as naive UTC; convert aware values, keep naive ones (already UTC)."""
     if value is not None and value.tzinfo is not None:

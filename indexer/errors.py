@@ -32,7 +32,8 @@ class IngestError:
     """One failed document (or source listing), recorded in the run report and in `source_events`.
 
     `level = "warning"` marks something a run chose not to index (a PDF link, pages past
-    `max_pages`): reported and stored, but not a failure (no exit 4, no last-good version kept).
+    `max_pages`): reported and stored, but not a failure (no exit 4). A document indexed before
+    that is now skipped with a warning keeps its last good version, as a failed one does.
     """
 
     code: ErrorCode

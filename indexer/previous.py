@@ -9,13 +9,12 @@ Two kinds of reuse, both keyed so that vectors from different models never meet:
 from __future__ import annotations
 
 import json
-from datetime import timezone
 from pathlib import Path
 
 import numpy as np
 
 from indexer.artifacts import current_generation, open_index, read_manifest
-from indexer.documents import Chunk, Document, FetchState
+from indexer.documents import Chunk, Document, FetchState, utc_aware
 from indexer.embedders import same_space
 from indexer.errors import ArtifactError
 from indexer.plan import PreviousDocument
@@ -65,9 +64,9 @@ class PreviousGeneration:
         return [
             Document(
                 doc_id=doc_id, source=source, source_type=source_type, title=title, text=text, url=url, path=path,
-                tags=tuple(tags), authors=tuple(authors), updated_at=_utc(updated_at),
+                tags=tuple(tags), authors=tuple(authors), updated_at=utc_aware(updated_at),
                 metadata=json.loads(metadata) if metadata else {}, etag=etag, last_modified=last_modified,
-                fetched_at=_utc(fetched_at), links=tuple(links or ()),
+                fetched_at=utc_aware(fetched_at), links=tuple(links or ()),
             )
             for doc_id, source, source_type, title, url, path, tags, authors, updated_at, metadata, text, etag, last_modified, fetched_at, links in rows
         ]
@@ -75,7 +74,7 @@ class PreviousGeneration:
     def fetch_state(self) -> dict[str, FetchState]:
         """doc_id → what the fetch of its stored version knew, for conditional and incremental fetching."""
         return {
-            doc_id: FetchState(etag, modified, _utc(fetched_at), tuple(links or ()))
+            doc_id: FetchState(etag, modified, utc_aware(fetched_at), tuple(links or ()))
             for doc_id, etag, modified, fetched_at, links in self.db.execute(load_sql("fetch_validators")).fetchall()
         }
 
@@ -110,7 +109,3 @@ class PreviousGeneration:
 
     def close(self) -> None:
         self.db.close()
-
-
-def _utc(value):
-    return value.replace(tzinfo=timezone.utc) if value is not None else None

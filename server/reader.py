@@ -5,12 +5,13 @@ from __future__ import annotations
 import json
 import threading
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime
 from pathlib import Path
 
 import numpy as np
 
 from indexer.artifacts import current_generation, open_index, read_manifest
+from indexer.documents import utc_aware
 from indexer.errors import ArtifactError
 from indexer.lexical import LexicalIndex
 from indexer.sql import load_sql
@@ -134,4 +135,4 @@ class Generation:
 
 
 def _aware(value):
-    return value.replace(tzinfo=timezone.utc) if isinstance(value, datetime) and value.tzinfo is None else value
+    return utc_aware(value) if isinstance(value, datetime) else value

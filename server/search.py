@@ -96,9 +96,9 @@ def search(
     else:
         # Exact scores on both sides for every candidate either retriever found, so a chunk
         # just below one retriever's cut is not treated as a zero there.
-        candidates = list(dict.fromkeys([*dense, *lexical]))
-        dense = dict(zip(candidates, _cosines(space, query_vector, candidates)))
-        lexical = {vid: float(lexical_scores[vid]) for vid in candidates}
+        missing = [vid for vid in lexical if vid not in dense]  # FAISS already scored its own top ids
+        dense = {**dense, **dict(zip(missing, _cosines(space, query_vector, missing)))}
+        lexical = {vid: float(lexical_scores[vid]) for vid in dense}
         normalized = {vid: score / ceiling for vid, score in lexical.items()} if ceiling else {}
         fused = convex_combination(dense, normalized)
         ranked = sorted(fused.items(), key=lambda kv: -kv[1])

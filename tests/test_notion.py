@@ -9,7 +9,7 @@ from indexer.config import SourceConfig
 from indexer.documents import FetchState
 from indexer.sources.notion import RateLimiter, crawl_notion
 from tests.fakes.notion_server import (
-    FakeNotion, Workspace, bookmark, bullet, callout, code, columns, embed, equation, heading, link_to_page,
+    FakeNotion, bookmark, bullet, callout, code, columns, embed, equation, heading, link_to_page,
     mention_paragraph, numbered, paragraph, quote, synced_copy, synced_original, table, to_do, toggle,
 )
 

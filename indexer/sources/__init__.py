@@ -42,6 +42,14 @@ def crawl(source: SourceConfig, progress=None, fetch_state: dict[str, FetchState
     raise ValueError(f"unknown source type {source.type!r}")
 
 
+def limit_reached(source: SourceConfig, how: str = "") -> IngestError:
+    """The warning a source gives when it has more pages than `max_pages` (`how`: listed, found by the crawl)."""
+    from indexer.errors import ErrorCode
+
+    message = f"more pages {how + ' ' if how else ''}than max_pages = {source.max_pages}; the rest are not indexed (raise max_pages to include them)"
+    return IngestError(ErrorCode.SOURCE_LIMIT_REACHED, "list", message, source=source.name, level="warning")
+
+
 def check_credentials(sources: list[SourceConfig] | tuple[SourceConfig, ...]) -> None:
     """A ConfigError, before anything is fetched, when a source needs a secret the environment lacks."""
     import os

@@ -35,7 +35,7 @@ from indexer.config import SourceConfig
 from indexer.documents import Document, FetchState
 from indexer.errors import ConfigError, ErrorCode, IngestError
 from indexer.extract import parse_timestamp
-from indexer.sources import SourceResult, check_credentials
+from indexer.sources import SourceResult, check_credentials, limit_reached
 
 NOTION_VERSION = "2025-09-03"  # databases are read through their data sources from this version on
 DEFAULT_BASE_URL = "https://api.notion.com"
@@ -246,11 +246,7 @@ def _traverse(api: NotionAPI, source: SourceConfig, fetch_state: dict[str, Fetch
             continue
         if pages >= source.max_pages:
             if not warned_limit:
-                result.warnings.append(IngestError(
-                    ErrorCode.SOURCE_LIMIT_REACHED, "list",
-                    f"more pages than max_pages = {source.max_pages}; the rest are not indexed (raise max_pages to include them)",
-                    source=source.name, level="warning",
-                ))
+                result.warnings.append(limit_reached(source))
                 warned_limit = True
             continue
         doc_id = f"notion:{visit.id}"

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import gzip
-import logging
 import re
 import threading
 import time
@@ -21,7 +20,7 @@ from indexer.config import TRACKING_PARAMETERS, SourceConfig
 from indexer.documents import Document, FetchState
 from indexer.errors import ErrorCode, IngestError
 from indexer.extract import ExtractionError, extract_html, extract_markdown, extract_text
-from indexer.sources import SourceResult
+from indexer.sources import SourceResult, limit_reached
 from indexer.sources.netguard import guarded_transport, refused
 
 ROBOTS_AGENT = "static-rag"  # the product token robots.txt groups are matched against
@@ -95,14 +94,14 @@ def crawl_urls(source: SourceConfig, progress=None, fetch_state: dict[str, Fetch
                 result.errors.append(IngestError(ErrorCode.SOURCE_LISTING_FAILED, "list", message, source=source.name))
         if len(pages) > source.max_pages:
             pages = pages[: source.max_pages]
-            result.warnings.append(_limit_reached(source, "listed"))
+            result.warnings.append(limit_reached(source, "listed"))
         seen, limited, disallowed = set(pages), False, {}
         site = {urlsplit(u).netloc for u in pages}
         indexed: set[str] = set()
         frontier, depth = pages, 0
+        fetch = partial(_fetch_page, client, source, fetch_state)
         while frontier:
             follow = source.crawl and depth < source.max_depth
-            fetch = partial(_fetch_page, client, source, fetch_state)
             discovered: list[str] = []
             for url, fetched in zip(frontier, pool.map(fetch, frontier)):
                 document = fetched.document
@@ -124,7 +123,7 @@ def crawl_urls(source: SourceConfig, progress=None, fetch_state: dict[str, Fetch
                         disallowed[link] = None
                         continue
                     if len(seen) >= source.max_pages:
-                        result.warnings.append(_limit_reached(source, "found by the crawl"))
+                        result.warnings.append(limit_reached(source, "found by the crawl"))
                         limited = True
                         break
                     seen.add(link)
@@ -142,12 +141,6 @@ def crawl_urls(source: SourceConfig, progress=None, fetch_state: dict[str, Fetch
 def _fetch_page(client: httpx.Client, source: SourceConfig, fetch_state: dict[str, FetchState], url: str) -> Fetched:
     state = fetch_state.get(f"url:{url}", FetchState())
     return fetch_document(client, url, source.name, state.etag, state.last_modified, source.drop_parameters)
-
-
-def _limit_reached(source: SourceConfig, how: str) -> IngestError:
-    message = f"more pages {how} than max_pages = {source.max_pages}; the rest are not indexed (raise max_pages to include them)"
-    logging.getLogger(__name__).warning("%s: %s", source.name, message)
-    return IngestError(ErrorCode.SOURCE_LIMIT_REACHED, "list", message, source=source.name, level="warning")
 
 
 NOT_PAGES = re.compile(
