@@ -105,8 +105,8 @@ def evaluate(artifacts: Path, dataset: evaluation.Dataset) -> dict:
             out = rankings.setdefault(situation, {})
             for name, scores in methods.items():
                 out.setdefault(name, {})[query_id] = documents(scores)
-            hits = search(generation, space, v, q, top_k=4 * evaluation.DEPTH).hits
-            out.setdefault("product", {})[query_id] = list(dict.fromkeys(evaluation.corpus_id(h.doc_id) for h in hits))[: evaluation.DEPTH]
+            hits = search(generation, space, v, q, top_k=evaluation.DEPTH, max_chunks_per_doc=1).hits
+            out.setdefault("product", {})[query_id] = [evaluation.corpus_id(h.doc_id) for h in hits]
     service.close()
 
     table = {}

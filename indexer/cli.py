@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import tempfile
 from contextlib import contextmanager
 from functools import wraps
 from pathlib import Path
@@ -228,9 +229,8 @@ def _rank_all(artifacts: Path, dataset, progress) -> dict:
                 with progress(f"{mode} {space_id}", len(dataset.queries)) as advance:
                     for query_id, text in dataset.queries.items():
                         vector = service.query_vector(space, text) if mode != "lexical" else None
-                        hits = search(generation, space, vector, text, top_k=4 * evaluation.DEPTH, mode=mode).hits
-                        ranked = list(dict.fromkeys(evaluation.corpus_id(h.doc_id) for h in hits))  # a document ranks by its best chunk
-                        rankings[query_id] = ranked[: evaluation.DEPTH]
+                        hits = search(generation, space, vector, text, top_k=evaluation.DEPTH, mode=mode, max_chunks_per_doc=1).hits
+                        rankings[query_id] = [evaluation.corpus_id(h.doc_id) for h in hits]  # a document ranks by its best chunk
                         advance(1)
                 results[space_id][mode] = evaluation.score(rankings, dataset.qrels)
     finally:
@@ -382,9 +382,17 @@ def search(query, config_path, artifacts, as_json, top_k, mode, space, source):
         click.echo(click.style(f"{rank}. {hit.title}", bold=True) + f"  ({hit.url or hit.path or hit.doc_id})")
         if where:
             click.echo(f"   {where}")
-        snippet = " ".join(hit.text.split())
-        click.echo(f"   {snippet[:240]}{'…' if len(snippet) > 240 else ''}")
+        click.echo(f"   {_terminal(hit.snippet)}")
         click.echo(f"   score {hit.score:.4f}")
+
+
+def _terminal(snippet_html: str) -> str:
+    """A search snippet for a terminal: `<mark>` terms in bold, entities decoded."""
+    import html
+    import re
+
+    parts = re.split(r"<mark>(.*?)</mark>", snippet_html)
+    return "".join(click.style(html.unescape(p), bold=True) if i % 2 else html.unescape(p) for i, p in enumerate(parts))
 
 
 @cli.command(context_settings=CONTEXT)
@@ -441,12 +449,14 @@ def extract(target, as_json, allow):
 @click.option("--port", default=8000, show_default=True, type=click.IntRange(1, 65535))
 @click.option("--log-level", default="info", show_default=True, type=click.Choice(["critical", "error", "warning", "info", "debug"]))
 @click.option("-w", "--workers", default=1, show_default=True, type=click.IntRange(1, 64), help="Server processes; they share the memory-mapped index files.")
-def serve(config_path, artifacts, host, port, log_level, workers):
+@click.option("--access-log/--no-access-log", default=True, show_default=True, help="One JSON line per request on stderr.")
+def serve(config_path, artifacts, host, port, log_level, workers, access_log):
     """Serve the current generation over HTTP (POST /v1/search; OpenAPI at /schema).
 
     A newly published generation is picked up without a restart. The config's [server]
     table sets CORS origins, API keys and limits. Each worker uses one FAISS and one DuckDB
-    thread; SIGTERM lets requests in flight finish (up to 10 s).
+    thread; SIGTERM lets requests in flight finish (up to 10 s). Logs are JSON lines on
+    stderr; Prometheus metrics of all workers are at /metrics; a demo search page is at /.
 
     \b
     Examples:
@@ -460,6 +470,9 @@ def serve(config_path, artifacts, host, port, log_level, workers):
     """
     import uvicorn
 
+    # Before anything imports prometheus_client: its metrics choose per-process files at creation.
+    metrics_dir = tempfile.TemporaryDirectory(prefix="static-rag-metrics-")  # every worker's counters, summed by /metrics
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = metrics_dir.name
     from server.guard import Guard
 
     folder = _artifacts_dir(config_path, artifacts)
@@ -469,13 +482,24 @@ def serve(config_path, artifacts, host, port, log_level, workers):
         os.environ["STATIC_RAG_CONFIG"] = str(path.resolve())
     os.environ["STATIC_RAG_ARTIFACTS"] = str(folder.resolve())  # how each worker process finds its settings
     os.environ.setdefault("OMP_NUM_THREADS", "1")
-    click.echo(f"Serving {folder.resolve()} on http://{host}:{port} with {workers} worker(s)  (OpenAPI: http://{host}:{port}/schema)", err=True)
+    os.environ["STATIC_RAG_JSON_LOGS"] = "1"
+    os.environ["STATIC_RAG_ACCESS_LOG"] = "1" if access_log else "0"
+    click.echo(f"Serving {folder.resolve()} on http://{host}:{port} with {workers} worker(s)  (OpenAPI: http://{host}:{port}/schema)")
     click.echo(
         f"Try: curl -s -XPOST {host}:{port}/v1/search -H 'content-type: application/json' "
-        "-d '{\"query\": \"your question here\", \"top_k\": 3}'",
-        err=True,
+        "-d '{\"query\": \"your question here\", \"top_k\": 3}'"
     )
-    uvicorn.run("server.app:create_app", factory=True, host=host, port=port, log_level=log_level, workers=workers, timeout_graceful_shutdown=10)
+    json_lines = {"()": "server.observe.JsonFormatter"}
+    log_config = {
+        "version": 1,
+        "disable_existing_loggers": False,
+        "formatters": {"json": json_lines},
+        "handlers": {"stderr": {"class": "logging.StreamHandler", "formatter": "json", "stream": "ext://sys.stderr"}},
+        "loggers": {"uvicorn": {"handlers": ["stderr"], "level": log_level.upper(), "propagate": False}},
+    }
+    with metrics_dir:
+        uvicorn.run("server.app:create_app", factory=True, host=host, port=port, log_level=log_level, workers=workers,
+                    timeout_graceful_shutdown=10, access_log=False, log_config=log_config)
 
 
 def _print_plan(report) -> None:

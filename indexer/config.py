@@ -102,6 +102,7 @@ class ServerConfig:
     burst: int = 20  # requests a client may send at once before the per-minute rate applies
     max_query_chars: int = 2000
     max_top_k: int = 50
+    max_offset: int = 200  # deepest page start; deep paging costs a wider candidate pool per request
     trust_forwarded_for: bool = False  # behind a reverse proxy: the client is the X-Forwarded-For address
 
 
@@ -132,6 +133,7 @@ SERVER_KEYS = {
     "burst": Key(int, default=20, min=1, max=10_000),
     "max_query_chars": Key(int, default=2000, min=1, max=100_000),
     "max_top_k": Key(int, default=50, min=1, max=1000),
+    "max_offset": Key(int, default=200, min=0, max=10_000),
     "trust_forwarded_for": Key(bool, default=False),
 }
 API_KEY_KEYS = {
@@ -257,6 +259,7 @@ def _parse_server(raw: dict, source_names: set[str]) -> ServerConfig:
         burst=values["burst"],
         max_query_chars=values["max_query_chars"],
         max_top_k=values["max_top_k"],
+        max_offset=values["max_offset"],
         trust_forwarded_for=values["trust_forwarded_for"],
     )
 

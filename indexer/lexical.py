@@ -20,7 +20,7 @@ TOKEN = re.compile(ANALYZER["token_pattern"])
 
 
 @lru_cache(maxsize=1)
-def _stemmer_and_stopwords():
+def stemmer_and_stopwords():
     import Stemmer
     from bm25s.stopwords import STOPWORDS_EN
 
@@ -28,7 +28,7 @@ def _stemmer_and_stopwords():
 
 
 def analyze(text: str) -> list[str]:
-    stemmer, stopwords = _stemmer_and_stopwords()
+    stemmer, stopwords = stemmer_and_stopwords()
     words = [w for w in TOKEN.findall(text.lower()) if w not in stopwords]
     return stemmer.stemWords(words)
 

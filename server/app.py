@@ -8,7 +8,7 @@ from __future__ import annotations
 import logging
 import os
 from contextlib import asynccontextmanager
-from datetime import datetime
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Annotated, AsyncIterator, Literal
 from urllib.parse import unquote
@@ -25,8 +25,10 @@ from litestar.params import FromPath, JSONBody
 from indexer import __version__
 from indexer.errors import ArtifactError, StaticRagError
 from server.guard import Guard
-from server.search import SearchFilters, SearchHit
+from server.observe import exposition, json_logging, observe
+from server.search import MAX_CHUNKS_PER_DOC, SearchFilters, SearchHit
 from server.service import SearchService, ServiceError, Settings
+from server.timefilter import intersect, updated_range, zone
 
 log = logging.getLogger("static_rag.server")
 Service = NamedDependency[SearchService]
@@ -38,14 +40,19 @@ class Filters(msgspec.Struct, forbid_unknown_fields=True):
     doc_id: str | None = None
     updated_after: datetime | None = None
     updated_before: datetime | None = None
+    updated_within: Annotated[str, msgspec.Meta(max_length=40, description='"7d", "24h", "last 3 days", "today", "yesterday", "this week", "last week", "this month", "last month", "this year" or "last year"')] | None = None
+    timezone: Annotated[str, msgspec.Meta(max_length=64, description="IANA time zone for calendar phrases in updated_within (default UTC)")] | None = None
 
 
 class SearchRequest(msgspec.Struct, forbid_unknown_fields=True):
     query: str
     space: str | None = None
     top_k: Annotated[int, msgspec.Meta(ge=1)] = 10  # at most the server's max_top_k (default 50)
+    offset: Annotated[int, msgspec.Meta(ge=0)] = 0  # hits to skip: the next page starts at offset + top_k
     mode: Literal["hybrid", "dense", "lexical"] = "hybrid"
     filters: Filters | None = None
+    max_chunks_per_doc: Annotated[int, msgspec.Meta(ge=1, le=50)] | None = MAX_CHUNKS_PER_DOC  # null: no limit
+    min_score: Annotated[float, msgspec.Meta(ge=0, le=1)] = 0.0
 
 
 class HitScores(msgspec.Struct):
@@ -67,6 +74,8 @@ class Hit(msgspec.Struct):
     score: float
     scores: HitScores
     updated_at: datetime | None
+    chunk_ids: list[str]
+    snippet: str
 
 
 class SearchResponse(msgspec.Struct):
@@ -75,6 +84,8 @@ class SearchResponse(msgspec.Struct):
     generation: str
     space: str
     mode: str
+    offset: int
+    next_offset: int | None  # where the next page starts; null on the last page
 
 
 class ErrorBody(msgspec.Struct):
@@ -98,6 +109,8 @@ def _hit(h: SearchHit) -> Hit:
         score=round(h.score, 6),
         scores=HitScores(dense=_round(h.dense), lexical=_round(h.lexical)),
         updated_at=h.updated_at,
+        chunk_ids=list(h.chunk_ids),
+        snippet=h.snippet,
     )
 
 
@@ -132,19 +145,32 @@ class SearchController(Controller):
         scope = _scope(request)
         if scope is not None and f.source is not None and f.source not in scope:
             raise ServiceError("SOURCE_FORBIDDEN", f"this API key may search {', '.join(scope)}; not {f.source!r}", 403)
+        after, before = f.updated_after, f.updated_before
+        if f.updated_within is not None:
+            window = updated_range(f.updated_within, datetime.now(timezone.utc), zone(f.timezone))
+            after, before = intersect(after, before, window)
         result = service.search(
             data.query,
             space_id=data.space,
             top_k=data.top_k,
+            offset=data.offset,
             mode=data.mode,
-            filters=SearchFilters(f.source, f.source_type, f.doc_id, f.updated_after, f.updated_before, sources=scope),
+            filters=SearchFilters(f.source, f.source_type, f.doc_id, after, before, sources=scope),
+            max_chunks_per_doc=data.max_chunks_per_doc,
+            min_score=data.min_score,
         )
+        request.state.search = {
+            "mode": result.mode, "generation": result.generation, "hits": len(result.hits), "candidates": result.candidates,
+            "took_ms": round(result.took_ms, 2), "query_chars": len(data.query),
+        }
         return SearchResponse(
             hits=[_hit(h) for h in result.hits],
             took_ms=round(result.took_ms, 3),
             generation=result.generation,
             space=result.space,
             mode=result.mode,
+            offset=data.offset,
+            next_offset=data.offset + len(result.hits) if result.more else None,
         )
 
     @get("/info", sync_to_thread=False, summary="The generation being served")
@@ -175,6 +201,12 @@ class SearchController(Controller):
 @get("/healthz", sync_to_thread=False, summary="The process is up")
 def healthz() -> dict:
     return {"status": "ok"}
+
+
+@get("/metrics", sync_to_thread=False, summary="Prometheus metrics", include_in_schema=False)
+def metrics() -> Response:
+    body, content_type = exposition()
+    return Response(body, media_type=content_type)
 
 
 @get("/readyz", sync_to_thread=False, summary="A generation is loaded and searchable")
@@ -220,6 +252,8 @@ def create_app(settings: Settings | None = None) -> Litestar:
     """A new app with no module-level state; the generation opens in the lifespan and lives on `app.state`."""
     settings = settings or settings_from_env()
     guard = Guard(settings.server)
+    if os.environ.get("STATIC_RAG_JSON_LOGS") == "1":  # set by `index serve` for its workers
+        json_logging(os.environ.get("STATIC_RAG_ACCESS_LOG", "1") == "1")
 
     async def admit(request: Request) -> None:  # no I/O: runs on the event loop, not a worker thread
         client = request.client.host if request.client else None
@@ -247,8 +281,8 @@ def create_app(settings: Settings | None = None) -> Litestar:
     def provide_service(state: State) -> SearchService:
         return state.service
 
-    return Litestar(
-        route_handlers=[SearchController, healthz, readyz],
+    app = Litestar(
+        route_handlers=[SearchController, healthz, readyz, metrics],
         lifespan=[lifespan],
         dependencies={"service": Provide(provide_service, sync_to_thread=False)},
         exception_handlers={Exception: _error_response},
@@ -260,3 +294,5 @@ def create_app(settings: Settings | None = None) -> Litestar:
             expose_headers=["retry-after"],
         ) if settings.server.cors_origins else None,
     )
+    app.asgi_handler = observe(app.asgi_handler)  # outermost: refusals before any handler count too
+    return app

@@ -28,6 +28,7 @@ MAX_CLIENTS = 100_000  # buckets kept; the idlest are dropped beyond this
 class Caller:
     name: str  # the API key's name, or the client address
     sources: tuple[str, ...] | None  # the sources this caller may see; None: all
+    client: str = "unknown"  # the address (X-Forwarded-For's first, behind a trusted proxy)
 
 
 class Guard:
@@ -51,7 +52,7 @@ class Guard:
             client = headers["x-forwarded-for"].split(",")[0].strip()
         if not self.keys:
             self._spend(f"addr:{client}")
-            return Caller(client, None)
+            return Caller(client, None, client)
         scheme, _, token = headers.get("authorization", "").partition(" ")
         match = None
         for secret, key in self.keys:  # every key compared, in constant time, whatever matches
@@ -61,7 +62,7 @@ class Guard:
             self._spend(f"addr:{client}")  # wrong keys cost the address budget: guessing is rate limited
             raise ServiceError("UNAUTHORIZED", "send an API key as `Authorization: Bearer <key>`", 401, headers={"WWW-Authenticate": "Bearer"})
         self._spend(f"key:{match.name}")
-        return Caller(match.name, match.sources)
+        return Caller(match.name, match.sources, client)
 
     def _spend(self, client: str) -> None:
         rate = self.config.requests_per_minute / 60.0

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 import numpy as np
@@ -12,9 +12,15 @@ from indexer.embedders import Embedder
 from server.fusion import convex_combination
 from indexer.documents import utc_naive
 from server.reader import Generation, SpaceIndex
+from server.snippets import snippet
 
 MODES = ("hybrid", "dense", "lexical")
 MIN_CANDIDATES = 100  # per retriever, before fusion and filtering to top_k
+MAX_CHUNKS_PER_DOC = 2  # hits one document may take in a result, by default
+SCORE_DIGITS = 6
+HNSW_EF_SEARCH = 128  # graph candidates explored per query, at least (recall@10 vs exact: bench/serve.py)
+EXACT_FILTERED_MAX = 20_000  # a filter allowing at most this many vectors is searched exactly
+MAX_MERGED = 3  # overlapping chunks merged into one hit, at most (a hit stays a passage, not a document)
 
 
 @dataclass(frozen=True)
@@ -40,20 +46,22 @@ class SearchFilters:
 
 @dataclass(frozen=True)
 class SearchHit:
-    chunk_id: str
+    chunk_id: str  # the best-scoring chunk of the hit
     doc_id: str
     title: str
     url: str | None
     path: str | None
     source: str
     heading_path: tuple[str, ...]
-    text: str
+    text: str  # the chunk's text, or the union of overlapping chunks merged into this hit
     start: int
     end: int
-    score: float
+    score: float  # 0–1
     dense: float | None
     lexical: float | None
     updated_at: datetime | None
+    chunk_ids: tuple[str, ...] = ()  # every chunk merged into this hit, in document order
+    snippet: str = ""  # HTML: the best part of `text`, query terms in <mark>
 
 
 @dataclass(frozen=True)
@@ -63,6 +71,8 @@ class SearchResult:
     space: str
     mode: str
     took_ms: float = 0.0
+    more: bool = False  # another page exists after these hits
+    candidates: int = 0  # chunks scored before collapsing to hits
 
 
 def search(
@@ -73,44 +83,70 @@ def search(
     top_k: int = 10,
     mode: str = "hybrid",
     filters: SearchFilters = SearchFilters(),
+    offset: int = 0,
+    max_chunks_per_doc: int | None = MAX_CHUNKS_PER_DOC,
+    min_score: float = 0.0,
 ) -> SearchResult:
-    """Rank chunks of `space` for `query`. Filters apply before the cut to top_k; overlapping
-    chunks of one document collapse to the best one. `query_vector` is needed unless mode is lexical."""
+    """Rank chunks of `space` for `query` and return hits `offset` to `offset + top_k`.
+
+    Scores are 0–1 in every mode: the cosine (negative counts as 0), BM25 over the query's ceiling,
+    or their blend. Filters restrict the candidates before ranking, and when collapsing leaves too
+    few hits the candidate pool widens, so a page is short only when nothing more matches.
+    Overlapping chunks of one document merge into one hit; a document gives at most
+    `max_chunks_per_doc` hits (None: no limit). `query_vector` is needed unless mode is lexical."""
     started = time.perf_counter()
     allowed = generation.allowed_vector_ids(space.space_id, filters.as_params()) if filters.active() else None
-    depth = min(space.size, max(MIN_CANDIDATES, top_k * 10))
-
-    dense: dict[int, float] = {}
-    lexical: dict[int, float] = {}
-    lexical_scores, ceiling = None, 0.0  # the full score array: only hybrid needs it after the cut
-    if mode in ("hybrid", "dense") and depth:
-        dense = _dense(space, query_vector, depth, allowed)
-    if mode in ("hybrid", "lexical") and depth:
-        lexical_scores, ceiling = _lexical_scores(space, query, allowed)
-        lexical = _top(lexical_scores, depth)
-
-    if mode == "dense":
-        ranked = sorted(dense.items(), key=lambda kv: -kv[1])
-    elif mode == "lexical":
-        ranked = sorted(lexical.items(), key=lambda kv: -kv[1])
-    else:
-        # Exact scores on both sides for every candidate either retriever found, so a chunk
-        # just below one retriever's cut is not treated as a zero there.
-        missing = [vid for vid in lexical if vid not in dense]  # FAISS already scored its own top ids
-        dense = {**dense, **dict(zip(missing, _cosines(space, query_vector, missing)))}
-        lexical = {vid: float(lexical_scores[vid]) for vid in dense}
-        normalized = {vid: score / ceiling for vid, score in lexical.items()} if ceiling else {}
-        fused = convex_combination(dense, normalized)
-        ranked = sorted(fused.items(), key=lambda kv: -kv[1])
-
-    hits = _collapse(generation, space.space_id, ranked, top_k, dense, lexical)
+    pool = space.size if allowed is None else len(allowed)
+    wanted = offset + top_k + 1  # one more than the page: is there a next page?
+    depth = min(pool, max(MIN_CANDIDATES, wanted * 10))
+    while True:
+        ranked, dense, lexical, cut = _rank(space, query_vector, query, mode, depth, allowed)
+        hits = _collapse(generation, space.space_id, ranked, wanted, dense, lexical, max_chunks_per_doc, min_score)
+        below = bool(ranked) and ranked[-1][1] < min_score  # deeper candidates would score lower still
+        if len(hits) >= wanted or not cut or depth >= pool or below:
+            break
+        depth = min(pool, depth * 4)
+    page = [replace(h, snippet=snippet(h.text, query)) for h in hits[offset : offset + top_k]]
     return SearchResult(
-        hits=hits,
+        hits=page,
         generation=generation.id,
         space=space.space_id,
         mode=mode,
         took_ms=(time.perf_counter() - started) * 1000,
+        more=len(hits) > offset + top_k,
+        candidates=len(ranked),
     )
+
+
+def _rank(space: SpaceIndex, vector: np.ndarray | None, query: str, mode: str, depth: int, allowed: np.ndarray | None):
+    """Candidates best first with their 0–1 scores, each side's scores, and whether a retriever was
+    cut at `depth` (so a deeper search could find more)."""
+    dense: dict[int, float] = {}
+    lexical: dict[int, float] = {}
+    lexical_scores, ceiling = None, 0.0
+    if mode in ("hybrid", "dense") and depth:
+        dense = _dense(space, vector, depth, allowed)
+    if mode in ("hybrid", "lexical") and depth:
+        lexical_scores, ceiling = _lexical_scores(space, query, allowed)
+        lexical = _top(lexical_scores, depth)
+    cut = len(dense) >= depth or len(lexical) >= depth
+    if mode == "hybrid":
+        # Exact scores on both sides for every candidate either retriever found, so a chunk
+        # just below one retriever's cut is not treated as a zero there.
+        missing = [vid for vid in lexical if vid not in dense]  # FAISS already scored its own top ids
+        dense = {**dense, **dict(zip(missing, _cosines(space, vector, missing)))}
+        lexical = {vid: float(lexical_scores[vid]) for vid in dense}
+    dense = {vid: max(0.0, score) for vid, score in dense.items()}
+    lexical = {vid: score / ceiling for vid, score in lexical.items()} if ceiling else {}
+    if mode == "dense":
+        scores = dense
+    elif mode == "lexical":
+        scores = lexical
+    else:
+        scores = convex_combination(dense, lexical)
+    # Rounded here, not only on output: a score a client saw and sends back as min_score keeps its hit.
+    ranked = sorted(((vid, round(score, SCORE_DIGITS)) for vid, score in scores.items()), key=lambda kv: -kv[1])
+    return ranked, dense, lexical, cut
 
 
 def embed_query(embedder: Embedder, query: str) -> np.ndarray:
@@ -118,12 +154,26 @@ def embed_query(embedder: Embedder, query: str) -> np.ndarray:
 
 
 def _dense(space: SpaceIndex, vector: np.ndarray, depth: int, allowed: np.ndarray | None) -> dict[int, float]:
-    """Top `depth` by inner product, in rank order; with filters, only among allowed ids."""
+    """Top `depth` by inner product, in rank order; with filters, only among allowed ids.
+
+    An exact index scans what the filter allows. An HNSW graph explores at least `depth`
+    candidates (efSearch), and a filter narrow enough to strand its walk is answered exactly
+    from the allowed vectors instead."""
     import faiss
 
     if allowed is not None and len(allowed) == 0:
         return {}
-    params = faiss.SearchParameters(sel=faiss.IDSelectorBatch(allowed)) if allowed is not None else None
+    if isinstance(space.dense, faiss.IndexHNSW):
+        if allowed is not None and len(allowed) <= EXACT_FILTERED_MAX:
+            cosines = _cosines(space, vector, allowed.tolist())
+            order = np.argsort(-np.asarray(cosines), kind="stable")[:depth]
+            return {int(allowed[i]): cosines[i] for i in order}
+        params = faiss.SearchParametersHNSW(efSearch=max(HNSW_EF_SEARCH, depth))
+    else:
+        params = faiss.SearchParameters()
+    selector = faiss.IDSelectorBatch(allowed) if allowed is not None else None  # a local: params does not own it
+    if selector is not None:
+        params.sel = selector
     scores, ids = space.dense.search(vector.reshape(1, -1), depth, params=params)
     return {int(i): float(s) for s, i in zip(scores[0], ids[0]) if i >= 0}
 
@@ -155,38 +205,72 @@ def _top(scores: np.ndarray, depth: int) -> dict[int, float]:
     return {int(i): float(scores[i]) for i in order}
 
 
-def _collapse(generation: Generation, space_id: str, ranked: list[tuple[int, float]], top_k: int, dense: dict, lexical: dict) -> list[SearchHit]:
-    """Walk the ranking, skipping chunks that overlap a better chunk of the same document."""
-    hits: list[SearchHit] = []
-    kept: dict[str, list[tuple[int, int]]] = {}
-    batch = max(top_k * 2, 20)
+def _collapse(generation: Generation, space_id: str, ranked: list[tuple[int, float]], wanted: int, dense: dict, lexical: dict,
+              max_chunks_per_doc: int | None, min_score: float) -> list[SearchHit]:
+    """Walk the ranking into at most `wanted` hits: a chunk overlapping a hit of its document is
+    merged into it (up to MAX_MERGED chunks), a document past `max_chunks_per_doc` hits is skipped."""
+    hits: list[_Hit] = []
+    by_doc: dict[str, list[_Hit]] = {}
+    batch = max(wanted * 2, 20)
     for offset in range(0, len(ranked), batch):
-        part = ranked[offset : offset + batch]
+        part = [(vid, score) for vid, score in ranked[offset : offset + batch] if score >= min_score]
+        if not part:
+            break
         rows = generation.hits(space_id, [vid for vid, _ in part])
         for vid, score in part:
             row = rows[vid]
-            spans = kept.setdefault(row["doc_id"], [])
-            if any(row["start_offset"] < e and s < row["end_offset"] for s, e in spans):
+            mine = by_doc.setdefault(row["doc_id"], [])
+            touching = [h for h in mine if row["start_offset"] < h.end and h.start < row["end_offset"]]
+            if touching:
+                target = touching[0]
+                if len(touching) == 1 and len(target.chunks) < MAX_MERGED:
+                    target.merge(row)
                 continue
-            spans.append((row["start_offset"], row["end_offset"]))
-            hits.append(
-                SearchHit(
-                    chunk_id=row["chunk_id"],
-                    doc_id=row["doc_id"],
-                    title=row["title"],
-                    url=row["url"],
-                    path=row["path"],
-                    source=row["source"],
-                    heading_path=tuple(row["heading_path"]),
-                    text=row["text"],
-                    start=row["start_offset"],
-                    end=row["end_offset"],
-                    score=score,
-                    dense=dense.get(vid),
-                    lexical=lexical.get(vid),
-                    updated_at=row["updated_at"],
-                )
-            )
-            if len(hits) == top_k:
-                return hits
-    return hits
+            if max_chunks_per_doc is not None and len(mine) >= max_chunks_per_doc:
+                continue
+            if len(hits) == wanted:
+                return [h.freeze() for h in hits]
+            hit = _Hit(row, score, dense.get(vid), lexical.get(vid))
+            mine.append(hit)
+            hits.append(hit)
+    return [h.freeze() for h in hits]
+
+
+class _Hit:
+    """A hit being assembled: the best chunk's row and scores, plus chunks merged into its span."""
+
+    def __init__(self, row: dict, score: float, dense: float | None, lexical: float | None):
+        self.row, self.score, self.dense, self.lexical = row, score, dense, lexical
+        self.start, self.end, self.text = row["start_offset"], row["end_offset"], row["text"]
+        self.chunks = [(row["start_offset"], row["chunk_id"])]
+
+    def merge(self, row: dict) -> None:
+        """Extend the span by an overlapping chunk (chunk text is document text at its offsets)."""
+        s, e, text = row["start_offset"], row["end_offset"], row["text"]
+        if s < self.start:
+            self.text = text[: self.start - s] + self.text
+            self.start = s
+        if e > self.end:
+            self.text = self.text + text[len(text) - (e - self.end) :]
+            self.end = e
+        self.chunks.append((s, row["chunk_id"]))
+
+    def freeze(self) -> SearchHit:
+        row = self.row
+        return SearchHit(
+            chunk_id=row["chunk_id"],
+            doc_id=row["doc_id"],
+            title=row["title"],
+            url=row["url"],
+            path=row["path"],
+            source=row["source"],
+            heading_path=tuple(row["heading_path"]),
+            text=self.text,
+            start=self.start,
+            end=self.end,
+            score=self.score,
+            dense=self.dense,
+            lexical=self.lexical,
+            updated_at=row["updated_at"],
+            chunk_ids=tuple(c for _, c in sorted(self.chunks)),
+        )

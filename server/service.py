@@ -19,7 +19,8 @@ from indexer.embedders.remote import EmbeddingsFailed, MissingCredentials
 from indexer.errors import ArtifactError
 from indexer.models import MODELS
 from server.reader import Generation, SpaceIndex
-from server.search import SearchFilters, SearchResult, embed_query, search
+from server.observe import REFUSED, record_generation
+from server.search import MAX_CHUNKS_PER_DOC, SearchFilters, SearchResult, embed_query, search
 
 log = logging.getLogger("static_rag.server")
 QUERY_TIMEOUT_SECONDS = 10.0  # per query-embedding request: a chatbot user is waiting
@@ -68,6 +69,7 @@ class SearchService:
                 except ServiceError as exc:
                     log.warning("space %s: %s", space.space_id, exc.message)
             previous, self.generation = self.generation, generation
+            record_generation(generation.id, previous.id if previous is not None else None)
             if previous is not None:
                 previous.retire()
             log.info("serving generation %s from %s", generation.id, generation.folder)
@@ -118,7 +120,9 @@ class SearchService:
                 self.load()
             except Exception as exc:  # a broken generation must not take the server down: keep serving the old one
                 self.refused[named] = str(exc)
+                REFUSED.inc()
                 log.error("generation %s refused, still serving %s: %s", named, serving, exc)
+
     def space(self, generation: Generation, space_id: str | None) -> SpaceIndex:
         if space_id is None:
             return next(iter(generation.spaces.values()))
@@ -126,7 +130,8 @@ class SearchService:
             raise ServiceError("UNKNOWN_SPACE", f"space {space_id!r} is not in generation {generation.id}; available: {', '.join(generation.spaces)}", 400)
         return generation.spaces[space_id]
 
-    def search(self, query: str, space_id: str | None = None, top_k: int = 10, mode: str = "hybrid", filters: SearchFilters = SearchFilters()) -> SearchResult:
+    def search(self, query: str, space_id: str | None = None, top_k: int = 10, mode: str = "hybrid", filters: SearchFilters = SearchFilters(),
+               offset: int = 0, max_chunks_per_doc: int | None = MAX_CHUNKS_PER_DOC, min_score: float = 0.0) -> SearchResult:
         query = query.strip()
         if not query:
             raise ServiceError("EMPTY_QUERY", "query must contain some text", 400)
@@ -135,11 +140,14 @@ class SearchService:
             raise ServiceError("QUERY_TOO_LONG", f"query has {len(query)} characters; the limit is {limit}", 400)
         if top_k > self.settings.server.max_top_k:
             raise ServiceError("TOP_K_TOO_LARGE", f"top_k is {top_k}; the limit is {self.settings.server.max_top_k}", 400)
+        if offset > self.settings.server.max_offset:
+            raise ServiceError("OFFSET_TOO_LARGE", f"offset is {offset}; the limit is {self.settings.server.max_offset} (refine the query instead)", 400)
         started = time.perf_counter()
         with self.leased() as generation:
             space = self.space(generation, space_id)
             vector = self.query_vector(space, query) if mode != "lexical" else None
-            result = search(generation, space, vector, query, top_k=top_k, mode=mode, filters=filters)
+            result = search(generation, space, vector, query, top_k=top_k, mode=mode, filters=filters, offset=offset,
+                            max_chunks_per_doc=max_chunks_per_doc, min_score=min_score)
         # took_ms is what the caller waited for, query embedding included.
         return replace(result, took_ms=(time.perf_counter() - started) * 1000)
 

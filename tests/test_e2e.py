@@ -1,15 +1,21 @@
 """A real server process, started the way an admin starts it, answering over loopback HTTP."""
 
+import json
 import os
+import re
 import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
 import pytest
+
+from tests.conftest import EXAMPLES
 
 INDEX = Path(sys.executable).parent / "index"
 
@@ -20,14 +26,30 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+@dataclass
+class Server:
+    base: str
+    process: subprocess.Popen
+    log: Path
+
+    def __str__(self) -> str:
+        return self.base
+
+    def log_lines(self) -> list[dict]:
+        """The JSON lines the server wrote to stderr (Python's own warnings at exit are plain text)."""
+        return [json.loads(line) for line in self.log.read_text().splitlines() if line.startswith("{")]
+
+
 @pytest.fixture(params=[1, 2], ids=["one-worker", "two-workers"])
 def server(request, examples_artifacts, tmp_path):
     port = free_port()
     log = open(tmp_path / "server.log", "w+")
+    config = tmp_path / "index.toml"  # the examples' config, with the rate limit off: these tests send bursts
+    config.write_text((EXAMPLES / "index.toml").read_text() + "\n[server]\nrequests_per_minute = 0\n")
     process = subprocess.Popen(
-        [str(INDEX), "serve", "--artifacts", str(examples_artifacts), "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning",
-         "--workers", str(request.param)],
-        stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "HF_HUB_OFFLINE": "1"},
+        [str(INDEX), "serve", "--config", str(config), "--artifacts", str(examples_artifacts), "--host", "127.0.0.1", "--port", str(port),
+         "--log-level", "warning", "--workers", str(request.param)],
+        stdout=subprocess.DEVNULL, stderr=log, env={**os.environ, "HF_HUB_OFFLINE": "1"},
     )
     base = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 120
@@ -42,7 +64,10 @@ def server(request, examples_artifacts, tmp_path):
             log.seek(0)
             pytest.fail(f"server did not become ready:\n{log.read()}")
         time.sleep(0.3)
-    yield base
+    yield Server(base, process, tmp_path / "server.log")
+    if process.poll() is not None:  # the test stopped it itself
+        log.close()
+        return
     process.send_signal(signal.SIGINT)
     try:
         assert process.wait(timeout=20) == 0, "the server shuts down cleanly on Ctrl-C"
@@ -51,7 +76,7 @@ def server(request, examples_artifacts, tmp_path):
         log.close()
 
 
-def test_a_real_server_answers_a_paraphrased_question(server):
+def test_a_real_server_answers_a_paraphrased_question(server: Server):
     response = httpx.post(f"{server}/v1/search", json={"query": "is it possible to revert to the earlier index if tonight's run went wrong?", "top_k": 3}, timeout=30)
     assert response.status_code == 200
     hits = response.json()["hits"]
@@ -60,3 +85,74 @@ def test_a_real_server_answers_a_paraphrased_question(server):
     assert top["title"] == "Generations, CURRENT and rollback" and top["heading_path"] and top["text"]
     bad = httpx.post(f"{server}/v1/search", json={"query": ""}, timeout=10)
     assert bad.status_code == 400 and bad.json()["code"] == "EMPTY_QUERY"
+
+
+def test_metrics_and_access_logs_cover_every_worker(server: Server):
+    with httpx.Client(base_url=server.base, timeout=30) as client:
+        for i in range(6):
+            assert client.post("/v1/search", json={"query": f"rollback question {i}", "top_k": 2}).status_code == 200
+        assert client.get("/v1/nowhere").status_code == 404
+        generation = client.get("/v1/info").json()["generation"]
+        page = client.get("/metrics")
+    assert page.status_code == 200 and page.headers["content-type"].startswith("text/plain")
+    text = page.text
+
+    def value(pattern: str) -> float:
+        found = re.search(pattern + r" ([0-9.e+]+)$", text, re.MULTILINE)
+        assert found, f"{pattern} not in /metrics:\n{text[:3000]}"
+        return float(found.group(1))
+
+    assert value(r'static_rag_requests_total\{method="POST",route="/v1/search",status="200"\}') == 6, "summed over workers"
+    assert value(r'static_rag_requests_total\{method="GET",route="unmatched",status="404"\}') == 1
+    assert value(r'static_rag_request_duration_seconds_count\{route="/v1/search"\}') == 6
+    assert value(r'static_rag_request_duration_seconds_bucket\{le="\+Inf",route="/v1/search"\}') == 6
+    assert value(r'static_rag_search_candidates_count\{mode="hybrid"\}') == 6
+    assert value(f'static_rag_generation_info\\{{generation="{generation}"\\}}') == 1
+
+    deadline = time.monotonic() + 5  # a worker's stderr may lag a moment behind its response
+    while time.monotonic() < deadline and sum(1 for e in server.log_lines() if e["message"] == "request") < 9:
+        time.sleep(0.1)
+    requests = [e for e in server.log_lines() if e["message"] == "request"]
+    searches = [e for e in requests if e["route"] == "/v1/search"]
+    assert len(searches) == 6
+    entry = searches[0]
+    assert entry["logger"] == "static_rag.access" and entry["status"] == 200 and entry["method"] == "POST"
+    assert entry["duration_ms"] > 0 and entry["client"] == "127.0.0.1" and entry["generation"] == generation
+    assert entry["hits"] == 2 and entry["candidates"] > 0 and entry["query_chars"] == len("rollback question 0")
+    assert "rollback" not in server.log.read_text(), "query text is not logged"
+    assert any(e["status"] == 404 and e["route"] == "unmatched" for e in requests)
+
+
+def test_sigterm_lets_requests_in_flight_finish(server: Server):
+    outcomes: list[str] = []
+    stop = threading.Event()
+
+    def ask():
+        while not stop.is_set():
+            try:  # a new connection each time: a keep-alive connection closing between requests is no server fault
+                r = httpx.post(f"{server}/v1/search", json={"query": "how do I undo a bad index run?"}, headers={"connection": "close"}, timeout=30)
+                outcomes.append(f"{r.status_code}")
+            except httpx.ConnectError:
+                outcomes.append("refused")  # the listening socket is closed: what a load balancer retries elsewhere
+            except httpx.ReadError as exc:
+                # With workers, a connection still in the listen backlog (never accepted, so never
+                # processed) is reset when the socket closes; the access log tells it from a cut-off request.
+                outcomes.append("reset" if "reset" in str(exc).lower() else f"broken: {exc!r}")
+            except httpx.HTTPError as exc:
+                outcomes.append(f"broken: {exc!r}")
+
+    threads = [threading.Thread(target=ask) for _ in range(4)]
+    for t in threads:
+        t.start()
+    while outcomes.count("200") < 20:
+        time.sleep(0.01)
+    server.process.send_signal(signal.SIGTERM)
+    # uvicorn finishes its shutdown, then ends itself with the signal it caught (what supervisors expect)
+    assert server.process.wait(timeout=20) in (0, -signal.SIGTERM)
+    stop.set()
+    for t in threads:
+        t.join()
+    assert not [o for o in outcomes if o not in ("200", "refused", "reset")], "no request failed"
+    served = [e for e in server.log_lines() if e["message"] == "request" and e["route"] == "/v1/search"]
+    assert all(e["status"] == 200 for e in served) and len(served) == outcomes.count("200"), "every request the server took was answered"
+    assert not [e for e in server.log_lines() if e["level"] in ("error", "critical")], "a clean shutdown logs no errors"

@@ -13,7 +13,7 @@ from server.service import Settings
 from tests.conftest import LOOPBACK_WEB, write_config
 
 UNLIMITED = ServerConfig(requests_per_minute=0)  # these tests send many requests from one client
-CITATION_FIELDS = {"chunk_id", "doc_id", "title", "url", "path", "source", "heading_path", "text", "start", "end", "score", "scores", "updated_at"}
+CITATION_FIELDS = {"chunk_id", "doc_id", "title", "url", "path", "source", "heading_path", "text", "start", "end", "score", "scores", "updated_at", "chunk_ids", "snippet"}
 
 
 @pytest.fixture(scope="module")
@@ -110,6 +110,11 @@ def test_filters_apply_before_the_cut_to_top_k(client):
         ({"qurey": "x"}, "INVALID_REQUEST", "qurey"),
         ({"query": "x", "filters": {"colour": "red"}}, "INVALID_REQUEST", "colour"),
         ({"query": "x", "filters": {"updated_after": "last week"}}, "INVALID_REQUEST", "updated_after"),
+        ({"query": "x", "filters": {"updated_within": "a while ago"}}, "INVALID_REQUEST", '"last week"'),
+        ({"query": "x", "filters": {"updated_within": "today", "timezone": "Mars/Olympus"}}, "INVALID_REQUEST", "unknown time zone"),
+        ({"query": "x", "offset": 201}, "OFFSET_TOO_LARGE", "the limit is 200"),
+        ({"query": "x", "min_score": 1.5}, "INVALID_REQUEST", "min_score"),
+        ({"query": "x", "max_chunks_per_doc": 0}, "INVALID_REQUEST", "max_chunks_per_doc"),
         ({"query": "x", "space": "openai-x-1"}, "UNKNOWN_SPACE", "available: local-all-minilm-l6-v2-384"),
         ({"query": 3}, "INVALID_REQUEST", "query"),
     ],

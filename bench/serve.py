@@ -1,0 +1,287 @@
+"""Serving at scale: a generated 100k-chunk generation searched in-process and over HTTP, and a
+1M-vector index opened cold.
+
+    .venv/bin/python bench/serve.py build   --work /tmp/serve-bench --chunks 100000   # once: ~25 min on 2 cores
+    .venv/bin/python bench/serve.py search  --work /tmp/serve-bench                   # latency, QPS, recall, RSS
+    .venv/bin/python bench/serve.py million --work /tmp/serve-bench                   # 1M vectors: start-up, RSS
+
+`build` writes generated Markdown (one heading + ~45 words per section, one section per chunk)
+and indexes it with `index run` and the bundled local model, so the FAISS index type is the one
+the indexer picks for that size. The words are real English from the example corpus, drawn
+per document from a few topics, so the local model's vectors have the structure real text has
+(random vectors would make any graph index look bad and any exact scan look the same).
+
+`search` reports, in one run:
+- in-process `search()` p50/p99 per mode with cached query vectors (the service's LRU cache),
+  over 2,000 distinct queries, beside the same searches forced through an exact flat scan;
+- recall@10 of the HNSW index against the exact scan of the same vectors;
+- `index serve --workers 2`: time from start to /readyz, RSS per worker, and p50/p99 and QPS
+  of POST /v1/search from an asyncio client (16 connections), beside /healthz as the baseline.
+
+`million` makes 1M vectors (the 100k model vectors, each repeated 10 times with small noise),
+builds the HNSW index the indexer would, and measures opening it in a fresh process (cold page
+cache is not forced: the machine is shared) and one search, with RSS.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import re
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+SECTIONS_PER_DOC = 20
+WORDS_PER_SECTION = 45
+CONFIG = """
+artifacts = "artifacts"
+[[sources]]
+name = "generated"
+type = "files"
+path = "corpus"
+[[spaces]]
+provider = "local"
+"""
+
+
+def vocabulary() -> list[str]:
+    words: dict[str, None] = {}
+    for path in sorted((REPO / "examples" / "docs").rglob("*")):
+        if path.is_file():
+            for w in re.findall(r"[A-Za-z][a-z]{2,}", path.read_text(encoding="utf-8", errors="ignore")):
+                words[w.lower()] = None
+    return list(words)
+
+
+def sentence_maker(seed: int):
+    rng = random.Random(seed)
+    words = vocabulary()
+    topics = [rng.sample(words, 60) for _ in range(400)]
+
+    def section(topic_ids: list[int]) -> str:
+        pool = [w for t in topic_ids for w in topics[t]]
+        return " ".join(rng.choice(pool) if rng.random() < 0.85 else rng.choice(words) for _ in range(WORDS_PER_SECTION))
+
+    return rng, topics, section
+
+
+def build(args) -> None:
+    work = Path(args.work)
+    corpus = work / "corpus"
+    docs = args.chunks // SECTIONS_PER_DOC
+    rng, topics, section = sentence_maker(7)
+    corpus.mkdir(parents=True, exist_ok=True)
+    for d in range(docs):
+        chosen = rng.sample(range(len(topics)), 3)
+        parts = [f"# Document {d}"]
+        for s in range(SECTIONS_PER_DOC):
+            parts.append(f"## Part {s}\n\n{section(rng.sample(chosen, 2)).capitalize()}.")
+        (corpus / f"doc-{d:06}.md").write_text("\n\n".join(parts) + "\n", encoding="utf-8")
+    (work / "index.toml").write_text(CONFIG, encoding="utf-8")
+    started = time.perf_counter()
+    subprocess.run([str(REPO / ".venv" / "bin" / "index"), "run", "--config", str(work / "index.toml")], check=True)
+    print(f"built {docs} documents in {time.perf_counter() - started:.0f} s")
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(q / 100 * (len(ordered) - 1))))]
+
+
+def queries(n: int) -> list[str]:
+    rng, topics, section = sentence_maker(99)
+    return [" ".join(section([rng.randrange(len(topics))]).split()[: rng.randint(4, 12)]) for _ in range(n)]
+
+
+def rss_mb(pid: int | str = "self") -> float:
+    return int(Path(f"/proc/{pid}/statm").read_text().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+def in_process(work: Path, texts: list[str]) -> dict:
+    import faiss
+
+    from server.search import search
+    from server.service import SearchService, Settings
+
+    faiss.omp_set_num_threads(1)
+    service = SearchService(Settings(artifacts=work / "artifacts", query_cache_size=len(texts) + 10))
+    generation = service.load()
+    space = next(iter(generation.spaces.values()))
+    vectors = [service.query_vector(space, q) for q in texts]  # fills the cache: what follows is search alone
+    report = {"chunks": space.size, "index": type(space.dense).__name__}
+
+    exact = faiss.IndexFlatIP(space.dense.d)
+    exact.add(space.dense.reconstruct_n(0, space.size))
+    truth = exact.search(np.stack(vectors), 10)[1]
+    found = space.dense.search(np.stack(vectors), 10, params=faiss.SearchParametersHNSW(efSearch=128) if isinstance(space.dense, faiss.IndexHNSW) else None)[1]
+    report["recall@10_vs_exact"] = round(float(np.mean([len(set(a) & set(b)) / 10 for a, b in zip(found, truth)])), 4)
+
+    def timed(fn) -> list[float]:
+        out = []
+        for q in texts:
+            t = time.perf_counter()
+            fn(q)
+            out.append((time.perf_counter() - t) * 1000)
+        return out
+
+    for mode in ("dense", "lexical", "hybrid"):
+        times = timed(lambda q: service.search(q, top_k=10, mode=mode))
+        report[f"in_process_{mode}_ms"] = {"p50": round(percentile(times, 50), 3), "p99": round(percentile(times, 99), 3)}
+    flat_times = timed(lambda q: exact.search(service.query_vector(space, q).reshape(1, -1), 100))
+    report["exact_scan_top100_ms"] = {"p50": round(percentile(flat_times, 50), 3), "p99": round(percentile(flat_times, 99), 3)}
+    service.close()
+    return report
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+async def load(url: str, bodies: list[dict | None], connections: int) -> tuple[list[float], float, int]:
+    import httpx
+
+    queue = list(enumerate(bodies))
+    times: list[float] = []
+    failures = 0
+
+    async def worker(client):
+        nonlocal failures
+        while queue:
+            _, body = queue.pop()
+            t = time.perf_counter()
+            r = await (client.post(url, json=body) if body is not None else client.get(url))
+            times.append((time.perf_counter() - t) * 1000)
+            failures += r.status_code != 200
+
+    limits = httpx.Limits(max_connections=connections)
+    async with httpx.AsyncClient(limits=limits, timeout=30) as client:
+        started = time.perf_counter()
+        await asyncio.gather(*(worker(client) for _ in range(connections)))
+        return times, time.perf_counter() - started, failures
+
+
+def over_http(work: Path, texts: list[str], workers: int, connections: int) -> dict:
+    import httpx
+
+    port = free_port()
+    env = {**os.environ, "STATIC_RAG_LOG_FORMAT": "text"}
+    started = time.perf_counter()
+    proc = subprocess.Popen(
+        [str(REPO / ".venv" / "bin" / "index"), "serve", "--config", str(work / "index.toml"), "--port", str(port), "--workers", str(workers), "--no-access-log"],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        while True:
+            try:
+                if httpx.get(f"{base}/readyz", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if proc.poll() is not None:
+                raise SystemExit(f"server exited: {proc.stderr.read().decode()[-2000:]}")
+            time.sleep(0.02)
+        ready = time.perf_counter() - started
+        children = subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True, text=True).stdout.split()
+        # Warm: every query once, so each worker has the query vector cached (or embeds it now).
+        for _ in range(workers):
+            asyncio.run(load(f"{base}/v1/search", [{"query": q, "top_k": 10} for q in texts], connections))
+        health, _, _ = asyncio.run(load(f"{base}/healthz", [None] * len(texts), connections))
+        times, wall, failures = asyncio.run(load(f"{base}/v1/search", [{"query": q, "top_k": 10} for q in texts], connections))
+        worker_rss = [round(rss_mb(pid)) for pid in children if Path(f"/proc/{pid}").exists()]
+        return {
+            "workers": workers,
+            "connections": connections,
+            "start_to_ready_s": round(ready, 2),
+            "rss_per_worker_mb": worker_rss,
+            "healthz_ms": {"p50": round(percentile(health, 50), 2), "p99": round(percentile(health, 99), 2)},
+            "search_ms": {"p50": round(percentile(times, 50), 2), "p99": round(percentile(times, 99), 2)},
+            "qps": round(len(times) / wall, 1),
+            "failed": failures,
+        }
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=30)
+
+
+def search_bench(args) -> None:
+    work = Path(args.work)
+    texts = queries(args.queries)
+    report = {"in_process": in_process(work, texts)}
+    report["http"] = over_http(work, texts, args.workers, args.connections)
+    print(json.dumps(report, indent=2))
+
+
+def million(args) -> None:
+    import faiss
+
+    from indexer.artifacts import new_dense_index
+    from server.reader import Generation
+
+    work = Path(args.work)
+    path = work / "million.faiss"
+    if not path.exists():
+        generation = Generation.open_current(work / "artifacts")
+        space = next(iter(generation.spaces.values()))
+        base = space.dense.reconstruct_n(0, space.size)
+        generation.close()
+        rng = np.random.default_rng(1)
+        copies = -(-args.vectors // len(base))
+        vectors = np.concatenate([base + rng.normal(0, 0.02, base.shape).astype(np.float32) for _ in range(copies)])[: args.vectors]
+        vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+        index = new_dense_index(len(vectors), vectors.shape[1])
+        faiss.omp_set_num_threads(2)
+        started = time.perf_counter()
+        index.add(vectors)
+        print(f"built {type(index).__name__} of {len(vectors)} vectors in {time.perf_counter() - started:.0f} s")
+        faiss.write_index(index, str(path))
+    probe = (
+        "import time, os, numpy as np; t = time.perf_counter(); from indexer.artifacts import open_index; import faiss; "
+        f"faiss.omp_set_num_threads(1); index = open_index(__import__('pathlib').Path({str(path)!r})); opened = time.perf_counter() - t; "
+        "q = np.ones((1, index.d), dtype='float32'); q /= np.linalg.norm(q); "
+        "s = time.perf_counter(); index.search(q, 100); first = time.perf_counter() - s; "
+        "rss = int(open('/proc/self/statm').read().split()[1]) * os.sysconf('SC_PAGE_SIZE') / 2**20; "
+        "print(f'{index.ntotal} {opened:.3f} {first * 1000:.1f} {rss:.0f}')"
+    )
+    for _ in range(3):
+        out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=REPO, check=True).stdout.split()
+        print(f"vectors {out[0]}: import + open {out[1]} s, first search {out[2]} ms, RSS {out[3]} MB, file {path.stat().st_size / 2**20:.0f} MB")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    b = sub.add_parser("build")
+    b.add_argument("--work", required=True)
+    b.add_argument("--chunks", type=int, default=100_000)
+    s = sub.add_parser("search")
+    s.add_argument("--work", required=True)
+    s.add_argument("--queries", type=int, default=2000)
+    s.add_argument("--workers", type=int, default=2)
+    s.add_argument("--connections", type=int, default=16)
+    m = sub.add_parser("million")
+    m.add_argument("--work", required=True)
+    m.add_argument("--vectors", type=int, default=1_000_000)
+    args = parser.parse_args()
+    {"build": build, "search": search_bench, "million": million}[args.command](args)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,70 @@
+"""Snippets: the part of a hit's text that best shows why it matched, with query terms in `<mark>`.
+
+Words are matched the way the lexical index matches them (lowercase, stopwords ignored, Snowball
+stems), so a query for "rolling back" marks "rolled back" too. The snippet is HTML: everything but the `<mark>` tags is escaped, so a page may insert it as is.
+"""
+
+from __future__ import annotations
+
+from html import escape
+
+from indexer.lexical import TOKEN, analyze, stemmer_and_stopwords
+
+WIDTH = 240  # characters of text in a snippet, about two lines of a chat widget
+
+
+def snippet(text: str, query: str, width: int = WIDTH) -> str:
+    terms = set(analyze(query))
+    words = [(m.start(), m.end()) for m in TOKEN.finditer(text)]
+    stems = analyze_each(text, words) if terms else []
+    matches = [span for span, stem in zip(words, stems) if stem in terms]
+    start, end = _window(text, matches, width)
+    out, cursor = [], start
+    for s, e in matches:
+        if s < start or e > end:
+            continue
+        out.append(escape(text[cursor:s], quote=False))
+        out.append(f"<mark>{escape(text[s:e], quote=False)}</mark>")
+        cursor = e
+    out.append(escape(text[cursor:end], quote=False))
+    body = " ".join("".join(out).split())  # one line: newlines and runs of spaces collapse
+    return ("…" if start > 0 else "") + body + ("…" if end < len(text) else "")
+
+
+def analyze_each(text: str, words: list[tuple[int, int]]) -> list[str | None]:
+    """The index term of each word, or None for a stopword."""
+    stemmer, stopwords = stemmer_and_stopwords()
+    lowered = [text[s:e].lower() for s, e in words]
+    stems = stemmer.stemWords(lowered)
+    return [None if w in stopwords else stem for w, stem in zip(lowered, stems)]
+
+
+def _window(text: str, matches: list[tuple[int, int]], width: int) -> tuple[int, int]:
+    """The `width`-character stretch holding the most matches (the first such), widened to whole words."""
+    if len(text) <= width:
+        return 0, len(text)
+    best, best_count = 0, 0
+    right = 0
+    for left, (s, _) in enumerate(matches):
+        while right < len(matches) and matches[right][1] <= s + width:
+            right += 1
+        if right - left > best_count:
+            best, best_count = s, right - left
+    start = max(0, best - width // 4) if best_count else 0  # a little context before the first match
+    end = min(len(text), start + width)
+    start = max(0, end - width)
+    return _word_start(text, start), _word_end(text, end)
+
+
+def _word_start(text: str, i: int) -> int:
+    if i == 0:
+        return 0
+    space = text.rfind(" ", 0, i + 1)
+    return space + 1 if space >= 0 and i - space < 20 else i
+
+
+def _word_end(text: str, i: int) -> int:
+    if i >= len(text):
+        return len(text)
+    space = text.find(" ", i)
+    return space if 0 <= space and space - i < 20 else i

@@ -1,0 +1,148 @@
+"""How results are shaped for a chatbot: a few hits per document, merged neighbours, 0–1 scores,
+highlighted snippets, pages, and "updated last week" filters.
+
+The corpus is built so the easy implementation fails: one long manual says "zebra" in every one of
+its ~150 small chunks, while twelve short notes say it once each. A fixed top-100 candidate list
+holds nothing but the manual (and the herd page).
+"""
+
+import os
+from datetime import datetime, timedelta, timezone
+
+import pytest
+from litestar.testing import TestClient
+
+from indexer.config import ServerConfig, load_config
+from indexer.pipeline import run_index
+from server.app import create_app
+from server.service import Settings
+from server.timefilter import updated_range
+from tests.conftest import write_config
+
+NOW = datetime.now(timezone.utc)
+CONFIG = """
+[[sources]]
+name = "zoo"
+type = "files"
+path = "zoo"
+[[spaces]]
+provider = "local"
+chunk_tokens = 32
+chunk_overlap = 8
+"""
+MIDNIGHT = NOW.replace(hour=0, minute=0, second=0, microsecond=0)
+# note number -> when it was last changed
+AGES = {0: NOW - timedelta(seconds=5), 1: MIDNIGHT - timedelta(hours=12), 2: NOW - timedelta(days=5), 3: NOW - timedelta(days=400)}
+
+
+@pytest.fixture(scope="module")
+def zoo(tmp_path_factory, local_embedder):
+    folder = tmp_path_factory.mktemp("zoo")
+    (folder / "zoo").mkdir()
+    rules = "\n\n".join(f"Zebra rule {i}: the zebra keeper feeds each zebra hay, and a zebra foal stays near its zebra mother." for i in range(150))
+    (folder / "zoo" / "manual.md").write_text(f"# Zebra keeping manual\n\n{rules}\n")
+    # one run-on paragraph: too long for a chunk and no sentence to split at, so it is cut into
+    # token windows that overlap
+    (folder / "zoo" / "herd.md").write_text("# Herd\n\n" + ", ".join(["striped zebras grazing on the open savanna"] * 30) + "\n")
+    for n in range(12):
+        note = folder / "zoo" / f"note-{n:02}.md"
+        note.write_text(f"# Note {n}\n\nThe reptile house needs new lamps. Visitors asked about the zebra. Feeding times moved to noon. <script>alert({n})</script>\n")
+        when = AGES.get(n, NOW - timedelta(days=30 + n))
+        os.utime(note, (when.timestamp(), when.timestamp()))
+    config = load_config(write_config(folder, CONFIG))
+    report = run_index(config)
+    assert not report.errors
+    with TestClient(create_app(Settings(artifacts=config.artifacts, server=ServerConfig(requests_per_minute=0)))) as client:
+        yield client
+
+
+def ask(client, **body):
+    response = client.post("/v1/search", json={"query": "zebra", "mode": "lexical", **body})
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+def test_a_long_document_does_not_crowd_out_the_rest(zoo):
+    hits = ask(zoo, top_k=10)["hits"]
+    docs = [h["doc_id"] for h in hits]
+    assert len(hits) == 10, "the candidate pool widens until a full page is found"
+    assert docs.count("file:manual.md") == 2, "at most two hits per document by default"
+    one_each = ask(zoo, top_k=10, max_chunks_per_doc=1)["hits"]
+    assert len({h["doc_id"] for h in one_each}) == 10
+    unlimited = ask(zoo, top_k=10, max_chunks_per_doc=None)["hits"]
+    assert [h["doc_id"] for h in unlimited].count("file:manual.md") > 2, "null lifts the limit"
+
+
+def test_overlapping_chunks_merge_into_one_passage(zoo):
+    hits = ask(zoo, query="grazing savanna", top_k=20, max_chunks_per_doc=None)["hits"]
+    assert {h["doc_id"] for h in hits} == {"file:herd.md"}
+    merged = [h for h in hits if len(h["chunk_ids"]) > 1]
+    assert merged, "neighbouring chunks that share text become one hit"
+    herd = zoo.get("/v1/documents/file:herd.md").json()["text"]
+    for h in hits:
+        assert herd[h["start"] : h["end"]] == h["text"], "a merged hit's text is the document's text at its offsets"
+        assert h["chunk_id"] in h["chunk_ids"] and len(h["chunk_ids"]) <= 3
+    for i, a in enumerate(hits):
+        for b in hits[i + 1 :]:
+            assert a["end"] <= b["start"] or b["end"] <= a["start"], "no two hits share text"
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "dense", "lexical"])
+def test_scores_are_between_0_and_1_and_min_score_drops_weak_hits(zoo, mode):
+    hits = ask(zoo, query="zebra foal feeding", mode=mode, top_k=20)["hits"]
+    scores = [h["score"] for h in hits]
+    assert hits and all(0 <= s <= 1 for s in scores) and scores == sorted(scores, reverse=True)
+    cut = scores[len(scores) // 2]
+    strong = ask(zoo, query="zebra foal feeding", mode=mode, top_k=20, min_score=cut)["hits"]
+    assert strong and all(h["score"] >= cut for h in strong) and len(strong) < len(hits)
+    best = ask(zoo, query="zebra foal feeding", mode=mode, top_k=20, min_score=scores[0])["hits"]
+    assert best and {h["score"] for h in best} == {scores[0]}
+
+
+def test_snippets_mark_query_terms_and_escape_the_rest(zoo):
+    hits = ask(zoo, query="visitors asked", top_k=3, max_chunks_per_doc=1)["hits"]
+    note = next(h for h in hits if h["doc_id"].startswith("file:note-"))
+    assert "<mark>Visitors</mark> <mark>asked</mark>" in note["snippet"]
+    assert "&lt;script&gt;" in note["snippet"] and "<script>" not in note["snippet"], "page text is escaped; only <mark> is markup"
+    long = ask(zoo, query="rule 140", top_k=1, max_chunks_per_doc=1)["hits"][0]
+    assert "<mark>140</mark>" in long["snippet"] and len(long["snippet"]) < 400
+
+
+def test_offset_pages_through_the_results(zoo):
+    whole = ask(zoo, top_k=14, max_chunks_per_doc=1)
+    pages = [ask(zoo, top_k=5, offset=o, max_chunks_per_doc=1) for o in (0, 5, 10)]
+    assert [h["chunk_id"] for p in pages for h in p["hits"]] == [h["chunk_id"] for h in whole["hits"]]
+    assert [p["next_offset"] for p in pages] == [5, 10, None], "14 documents: the third page is the last"
+    assert pages[2]["offset"] == 10 and len(pages[2]["hits"]) == 4
+
+
+def test_updated_within_spans_and_phrases(zoo):
+    def docs(**filters):
+        return {h["doc_id"] for h in ask(zoo, top_k=20, max_chunks_per_doc=1, filters=filters)["hits"]}
+
+    assert docs(updated_within="2d") >= {"file:note-00.md", "file:note-01.md"}
+    assert "file:note-02.md" not in docs(updated_within="2d") and "file:note-02.md" in docs(updated_within="last 7 days")
+    assert "file:note-00.md" in docs(updated_within="today") and "file:note-01.md" not in docs(updated_within="today")
+    assert docs(updated_within="yesterday") == {"file:note-01.md"}
+    assert "file:note-03.md" not in docs(updated_within="this year") | docs(updated_within="this month")
+    # with an explicit bound too, both apply (the manual was written by the fixture a moment ago)
+    assert docs(updated_within="7d", updated_after=(NOW - timedelta(hours=1)).isoformat()) == {"file:note-00.md", "file:manual.md", "file:herd.md"}
+
+
+def test_calendar_phrases_as_date_ranges():
+    now = datetime(2026, 3, 4, 10, 30, tzinfo=timezone.utc)  # a Wednesday
+    utc = lambda *a: datetime(*a, tzinfo=timezone.utc)  # noqa: E731
+    assert updated_range("today", now) == (utc(2026, 3, 4), None)
+    assert updated_range("Yesterday", now) == (utc(2026, 3, 3), utc(2026, 3, 4))
+    assert updated_range("last week", now) == (utc(2026, 2, 23), utc(2026, 3, 2)), "Monday to Monday"
+    assert updated_range("this month", now) == (utc(2026, 3, 1), None)
+    assert updated_range("last month", now) == (utc(2026, 2, 1), utc(2026, 3, 1))
+    assert updated_range("last month", utc(2026, 1, 15)) == (utc(2025, 12, 1), utc(2026, 1, 1))
+    assert updated_range("7d", now) == (utc(2026, 2, 25, 10, 30), None)
+    assert updated_range("past 24 hours", now) == (utc(2026, 3, 3, 10, 30), None)
+    from zoneinfo import ZoneInfo
+
+    # 00:30 UTC on 29 March is already 1:30 in Berlin, the day summer time starts (clocks jump at 2:00).
+    berlin = updated_range("today", utc(2026, 3, 29, 0, 30), ZoneInfo("Europe/Berlin"))
+    assert berlin == (utc(2026, 3, 28, 23), None), "Berlin's midnight was 23:00 UTC"
+    assert updated_range("yesterday", utc(2026, 3, 30, 12), ZoneInfo("Europe/Berlin")) == (utc(2026, 3, 28, 23), utc(2026, 3, 29, 22)), "a 23-hour day"
