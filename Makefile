@@ -11,7 +11,7 @@ PORT ?= 8000
 export HF_HUB_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: install demo test bench index serve clean
+.PHONY: install browser demo test bench index serve clean
 
 install: $(VENV)/.installed
 
@@ -33,7 +33,14 @@ demo: install
 	@printf '\nStarting the server; in another terminal:\n  curl -s -XPOST $(HOST):$(PORT)/v1/search -H '"'"'content-type: application/json'"'"' -d '"'"'{"query": "$(DEMO_QUERY)", "top_k": 3}'"'"'\n\n'
 	$(BIN)/index serve --config examples/index.toml --host $(HOST) --port $(PORT)
 
-test: install
+# The demo page's test drives Debian's Chromium through chromedriver (never a downloaded browser).
+browser:
+	@test -x /usr/bin/chromium -a -x /usr/bin/chromedriver || { \
+	  echo "Installing Debian's chromium and chromium-driver for the browser test"; \
+	  SUDO=$$(test "$$(id -u)" = 0 || echo sudo); \
+	  $$SUDO apt-get update -q && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q --no-install-recommends chromium chromium-driver; }
+
+test: install browser
 	$(BIN)/pytest -q
 
 # The quick benchmarks (a few minutes); the ones that need ../shared/data are listed in bench/README.md.

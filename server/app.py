@@ -203,6 +203,21 @@ def healthz() -> dict:
     return {"status": "ok"}
 
 
+STATIC = Path(__file__).parent / "static"
+PAGE_HEADERS = {"content-security-policy": "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'", "x-content-type-options": "nosniff"}
+
+
+@get("/", sync_to_thread=False, summary="A demo search page", include_in_schema=False)
+def demo_page() -> Response:
+    return Response((STATIC / "index.html").read_bytes(), media_type="text/html; charset=utf-8", headers=PAGE_HEADERS)
+
+
+@get("/widget.js", sync_to_thread=False, summary="The embeddable search widget", include_in_schema=False)
+def widget() -> Response:
+    return Response((STATIC / "widget.js").read_bytes(), media_type="text/javascript; charset=utf-8",
+                    headers={"cache-control": "public, max-age=300", "x-content-type-options": "nosniff"})
+
+
 @get("/metrics", sync_to_thread=False, summary="Prometheus metrics", include_in_schema=False)
 def metrics() -> Response:
     body, content_type = exposition()
@@ -282,7 +297,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
         return state.service
 
     app = Litestar(
-        route_handlers=[SearchController, healthz, readyz, metrics],
+        route_handlers=[SearchController, healthz, readyz, metrics, demo_page, widget],
         lifespan=[lifespan],
         dependencies={"service": Provide(provide_service, sync_to_thread=False)},
         exception_handlers={Exception: _error_response},

@@ -20,7 +20,7 @@ from indexer.config import ApiKey, ServerConfig
 from indexer.errors import ConfigError
 from server.service import ServiceError
 
-OPEN_PATHS = ("/healthz", "/readyz", "/schema")
+OPEN_PATHS = ("/healthz", "/readyz", "/schema", "/widget.js")  # and "/", the demo page: static, no key, no budget
 MAX_CLIENTS = 100_000  # buckets kept; the idlest are dropped beyond this
 
 
@@ -45,7 +45,7 @@ class Guard:
 
     def admit(self, path: str, headers: dict[str, str], address: str | None) -> Caller | None:
         """The caller of a request, or a ServiceError (401, 429). Open paths need neither key nor budget."""
-        if path.startswith(OPEN_PATHS):
+        if path == "/" or path.startswith(OPEN_PATHS):
             return None
         client = address or "unknown"
         if self.config.trust_forwarded_for and headers.get("x-forwarded-for"):

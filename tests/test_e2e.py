@@ -1,79 +1,20 @@
 """A real server process, started the way an admin starts it, answering over loopback HTTP."""
 
-import json
-import os
 import re
 import signal
-import socket
-import subprocess
-import sys
 import threading
 import time
-from dataclasses import dataclass
-from pathlib import Path
 
 import httpx
 import pytest
 
-from tests.conftest import EXAMPLES
-
-INDEX = Path(sys.executable).parent / "index"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@dataclass
-class Server:
-    base: str
-    process: subprocess.Popen
-    log: Path
-
-    def __str__(self) -> str:
-        return self.base
-
-    def log_lines(self) -> list[dict]:
-        """The JSON lines the server wrote to stderr (Python's own warnings at exit are plain text)."""
-        return [json.loads(line) for line in self.log.read_text().splitlines() if line.startswith("{")]
+from tests.servers import Server, running_server
 
 
 @pytest.fixture(params=[1, 2], ids=["one-worker", "two-workers"])
 def server(request, examples_artifacts, tmp_path):
-    port = free_port()
-    log = open(tmp_path / "server.log", "w+")
-    config = tmp_path / "index.toml"  # the examples' config, with the rate limit off: these tests send bursts
-    config.write_text((EXAMPLES / "index.toml").read_text() + "\n[server]\nrequests_per_minute = 0\n")
-    process = subprocess.Popen(
-        [str(INDEX), "serve", "--config", str(config), "--artifacts", str(examples_artifacts), "--host", "127.0.0.1", "--port", str(port),
-         "--log-level", "warning", "--workers", str(request.param)],
-        stdout=subprocess.DEVNULL, stderr=log, env={**os.environ, "HF_HUB_OFFLINE": "1"},
-    )
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 120
-    while True:
-        try:
-            if httpx.get(f"{base}/readyz", timeout=2).status_code == 200:
-                break
-        except httpx.TransportError:
-            pass
-        if process.poll() is not None or time.monotonic() > deadline:
-            process.kill()
-            log.seek(0)
-            pytest.fail(f"server did not become ready:\n{log.read()}")
-        time.sleep(0.3)
-    yield Server(base, process, tmp_path / "server.log")
-    if process.poll() is not None:  # the test stopped it itself
-        log.close()
-        return
-    process.send_signal(signal.SIGINT)
-    try:
-        assert process.wait(timeout=20) == 0, "the server shuts down cleanly on Ctrl-C"
-    finally:
-        process.kill()
-        log.close()
+    with running_server(examples_artifacts, tmp_path, workers=request.param) as s:
+        yield s
 
 
 def test_a_real_server_answers_a_paraphrased_question(server: Server):

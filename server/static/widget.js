@@ -1,0 +1,123 @@
+/* static-rag search widget: one <script> tag on any page.
+ *
+ *   <div id="help-search"></div>
+ *   <script src="https://search.example.com/widget.js" data-target="#help-search" defer></script>
+ *
+ * Options (data-* attributes on the script tag):
+ *   data-target       CSS selector of the element to fill (default: a new element after the script)
+ *   data-endpoint     search URL (default: /v1/search on the server that served this script)
+ *   data-top-k        hits per page (default 5)
+ *   data-source       only documents of this source
+ *   data-api-key      sent as a Bearer key; anyone can read it in the page, so use a key scoped
+ *                     to this site's sources, and rely on CORS and the rate limit for the rest
+ *   data-placeholder  the search box's placeholder text
+ * The server must list this page's origin in [server] cors_origins unless both share an origin.
+ */
+(function () {
+  "use strict";
+  var script = document.currentScript;
+  var opts = script ? script.dataset : {};
+  var origin = script ? new URL(script.src, location.href).origin : location.origin;
+  var endpoint = opts.endpoint || origin + "/v1/search";
+  var topK = parseInt(opts.topK || "5", 10);
+
+  function el(tag, cls, text) {
+    var node = document.createElement(tag);
+    if (cls) node.className = cls;
+    if (text) node.textContent = text;
+    return node;
+  }
+
+  // The API escapes snippets and adds only <mark>; still, keep nothing but text and <mark>.
+  function snippetNode(html) {
+    var out = el("p", "srag-snippet");
+    var parsed = new DOMParser().parseFromString("<p>" + html + "</p>", "text/html").body.firstChild;
+    parsed.childNodes.forEach(function (n) {
+      if (n.nodeName === "MARK") out.appendChild(el("mark", null, n.textContent));
+      else out.appendChild(document.createTextNode(n.textContent));
+    });
+    return out;
+  }
+
+  function hitNode(hit) {
+    var item = el("li", "srag-hit");
+    var title = el(hit.url ? "a" : "span", "srag-title", hit.title || hit.doc_id);
+    if (hit.url) { title.href = hit.url; title.rel = "noopener"; }
+    item.appendChild(title);
+    if (hit.heading_path && hit.heading_path.length > 1) {
+      item.appendChild(el("div", "srag-path", hit.heading_path.slice(1).join(" › ")));
+    }
+    item.appendChild(snippetNode(hit.snippet || ""));
+    return item;
+  }
+
+  function mount(root) {
+    root.classList.add("srag");
+    var form = el("form", "srag-form");
+    form.setAttribute("role", "search");
+    var input = el("input", "srag-input");
+    input.type = "search";
+    input.name = "q";
+    input.placeholder = opts.placeholder || "Search the docs";
+    input.setAttribute("aria-label", input.placeholder);
+    var button = el("button", "srag-button", "Search");
+    form.append(input, button);
+    var status = el("p", "srag-status");
+    status.setAttribute("aria-live", "polite");
+    var list = el("ol", "srag-results");
+    var more = el("button", "srag-more", "More results");
+    more.type = "button";
+    more.hidden = true;
+    root.append(form, status, list, more);
+    var nextOffset = null, lastQuery = "";
+
+    function run(query, offset) {
+      var body = { query: query, top_k: topK, offset: offset };
+      if (opts.source) body.filters = { source: opts.source };
+      var headers = { "content-type": "application/json" };
+      if (opts.apiKey) headers.authorization = "Bearer " + opts.apiKey;
+      status.textContent = "Searching…";
+      button.disabled = more.disabled = true;
+      fetch(endpoint, { method: "POST", headers: headers, body: JSON.stringify(body) })
+        .then(function (r) {
+          return r.json().catch(function () { return { code: "BAD_RESPONSE", message: "the server sent no JSON" }; })
+            .then(function (data) { return { ok: r.ok, status: r.status, data: data, retry: r.headers.get("retry-after") }; });
+        })
+        .then(function (res) {
+          if (!res.ok) {
+            status.textContent = res.status === 429
+              ? "Too many searches; try again in " + (res.retry || "a few") + " s."
+              : "Search failed: " + (res.data.message || res.status);
+            return;
+          }
+          if (offset === 0) list.replaceChildren();
+          res.data.hits.forEach(function (h) { list.appendChild(hitNode(h)); });
+          var shown = list.children.length;
+          status.textContent = shown ? shown + (res.data.next_offset === null ? "" : "+") + " results" : "No results for “" + query + "”.";
+          nextOffset = res.data.next_offset;
+          more.hidden = nextOffset === null;
+        })
+        .catch(function (err) { status.textContent = "Search failed: " + err.message; })
+        .finally(function () { button.disabled = more.disabled = false; });
+    }
+
+    form.addEventListener("submit", function (e) {
+      e.preventDefault();
+      lastQuery = input.value.trim();
+      if (lastQuery) run(lastQuery, 0);
+    });
+    more.addEventListener("click", function () { if (nextOffset !== null) run(lastQuery, nextOffset); });
+  }
+
+  function start() {
+    var root = opts.target ? document.querySelector(opts.target) : null;
+    if (!root) {
+      root = document.createElement("div");
+      script.parentNode.insertBefore(root, script.nextSibling);
+    }
+    mount(root);
+  }
+
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
+  else start();
+})();

@@ -1,0 +1,76 @@
+"""A real `index serve` process on loopback, started the way an admin starts it."""
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator
+
+import httpx
+import pytest
+
+from tests.conftest import EXAMPLES
+
+INDEX = Path(sys.executable).parent / "index"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@dataclass
+class Server:
+    base: str
+    process: subprocess.Popen
+    log: Path
+
+    def __str__(self) -> str:
+        return self.base
+
+    def log_lines(self) -> list[dict]:
+        """The JSON lines the server wrote to stderr (Python's own warnings at exit are plain text)."""
+        return [json.loads(line) for line in self.log.read_text().splitlines() if line.startswith("{")]
+
+
+@contextmanager
+def running_server(artifacts: Path, folder: Path, workers: int = 1, server_table: str = "requests_per_minute = 0\n") -> Iterator[Server]:
+    """Serve `artifacts` with the examples' config plus `server_table` as its [server] table
+    (by default the rate limit off: tests send bursts); stopped with Ctrl-C, which must exit 0."""
+    port = free_port()
+    log = open(folder / "server.log", "w+")
+    config = folder / "index.toml"
+    config.write_text((EXAMPLES / "index.toml").read_text() + "\n[server]\n" + server_table)
+    process = subprocess.Popen(
+        [str(INDEX), "serve", "--config", str(config), "--artifacts", str(artifacts), "--host", "127.0.0.1", "--port", str(port),
+         "--log-level", "warning", "--workers", str(workers)],
+        stdout=subprocess.DEVNULL, stderr=log, env={**os.environ, "HF_HUB_OFFLINE": "1"},
+    )
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 120
+    while True:
+        try:
+            if httpx.get(f"{base}/readyz", timeout=2).status_code == 200:
+                break
+        except httpx.TransportError:
+            pass
+        if process.poll() is not None or time.monotonic() > deadline:
+            process.kill()
+            log.seek(0)
+            pytest.fail(f"server did not become ready:\n{log.read()}")
+        time.sleep(0.3)
+    try:
+        yield Server(base, process, folder / "server.log")
+        if process.poll() is None:  # else the test stopped it itself
+            process.send_signal(signal.SIGINT)
+            assert process.wait(timeout=20) == 0, "the server shuts down cleanly on Ctrl-C"
+    finally:
+        process.kill()
+        log.close()

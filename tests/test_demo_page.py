@@ -1,0 +1,83 @@
+"""The demo page and the embeddable widget, driven in headless Chromium (Debian's chromium and
+chromium-driver, which `make install` adds; nothing is downloaded)."""
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.servers import running_server
+
+CHROMIUM, DRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")
+QUESTION = "how do I undo a bad index run?"
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory):
+    if not (CHROMIUM.exists() and DRIVER.exists()):
+        pytest.fail(f"{CHROMIUM} and {DRIVER} are needed: `make install` installs Debian's chromium and chromium-driver")
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = str(CHROMIUM)
+    profile = tmp_path_factory.mktemp("chromium-profile")
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage", f"--user-data-dir={profile}"):
+        options.add_argument(flag)
+    driver = webdriver.Chrome(options=options, service=Service(executable_path=str(DRIVER)))  # a path given: no Selenium Manager lookup
+    driver.set_page_load_timeout(30)
+    yield driver
+    driver.quit()
+    shutil.rmtree(profile, ignore_errors=True)
+
+
+def search_in_page(driver, query: str):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ready
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    box = WebDriverWait(driver, 20).until(ready.presence_of_element_located((By.CSS_SELECTOR, ".srag-input")))
+    box.send_keys(query)
+    driver.find_element(By.CSS_SELECTOR, ".srag-button").click()
+    WebDriverWait(driver, 30).until(lambda d: d.find_element(By.CSS_SELECTOR, ".srag-status").text not in ("", "Searching…"))
+    return driver.find_elements(By.CSS_SELECTOR, ".srag-hit"), driver.find_element(By.CSS_SELECTOR, ".srag-status").text
+
+
+def test_the_demo_page_shows_results_with_highlights(browser, examples_artifacts, tmp_path):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    with running_server(examples_artifacts, tmp_path) as server:
+        browser.get(server.base + "/")
+        assert browser.title == "static-rag search"
+        hits, status = search_in_page(browser, QUESTION)
+        assert len(hits) == 5 and status == "5+ results"
+        top = hits[0]
+        assert top.find_element(By.CSS_SELECTOR, ".srag-title").text == "Generations, CURRENT and rollback"
+        assert top.find_element(By.CSS_SELECTOR, ".srag-path").text == "Rolling back a bad run"
+        marked = [m.text.lower() for m in top.find_elements(By.CSS_SELECTOR, ".srag-snippet mark")]
+        assert "undo" in marked or "bad" in marked, marked
+        browser.find_element(By.CSS_SELECTOR, ".srag-more").click()
+        WebDriverWait(browser, 20).until(lambda d: len(d.find_elements(By.CSS_SELECTOR, ".srag-hit")) == 10)
+        assert not [e for e in browser.get_log("browser") if e["level"] == "SEVERE"], "no script errors in the console"
+
+
+def test_the_widget_works_on_another_site_only_when_cors_allows_it(browser, examples_artifacts, tmp_path, site):
+    from selenium.webdriver.common.by import By
+
+    with running_server(examples_artifacts, tmp_path, server_table=f'requests_per_minute = 0\ncors_origins = ["{site.base}"]\n') as server:
+        page = f'<!doctype html><title>Help</title><h1>Help center</h1><div id="help"></div><script src="{server.base}/widget.js" data-target="#help" data-top-k="3" defer></script>'
+        site.routes["/help.html"] = (200, "text/html; charset=utf-8", page.encode())
+        browser.get(site.url("/help.html"))
+        hits, _ = search_in_page(browser, QUESTION)
+        assert len(hits) == 3 and hits[0].find_element(By.CSS_SELECTOR, ".srag-title").text == "Generations, CURRENT and rollback"
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    with running_server(examples_artifacts, elsewhere, server_table='requests_per_minute = 0\ncors_origins = ["https://example.org"]\n') as server:
+        page = f'<!doctype html><title>Help</title><div id="help"></div><script src="{server.base}/widget.js" data-target="#help" defer></script>'
+        site.routes["/help.html"] = (200, "text/html; charset=utf-8", page.encode())
+        browser.get(site.url("/help.html"))
+        hits, status = search_in_page(browser, QUESTION)
+        assert hits == [] and status.startswith("Search failed"), "a site not on the allowlist gets nothing"
