@@ -12,6 +12,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Annotated, AsyncIterator, Literal
 from urllib.parse import unquote
+from zoneinfo import available_timezones
 
 import msgspec
 from litestar import Controller, Litestar, Request, Response, get, post
@@ -19,7 +20,8 @@ from litestar.config.cors import CORSConfig
 from litestar.datastructures import State
 from litestar.di import NamedDependency, Provide
 from litestar.exceptions import HTTPException, ValidationException
-from litestar.openapi import OpenAPIConfig
+from litestar.openapi import OpenAPIConfig, ResponseSpec
+from litestar.openapi.spec import OpenAPIType, Schema
 from litestar.params import FromPath, JSONBody
 
 from indexer import __version__
@@ -28,7 +30,7 @@ from server.guard import Guard
 from server.observe import exposition, json_logging, observe
 from server.search import MAX_CHUNKS_PER_DOC, SearchFilters, SearchHit
 from server.service import SearchService, ServiceError, Settings
-from server.timefilter import intersect, updated_range, zone
+from server.timefilter import UPDATED_WITHIN_PATTERN, intersect, updated_range, zone
 
 log = logging.getLogger("static_rag.server")
 Service = NamedDependency[SearchService]
@@ -94,6 +96,16 @@ class ErrorBody(msgspec.Struct):
     retryable: bool = False
 
 
+def _errors(*statuses: int) -> dict[int, ResponseSpec]:
+    """OpenAPI entries for the JSON errors a route can answer with (the guard's 401 and 429 on every one)."""
+    meaning = {
+        400: "The request is invalid (`code` says how)", 401: "An API key is required or wrong", 403: "The API key may not search that source",
+        404: "Not in the generation being served (a document, a chunk, or the space asked for)", 413: "The body is over 64 KB", 429: "Rate limited; see Retry-After",
+        503: "No generation is loaded, or the query cannot be embedded now (retryable)",
+    }
+    return {s: ResponseSpec(data_container=ErrorBody, description=meaning[s]) for s in sorted({*statuses, 401, 429})}
+
+
 def _hit(h: SearchHit) -> Hit:
     return Hit(
         chunk_id=h.chunk_id,
@@ -139,7 +151,7 @@ def _visible(request: Request, rows: list[dict]) -> list[dict]:
 class SearchController(Controller):
     path = "/v1"
 
-    @post("/search", sync_to_thread=True, status_code=200, summary="Hybrid search over the current generation")
+    @post("/search", sync_to_thread=True, status_code=200, summary="Hybrid search over the current generation", responses=_errors(400, 403, 404, 413, 503))
     def search(self, request: Request, data: JSONBody[SearchRequest], service: Service) -> SearchResponse:
         f = data.filters or Filters()
         scope = _scope(request)
@@ -173,12 +185,12 @@ class SearchController(Controller):
             next_offset=data.offset + len(result.hits) if result.more else None,
         )
 
-    @get("/info", sync_to_thread=False, summary="The generation being served")
+    @get("/info", sync_to_thread=False, summary="The generation being served", responses=_errors(503))
     def info(self, service: Service) -> dict:
         refused = [{"generation": g, "error": e} for g, e in service.refused.items()]
         return {**service.current().info(), "version": __version__, **({"refused": refused} if refused else {})}
 
-    @get("/documents/{doc_id:path}", sync_to_thread=True, summary="One document, with its full text")
+    @get("/documents/{doc_id:path}", sync_to_thread=True, summary="One document, with its full text", responses=_errors(404, 503))
     def document(self, request: Request, service: Service) -> dict:
         doc_id = _raw_tail(request, "/v1/documents/")
         rows = _visible(request, service.query("document_by_id", {"doc_id": doc_id}))
@@ -188,7 +200,7 @@ class SearchController(Controller):
         row["metadata"] = msgspec.json.decode(row["metadata"]) if row["metadata"] else {}
         return row
 
-    @get("/chunks/{chunk_id:str}", sync_to_thread=True, summary="One chunk, with its citation fields")
+    @get("/chunks/{chunk_id:str}", sync_to_thread=True, summary="One chunk, with its citation fields", responses=_errors(404, 503))
     def chunk(self, request: Request, chunk_id: FromPath[str], service: Service) -> dict:
         rows = _visible(request, service.query("chunk_by_id", {"chunk_id": chunk_id}))
         if not rows:
@@ -224,7 +236,7 @@ def metrics() -> Response:
     return Response(body, media_type=content_type)
 
 
-@get("/readyz", sync_to_thread=False, summary="A generation is loaded and searchable")
+@get("/readyz", sync_to_thread=False, summary="A generation is loaded and searchable", responses=_errors(503))
 def readyz(service: Service) -> Response:
     try:
         generation = service.current()
@@ -244,11 +256,24 @@ def _error_response(request: Request, exc: Exception) -> Response:
         codes = {404: "NOT_FOUND", 405: "METHOD_NOT_ALLOWED", 413: "REQUEST_TOO_LARGE", 415: "UNSUPPORTED_MEDIA_TYPE"}
         code = codes.get(exc.status_code, "INVALID_REQUEST" if exc.status_code < 500 else "SERVER_ERROR")
         return Response(ErrorBody(code, exc.detail), status_code=exc.status_code, headers=exc.headers)
+    if isinstance(exc, ValueError) and _raised_while_parsing(exc):  # e.g. a timestamp past year 9999
+        return Response(ErrorBody("INVALID_REQUEST", f"body: {exc}"), status_code=400)
     if isinstance(exc, StaticRagError):
         log.error("generation error: %s", exc)
         return Response(ErrorBody("GENERATION_UNAVAILABLE", str(exc), True), status_code=503)
     log.exception("unhandled error on %s %s", request.method, request.url.path)
     return Response(ErrorBody("SERVER_ERROR", "internal error; see the server log"), status_code=500)
+
+
+def _raised_while_parsing(exc: BaseException) -> bool:
+    """Whether `exc` came out of turning the request into handler arguments (the decoder raises a
+    few plain ValueErrors, such as a date out of range, where it means a bad request)."""
+    tb = exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_name == "parse_values_from_connection_kwargs":
+            return True
+        tb = tb.tb_next
+    return False
 
 
 def settings_from_env() -> Settings:
@@ -310,4 +335,23 @@ def create_app(settings: Settings | None = None) -> Litestar:
         ) if settings.server.cors_origins else None,
     )
     app.asgi_handler = observe(app.asgi_handler)  # outermost: refusals before any handler count too
+    _document_limits(app, settings.server)
     return app
+
+
+def _document_limits(app: Litestar, server) -> None:
+    """Write this deployment's limits into the OpenAPI schema, so a client (or a fuzzer) built from
+    /schema never sends a request the server will refuse for size."""
+    schemas = app.openapi_schema.components.schemas
+    request, filters = schemas["SearchRequest"].properties, schemas["Filters"].properties
+    request["query"].min_length, request["query"].max_length, request["query"].pattern = 1, server.max_query_chars, r"\S"
+    request["top_k"].maximum = server.max_top_k
+    request["offset"].maximum = server.max_offset
+    within = filters["updated_within"].one_of[0] if filters["updated_within"].one_of else filters["updated_within"]
+    within.pattern = UPDATED_WITHIN_PATTERN
+    zone_schema = filters["timezone"].one_of[0] if filters["timezone"].one_of else filters["timezone"]
+    zone_schema.enum = sorted(available_timezones())
+    for bound in ("updated_after", "updated_before"):  # the decoder also takes Unix seconds, as JSON numbers
+        filters[bound].one_of.append(Schema(type=OpenAPIType.NUMBER, minimum=-62_135_596_800, maximum=253_402_300_799, description="Unix time in seconds (years 1 to 9999)"))
+    for name in ("SearchRequest", "Filters"):  # unknown fields are refused (a typo must not pass silently)
+        schemas[name].additional_properties = False

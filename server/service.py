@@ -127,7 +127,7 @@ class SearchService:
         if space_id is None:
             return next(iter(generation.spaces.values()))
         if space_id not in generation.spaces:
-            raise ServiceError("UNKNOWN_SPACE", f"space {space_id!r} is not in generation {generation.id}; available: {', '.join(generation.spaces)}", 400)
+            raise ServiceError("UNKNOWN_SPACE", f"space {space_id!r} is not in generation {generation.id}; available: {', '.join(generation.spaces)}", 404)
         return generation.spaces[space_id]
 
     def search(self, query: str, space_id: str | None = None, top_k: int = 10, mode: str = "hybrid", filters: SearchFilters = SearchFilters(),

@@ -19,8 +19,10 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from server.service import ServiceError
 
 UNITS = {"h": "hours", "hour": "hours", "hours": "hours", "d": "days", "day": "days", "days": "days", "w": "weeks", "week": "weeks", "weeks": "weeks"}
-SPAN = re.compile(r"^(?:(?:last|past)\s+)?(\d{1,5})\s*(h|hours?|d|days?|w|weeks?)$")
+SPAN = re.compile(r"^(?:(?:last|past)\s+)?([0-9]{1,5})\s*(h|hours?|d|days?|w|weeks?)$")
 PHRASES = ("today", "yesterday", "this week", "last week", "this month", "last month", "this year", "last year")
+# What /schema promises (lowercase, single spaces; the parser is more forgiving)
+UPDATED_WITHIN_PATTERN = r"^((last |past )?[1-9][0-9]{0,4} ?(h|hours?|d|days?|w|weeks?)|" + "|".join(PHRASES) + ")$"
 ACCEPTED = 'a span such as "7d", "24h", "2w" or "last 3 days", or one of: ' + ", ".join(f'"{p}"' for p in PHRASES)
 
 

@@ -115,7 +115,6 @@ def test_filters_apply_before_the_cut_to_top_k(client):
         ({"query": "x", "offset": 201}, "OFFSET_TOO_LARGE", "the limit is 200"),
         ({"query": "x", "min_score": 1.5}, "INVALID_REQUEST", "min_score"),
         ({"query": "x", "max_chunks_per_doc": 0}, "INVALID_REQUEST", "max_chunks_per_doc"),
-        ({"query": "x", "space": "openai-x-1"}, "UNKNOWN_SPACE", "available: local-all-minilm-l6-v2-384"),
         ({"query": 3}, "INVALID_REQUEST", "query"),
     ],
 )
@@ -124,6 +123,13 @@ def test_invalid_requests_get_a_400_with_a_code(client, body, code, fragment):
     assert response.status_code == 400
     error = response.json()
     assert error["code"] == code and fragment in error["message"] and error["retryable"] is False
+
+
+def test_an_unknown_space_or_an_impossible_date_is_a_clear_client_error(client):
+    space = client.post("/v1/search", json={"query": "x", "space": "openai-x-1"})
+    assert space.status_code == 404 and space.json()["code"] == "UNKNOWN_SPACE" and "available: local-all-minilm-l6-v2-384" in space.json()["message"]
+    late = client.post("/v1/search", json={"query": "x", "filters": {"updated_before": 253402300800}})
+    assert late.status_code == 400 and late.json()["code"] == "INVALID_REQUEST" and "out of range" in late.json()["message"]
 
 
 def test_malformed_json_and_unknown_routes_are_json_errors(client):
