@@ -117,7 +117,7 @@ def rss_mb(pid: int | str = "self") -> float:
 def in_process(work: Path, texts: list[str]) -> dict:
     import faiss
 
-    from server.search import search
+    from server.search import HNSW_EF_SEARCH
     from server.service import SearchService, Settings
 
     faiss.omp_set_num_threads(1)
@@ -130,7 +130,7 @@ def in_process(work: Path, texts: list[str]) -> dict:
     exact = faiss.IndexFlatIP(space.dense.d)
     exact.add(space.dense.reconstruct_n(0, space.size))
     truth = exact.search(np.stack(vectors), 10)[1]
-    found = space.dense.search(np.stack(vectors), 10, params=faiss.SearchParametersHNSW(efSearch=128) if isinstance(space.dense, faiss.IndexHNSW) else None)[1]
+    found = space.dense.search(np.stack(vectors), 10, params=faiss.SearchParametersHNSW(efSearch=HNSW_EF_SEARCH) if isinstance(space.dense, faiss.IndexHNSW) else None)[1]
     report["recall@10_vs_exact"] = round(float(np.mean([len(set(a) & set(b)) / 10 for a, b in zip(found, truth)])), 4)
 
     def timed(fn) -> list[float]:
