@@ -41,6 +41,8 @@ from pathlib import Path
 
 import numpy as np
 
+from search_latency import percentile  # a sibling script: bench/ is on sys.path when this runs
+
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -100,11 +102,6 @@ def build(args) -> None:
     print(f"built {docs} documents in {time.perf_counter() - started:.0f} s")
 
 
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(q / 100 * (len(ordered) - 1))))]
-
-
 def queries(n: int) -> list[str]:
     rng, topics, section = sentence_maker(99)
     return [" ".join(section([rng.randrange(len(topics))]).split()[: rng.randint(4, 12)]) for _ in range(n)]
@@ -143,9 +140,9 @@ def in_process(work: Path, texts: list[str]) -> dict:
 
     for mode in ("dense", "lexical", "hybrid"):
         times = timed(lambda q: service.search(q, top_k=10, mode=mode))
-        report[f"in_process_{mode}_ms"] = {"p50": round(percentile(times, 50), 3), "p99": round(percentile(times, 99), 3)}
+        report[f"in_process_{mode}_ms"] = {"p50": round(percentile(times, 0.5), 3), "p99": round(percentile(times, 0.99), 3)}
     flat_times = timed(lambda q: exact.search(service.query_vector(space, q).reshape(1, -1), 100))
-    report["exact_scan_top100_ms"] = {"p50": round(percentile(flat_times, 50), 3), "p99": round(percentile(flat_times, 99), 3)}
+    report["exact_scan_top100_ms"] = {"p50": round(percentile(flat_times, 0.5), 3), "p99": round(percentile(flat_times, 0.99), 3)}
     service.close()
     return report
 
@@ -183,11 +180,11 @@ def over_http(work: Path, texts: list[str], workers: int, connections: int) -> d
     import httpx
 
     port = free_port()
-    env = dict(os.environ)
+    log = open(work / "serve-bench.log", "w+")  # a file, not a pipe nobody reads: a full pipe would block the server
     started = time.perf_counter()
     proc = subprocess.Popen(
         [str(REPO / ".venv" / "bin" / "index"), "serve", "--config", str(work / "index.toml"), "--port", str(port), "--workers", str(workers), "--no-access-log"],
-        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True,
+        stdout=subprocess.DEVNULL, stderr=log, start_new_session=True,
     )
     base = f"http://127.0.0.1:{port}"
     try:
@@ -198,7 +195,8 @@ def over_http(work: Path, texts: list[str], workers: int, connections: int) -> d
             except httpx.HTTPError:
                 pass
             if proc.poll() is not None:
-                raise SystemExit(f"server exited: {proc.stderr.read().decode()[-2000:]}")
+                log.seek(0)
+                raise SystemExit(f"server exited: {log.read()[-2000:]}")
             time.sleep(0.02)
         ready = time.perf_counter() - started
         children = subprocess.run(["pgrep", "-P", str(proc.pid)], capture_output=True, text=True).stdout.split()
@@ -213,18 +211,20 @@ def over_http(work: Path, texts: list[str], workers: int, connections: int) -> d
             "connections": connections,
             "start_to_ready_s": round(ready, 2),
             "rss_per_worker_mb": worker_rss,
-            "healthz_ms": {"p50": round(percentile(health, 50), 2), "p99": round(percentile(health, 99), 2)},
-            "search_ms": {"p50": round(percentile(times, 50), 2), "p99": round(percentile(times, 99), 2)},
+            "healthz_ms": {"p50": round(percentile(health, 0.5), 2), "p99": round(percentile(health, 0.99), 2)},
+            "search_ms": {"p50": round(percentile(times, 0.5), 2), "p99": round(percentile(times, 0.99), 2)},
             "qps": round(len(times) / wall, 1),
             "failed": failures,
         }
     finally:
-        os.killpg(proc.pid, signal.SIGTERM)
+        proc.send_signal(signal.SIGTERM)  # to the supervisor, as a service manager would; it stops its workers
         try:
             proc.wait(timeout=30)
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
-            raise SystemExit("the server did not stop within 30 s of SIGTERM")
+            raise SystemExit(f"the server did not stop within 30 s of SIGTERM; its log: {log.name}")
+        finally:
+            log.close()
 
 
 def search_bench(args) -> None:

@@ -347,10 +347,9 @@ def _document_limits(app: Litestar, server) -> None:
     request["query"].min_length, request["query"].max_length, request["query"].pattern = 1, server.max_query_chars, r"\S"
     request["top_k"].maximum = server.max_top_k
     request["offset"].maximum = server.max_offset
-    within = filters["updated_within"].one_of[0] if filters["updated_within"].one_of else filters["updated_within"]
-    within.pattern = UPDATED_WITHIN_PATTERN
-    zone_schema = filters["timezone"].one_of[0] if filters["timezone"].one_of else filters["timezone"]
-    zone_schema.enum = sorted(available_timezones())
+    string_of = lambda schema: schema.one_of[0] if schema.one_of else schema  # noqa: E731 (an optional field is oneOf [string, null])
+    string_of(filters["updated_within"]).pattern = UPDATED_WITHIN_PATTERN
+    string_of(filters["timezone"]).enum = sorted(available_timezones())
     for bound in ("updated_after", "updated_before"):  # the decoder also takes Unix seconds, as JSON numbers
         filters[bound].one_of.append(Schema(type=OpenAPIType.NUMBER, minimum=-62_135_596_800, maximum=253_402_300_799, description="Unix time in seconds (years 1 to 9999)"))
     for name in ("SearchRequest", "Filters"):  # unknown fields are refused (a typo must not pass silently)

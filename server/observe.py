@@ -17,8 +17,7 @@ import sys
 import time
 from datetime import datetime, timezone
 
-from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge, Histogram, generate_latest
-from prometheus_client import REGISTRY
+from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
 access_log = logging.getLogger("static_rag.access")
 

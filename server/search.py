@@ -99,8 +99,10 @@ def search(
     pool = space.size if allowed is None else len(allowed)
     wanted = offset + top_k + 1  # one more than the page: is there a next page?
     depth = min(pool, max(MIN_CANDIDATES, wanted * 10))
+    # BM25 scores every chunk at once and does not depend on depth: once, whatever the widening
+    lexical_scores, ceiling = _lexical_scores(space, query, allowed) if mode in ("hybrid", "lexical") and pool else (None, 0.0)
     while True:
-        ranked, dense, lexical, cut = _rank(space, query_vector, query, mode, depth, allowed)
+        ranked, dense, lexical, cut = _rank(space, query_vector, lexical_scores, ceiling, mode, depth, allowed)
         hits = _collapse(generation, space.space_id, ranked, wanted, dense, lexical, max_chunks_per_doc, min_score)
         below = bool(ranked) and ranked[-1][1] < min_score  # deeper candidates would score lower still
         if len(hits) >= wanted or not cut or depth >= pool or below:
@@ -118,16 +120,16 @@ def search(
     )
 
 
-def _rank(space: SpaceIndex, vector: np.ndarray | None, query: str, mode: str, depth: int, allowed: np.ndarray | None):
+def _rank(space: SpaceIndex, vector: np.ndarray | None, lexical_scores: np.ndarray | None, ceiling: float, mode: str, depth: int,
+          allowed: np.ndarray | None):
     """Candidates best first with their 0–1 scores, each side's scores, and whether a retriever was
-    cut at `depth` (so a deeper search could find more)."""
+    cut at `depth` (so a deeper search could find more). `lexical_scores`: BM25 of every chunk, for
+    the modes that use it."""
     dense: dict[int, float] = {}
     lexical: dict[int, float] = {}
-    lexical_scores, ceiling = None, 0.0
     if mode in ("hybrid", "dense") and depth:
         dense = _dense(space, vector, depth, allowed)
-    if mode in ("hybrid", "lexical") and depth:
-        lexical_scores, ceiling = _lexical_scores(space, query, allowed)
+    if lexical_scores is not None and depth:
         lexical = _top(lexical_scores, depth)
     cut = len(dense) >= depth or len(lexical) >= depth
     if mode == "hybrid":
