@@ -1,0 +1,154 @@
+"""`index pack` / `index unpack`: a generation travels as one archive with its sha256, and a
+server's artifacts folder takes it only when everything checks out."""
+
+import hashlib
+import io
+import json
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import write_config
+from tests.test_index_run import run_cli
+
+DOCS = '[[sources]]\nname = "docs"\ntype = "files"\npath = "docs"\n[[spaces]]\nprovider = "local"\n'
+
+
+@pytest.fixture
+def built(tmp_path, local_embedder) -> tuple[Path, Path]:
+    """A config over two small documents, indexed once: (config, artifacts)."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "refunds.md").write_text("# Refunds\n\nCustomers can ask for a refund within 30 days of purchase.\n")
+    (docs / "hours.md").write_text("# Hours\n\nThe shop opens at nine and closes at six on weekdays.\n")
+    config = write_config(tmp_path, DOCS)
+    assert run_cli("run", "--config", str(config), "-q").exit_code == 0
+    return config, tmp_path / "artifacts"
+
+
+def pack(config: Path, out: Path, *extra: str) -> dict:
+    result = run_cli("pack", *extra, "-o", str(out), "--config", str(config), "--json")
+    assert result.exit_code == 0, result.output
+    return json.loads(result.output)
+
+
+def search(artifacts: Path, query: str) -> list[dict]:
+    result = run_cli("search", query, "--artifacts", str(artifacts), "--json", "--top-k", "1")
+    assert result.exit_code == 0, result.output
+    return json.loads(result.output)["hits"]
+
+
+def test_a_packed_generation_unpacks_on_a_server_and_becomes_current(built, tmp_path):
+    config, artifacts = built
+    packed = pack(config, tmp_path / "out" / "gen.tar.gz")
+    current = (artifacts / "CURRENT").read_text().strip()
+    assert packed["generation"] == current
+    checksum = Path(packed["checksum_file"]).read_text()
+    assert checksum == f"{packed['sha256']}  gen.tar.gz\n", "the sha256sum -c format"
+
+    server = tmp_path / "server-artifacts"
+    result = run_cli("unpack", packed["archive"], "--artifacts", str(server))
+    assert result.exit_code == 0, result.output
+    assert "CURRENT now names it" in result.output
+    assert (server / "CURRENT").read_text() == current + "\n"
+    original = json.loads((artifacts / "generations" / current / "manifest.json").read_text())
+    installed = json.loads((server / "generations" / current / "manifest.json").read_text())
+    assert installed == original
+    assert [p.name for p in (server / "generations").iterdir()] == [current], "no temporary folder left behind"
+    assert search(server, "when can I get a refund")[0]["title"] == "Refunds"
+
+    again = run_cli("unpack", packed["archive"], "--artifacts", str(server))
+    assert again.exit_code == 0 and "already installed" in again.output, "a re-synced archive is harmless"
+
+
+def test_a_newer_generation_replaces_the_current_one_and_old_ones_are_pruned(built, tmp_path):
+    config, artifacts = built
+    server = tmp_path / "server-artifacts"
+    first = pack(config, tmp_path / "1.tar")
+    (tmp_path / "docs" / "refunds.md").write_text("# Refunds\n\nRefunds are paid within 90 days of purchase.\n")
+    assert run_cli("run", "--config", str(config), "-q").exit_code == 0
+    second = pack(config, tmp_path / "2.tar")
+    assert run_cli("unpack", first["archive"], "--artifacts", str(server)).exit_code == 0
+    assert run_cli("unpack", second["archive"], "--artifacts", str(server), "--keep", "1").exit_code == 0
+    assert (server / "CURRENT").read_text().strip() == second["generation"]
+    assert "90 days" in search(server, "refund")[0]["text"]
+    assert sorted(p.name for p in (server / "generations").iterdir()) == [second["generation"]]
+
+    older = run_cli("unpack", first["archive"], "--artifacts", str(server))
+    assert older.exit_code == 1 and "older than the current" in older.output and "--allow-older" in older.output
+    assert (server / "CURRENT").read_text().strip() == second["generation"]
+    back = run_cli("unpack", first["archive"], "--artifacts", str(server), "--allow-older")
+    assert back.exit_code == 0 and (server / "CURRENT").read_text().strip() == first["generation"]
+
+
+def test_a_damaged_archive_is_refused_and_nothing_is_installed(built, tmp_path):
+    config, _ = built
+    packed = pack(config, tmp_path / "gen.tar")
+    archive = Path(packed["archive"])
+    data = bytearray(archive.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    archive.write_bytes(bytes(data))
+    server = tmp_path / "server-artifacts"
+    result = run_cli("unpack", str(archive), "--artifacts", str(server))
+    assert result.exit_code == 1
+    assert "sha256 is" in result.output and "nothing installed" in result.output
+    assert not (server / "CURRENT").exists()
+    assert not (server / "generations").exists() or not any((server / "generations").iterdir())
+
+    missing = tmp_path / "other.tar"
+    missing.write_bytes(bytes(data))
+    result = run_cli("unpack", str(missing), "--artifacts", str(server))
+    assert result.exit_code == 1 and "other.tar.sha256 is missing" in result.output
+
+
+def rewrite(archive: Path, change) -> str:
+    """Repack `archive` with `change(name, bytes) -> bytes | None` applied to each file, and return
+    a fresh sha256 of the result: what someone who altered the archive would publish with it."""
+    out = io.BytesIO()
+    with tarfile.open(archive) as src, tarfile.open(fileobj=out, mode="w") as dst:
+        for member in src.getmembers():
+            if not member.isfile():
+                dst.addfile(member)
+                continue
+            body = change(member.name, src.extractfile(member).read())
+            if body is None:
+                continue
+            member.size = len(body)
+            dst.addfile(member, io.BytesIO(body))
+    archive.write_bytes(out.getvalue())
+    return hashlib.sha256(out.getvalue()).hexdigest()
+
+
+def test_an_altered_file_with_a_matching_archive_checksum_is_still_refused(built, tmp_path):
+    config, _ = built
+    archive = Path(pack(config, tmp_path / "gen.tar")["archive"])
+
+    def alter_report(name, body):
+        return body.replace(b"docs", b"DOCS") if name.endswith("report.json") else body
+
+    digest = rewrite(archive, alter_report)
+    server = tmp_path / "server-artifacts"
+    result = run_cli("unpack", str(archive), "--artifacts", str(server), "--sha256", digest)
+    assert result.exit_code == 1 and "sha256 differs from the manifest" in result.output
+    assert not (server / "CURRENT").exists()
+    assert not any((server / "generations").iterdir()), "the temporary folder was removed"
+
+
+def test_an_archive_with_unsafe_entries_is_refused(built, tmp_path):
+    config, _ = built
+    archive = Path(pack(config, tmp_path / "gen.tar")["archive"])
+    with tarfile.open(archive, "a") as tar:
+        evil = tarfile.TarInfo("../../outside.txt")
+        evil.size = 4
+        tar.addfile(evil, io.BytesIO(b"boom"))
+    digest = hashlib.sha256(archive.read_bytes()).hexdigest()
+    result = run_cli("unpack", str(archive), "--artifacts", str(tmp_path / "server"), "--sha256", digest)
+    assert result.exit_code == 1 and "unsafe entry '../../outside.txt'" in result.output
+    assert not (tmp_path.parent / "outside.txt").exists()
+
+
+def test_pack_names_the_generations_it_knows(built, tmp_path):
+    config, _ = built
+    result = run_cli("pack", "20990101T000000.000000Z-abcdef", "-o", str(tmp_path / "x.tar"), "--config", str(config))
+    assert result.exit_code == 1 and "kept:" in result.output and not (tmp_path / "x.tar").exists()
