@@ -34,6 +34,9 @@ class Document:
     last_modified: str | None = None
     fetched_at: datetime | None = None
     links: tuple[str, ...] = ()
+    # Wall time to fetch and extract it this run (rate-limit and per-host waits included): the
+    # report's slowest documents. None for a version read back from a generation.
+    fetch_seconds: float | None = field(default=None, compare=False)
 
     @property
     def content_hash(self) -> str:

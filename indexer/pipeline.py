@@ -22,6 +22,8 @@ from indexer.plan import Action, Decision, DeleteGuard, check_deletions, counts,
 from indexer.previous import PreviousGeneration
 from indexer.sources import check_credentials, count_items, crawl
 
+SLOWEST_REPORTED = 10
+
 
 class Progress(Protocol):
     def __call__(self, description: str, total: int | None) -> ContextManager[Callable[[int], None]]: ...
@@ -47,6 +49,7 @@ class RunReport:
     errors: list[IngestError] = field(default_factory=list)
     warnings: list[IngestError] = field(default_factory=list)  # left out on purpose (a PDF link, max_pages); not failures
     seconds: dict[str, float] = field(default_factory=dict)
+    slowest: list[dict] = field(default_factory=list)  # the documents that took longest to fetch this run
 
     def as_dict(self) -> dict:
         """The summary `index run --json` prints and `ingest_runs.report` stores."""
@@ -77,6 +80,7 @@ class RunReport:
             "errors": [e.as_dict() for e in self.errors],
             "warnings": [e.as_dict() for e in self.warnings],
             "seconds": {k: round(v, 3) for k, v in self.seconds.items()},
+            "slowest_documents": self.slowest,
         }
 
 
@@ -139,6 +143,7 @@ def run_index(
                 if result.listing_complete:
                     complete.add(source.name)
         crawled = {d.doc_id: d for d in _unique(crawled_list, report.errors)}
+        report.slowest = _slowest(crawled.values())
 
         before = previous.documents_state() if previous else {}
         # A page that was indexed and now fails, or now answers with something we skip (a warning), keeps its last good version.
@@ -254,6 +259,11 @@ def run_index(
     with timer("publish"):
         artifacts.publish(config.artifacts, folder, generation_id, config.keep_generations)
     return report
+
+
+def _slowest(documents, count: int = SLOWEST_REPORTED) -> list[dict]:
+    timed = sorted((d for d in documents if d.fetch_seconds is not None), key=lambda d: -d.fetch_seconds)[:count]
+    return [{"doc_id": d.doc_id, "title": d.title, "source": d.source, "seconds": round(d.fetch_seconds, 3)} for d in timed]
 
 
 def _last_good_versions(previous: PreviousGeneration | None, decisions: dict[str, Decision], crawled: dict[str, Document], before: dict) -> dict[str, Document]:

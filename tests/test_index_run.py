@@ -168,6 +168,23 @@ def test_documents_that_fail_keep_their_last_good_version(tmp_path):
     assert hit["doc_id"] == "file:refunds.md" and "refund within 30 days" in hit["text"]
 
 
+def test_index_report_summarizes_any_kept_run(tmp_path):
+    config = small_corpus(tmp_path)
+    first = json.loads(run_cli("run", "-c", str(config), "--json").output)
+    (tmp_path / "docs" / "refunds.md").write_text("   \n")
+    run_cli("run", "-c", str(config))
+
+    text = run_cli("report", "-c", str(config)).output  # the current generation's run
+    assert "1 skipped, 1 failed" in text and "Errors by code" in text and "FILE_EXTRACTION_EMPTY" in text
+    again = json.loads(run_cli("report", first["run_id"], "-c", str(config), "--json").output)
+    assert again["documents"]["added"] == 2 and again["errors"] == []
+    assert {d["doc_id"] for d in again["slowest_documents"]} == {"file:refunds.md", "file:shipping.txt"}
+    markdown = run_cli("report", first["generation"], "-c", str(config), "--markdown").output
+    assert "| 2 | 0 | 0 | 0 | 0 | 0 |" in markdown and "#### Slowest documents to fetch" in markdown
+    unknown = run_cli("report", "run-nope", "-c", str(config))
+    assert unknown.exit_code == 1 and first["generation"] in unknown.output
+
+
 def test_config_errors_exit_2_with_the_key_named(tmp_path, monkeypatch):
     config = write_config(tmp_path, '[[sources]]\nname = "d"\ntype = "files"\npath = "d"\n[[spaces]]\nprovider = "local"\nchunk_tokens = 5000\n')
     result = run_cli("run", "-c", str(config))

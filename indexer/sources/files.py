@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -36,7 +38,9 @@ def crawl_files(source: SourceConfig, progress=None) -> SourceResult:
         relative = path.relative_to(source.path).as_posix()
         doc_id = f"file:{relative}"
         try:
+            started = time.perf_counter()
             document = read_file(path, relative, doc_id, source.name)
+            document = replace(document, fetch_seconds=time.perf_counter() - started)
         except (OSError, UnicodeDecodeError, ExtractionError) as exc:
             reason = f"not UTF-8 text (byte {exc.start}: {exc.reason}); save it as UTF-8" if isinstance(exc, UnicodeDecodeError) else str(exc)
             result.errors.append(

@@ -26,7 +26,7 @@ import re
 import threading
 import time
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, timezone
 
 import httpx
@@ -273,6 +273,7 @@ def _traverse(api: NotionAPI, source: SourceConfig, fetch_state: dict[str, Fetch
             result.not_modified.append(doc_id)
             _follow(queue, state.links, visit.depth)
             continue
+        started = time.perf_counter()
         try:
             document, warnings = _read_page(api, source, page)
         except NotionFailure as exc:
@@ -280,7 +281,7 @@ def _traverse(api: NotionAPI, source: SourceConfig, fetch_state: dict[str, Fetch
             _follow(queue, state.links if state else (), visit.depth)
             continue
         result.warnings.extend(warnings)
-        result.documents.append(document)
+        result.documents.append(replace(document, fetch_seconds=time.perf_counter() - started))
         _follow(queue, document.links, visit.depth)
 
 

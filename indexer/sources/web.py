@@ -140,7 +140,11 @@ def crawl_urls(source: SourceConfig, progress=None, fetch_state: dict[str, Fetch
 
 def _fetch_page(client: httpx.Client, source: SourceConfig, fetch_state: dict[str, FetchState], url: str) -> Fetched:
     state = fetch_state.get(f"url:{url}", FetchState())
-    return fetch_document(client, url, source.name, state.etag, state.last_modified, source.drop_parameters)
+    started = time.perf_counter()
+    fetched = fetch_document(client, url, source.name, state.etag, state.last_modified, source.drop_parameters)
+    if isinstance(fetched.document, Document):
+        fetched = replace(fetched, document=replace(fetched.document, fetch_seconds=time.perf_counter() - started))
+    return fetched
 
 
 NOT_PAGES = re.compile(

@@ -1,0 +1,130 @@
+"""A run's summary for people: counts, spaces, errors by code, slowest documents, tokens and cost.
+
+`index report` renders it in a terminal or as Markdown (a GitHub Actions job summary); the
+summary is what `index run --json` prints and what each generation keeps in report.json.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+from indexer.artifacts import GENERATIONS, REPORT, current_generation, list_generations
+from indexer.errors import ArtifactError
+
+DECISIONS = ("added", "updated", "metadata_only", "skipped", "deleted", "failed")
+
+
+@dataclass(frozen=True)
+class Table:
+    title: str
+    header: tuple[str, ...]
+    rows: list[tuple[str, ...]]
+
+
+def load_summary(artifacts: Path, ref: str | None = None) -> dict:
+    """The summary of run `ref`: a generation id, a run id, a file `index run --json` wrote, or
+    (None) the run that built the current generation."""
+    if ref is not None and ref.endswith(".json"):
+        return _summary_file(Path(ref))
+    artifacts = Path(artifacts)
+    if ref is None:
+        return _stored(current_generation(artifacts) / REPORT)
+    kept = list_generations(artifacts)
+    if ref in kept:
+        return _stored(artifacts / GENERATIONS / ref / REPORT)
+    for generation_id in reversed(kept):
+        path = artifacts / GENERATIONS / generation_id / REPORT
+        if path.is_file() and json.loads(path.read_text(encoding="utf-8")).get("run_id") == ref:
+            return _stored(path)
+    raise ArtifactError(f"no run or generation {ref!r} in {artifacts}; kept generations: {', '.join(kept) or 'none'} "
+                        "(`index runs` lists their run ids; a JSON file from `index run --json` works too)")
+
+
+def _stored(path: Path) -> dict:
+    try:
+        stored = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ArtifactError(f"{path} is missing: this generation has no run report") from None
+    return {**stored["summary"], "errors": stored["errors"]}
+
+
+def _summary_file(path: Path) -> dict:
+    try:
+        summary = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ArtifactError(f"no such file: {path}") from None
+    except json.JSONDecodeError as exc:
+        raise ArtifactError(f"{path} is not JSON ({exc}); pass the output of `index run --json`") from None
+    if not isinstance(summary, dict) or "documents" not in summary:
+        raise ArtifactError(f"{path} is not a run summary; pass the output of `index run --json`")
+    return summary
+
+
+def headline(summary: dict) -> str:
+    counts = summary["documents"]
+    changes = ", ".join(f"{counts[k]} {k.replace('_', '-')}" for k in DECISIONS if counts.get(k)) or "no changes"
+    if summary.get("dry_run"):
+        return (f"Dry run: {summary['total_documents']} documents would be published ({changes}); "
+                f"estimated cost ${summary['estimated_cost_usd']:.4f}. Nothing was written.")
+    return (f"Generation {summary['generation']} (run {summary['run_id']}): {summary['total_documents']} documents ({changes}); "
+            f"{summary['chunks']['embedded']} chunks embedded, {summary['chunks']['reused']} reused; "
+            f"{summary['tokens_embedded']} tokens, ${summary['cost_usd']:.4f}.")
+
+
+def tables(summary: dict, limit: int = 10) -> list[Table]:
+    counts = summary["documents"]
+    out = [Table("Documents", tuple(k.replace("_", "-") for k in DECISIONS), [tuple(str(counts.get(k, 0)) for k in DECISIONS)])]
+    if summary.get("dry_run"):
+        out.append(Table("Spaces", ("space", "chunks to embed", "tokens to embed", "from the vector cache", "estimated cost (USD)"), [
+            (space_id, str(s["chunks_to_embed"]), str(s["tokens_to_embed"]), str(s["chunks_reused"]), f"{s['estimated_cost_usd']:.4f}")
+            for space_id, s in summary["spaces"].items()
+        ]))
+    else:
+        rows = []
+        for space_id, s in summary["spaces"].items():
+            if "embedded" not in s:
+                rows.append((space_id, str(s.get("chunks", "-")), "-", "-", "-", "-", s.get("skipped") or "carried over"))
+                continue
+            usage = s.get("usage") or {}
+            rows.append((space_id, str(s["chunks"]), str(s["embedded"]), str(s["reused"] + s["carried"]), str(usage.get("tokens", "-")),
+                         f"{usage['cost_usd']:.4f}" if usage else "-", ""))
+        out.append(Table("Spaces", ("space", "chunks", "embedded", "reused", "tokens", "cost (USD)", "note"), rows))
+    for label, problems in (("Errors by code", summary.get("errors", [])), ("Warnings by code", summary.get("warnings", []))):
+        if problems:
+            by_code = Counter(p["code"] for p in problems)
+            first = {}
+            for p in problems:
+                first.setdefault(p["code"], f"{p['doc_id'] or p['source'] or ''}: {p['message']}".lstrip(": "))
+            out.append(Table(label, ("code", "count", "first"), [(code, str(n), first[code]) for code, n in by_code.most_common()]))
+    slowest = summary.get("slowest_documents") or []
+    if slowest:
+        out.append(Table("Slowest documents to fetch", ("document", "source", "seconds"),
+                         [(f"{d['title']} ({d['doc_id']})", d["source"], f"{d['seconds']:.2f}") for d in slowest[:limit]]))
+    if summary.get("seconds"):
+        out.append(Table("Time by step", ("step", "seconds"), [(step, f"{s:.1f}") for step, s in summary["seconds"].items()]))
+    return out
+
+
+def markdown(summary: dict) -> str:
+    """GitHub-flavoured Markdown; text from sources (titles, messages) is escaped, never markup."""
+    parts = ["### static-rag ingest", "", _cell(headline(summary)), ""]
+    for table in tables(summary):
+        parts += [f"#### {table.title}", "", _row(table.header), _row(("---",) * len(table.header))]
+        parts += [_row(row) for row in table.rows]
+        parts.append("")
+    return "\n".join(parts)
+
+
+def _row(cells) -> str:
+    return "| " + " | ".join(_cell(c) for c in cells) + " |"
+
+
+def _cell(text: str) -> str:
+    text = " ".join(str(text).split())
+    if len(text) > 200:
+        text = text[:199] + "…"
+    return html.escape(text, quote=False).replace("|", "\\|").replace("`", "\\`").replace("*", "\\*").replace("_", "\\_").replace("[", "\\[")
