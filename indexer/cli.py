@@ -291,6 +291,45 @@ def runs(config_path, artifacts, as_json, limit):
 
 
 @cli.command(context_settings=CONTEXT)
+@click.argument("run", required=False)
+@config_options
+@json_option
+@click.option("--markdown", "as_markdown", is_flag=True, help="GitHub-flavoured Markdown (for $GITHUB_STEP_SUMMARY).")
+def report(run, config_path, artifacts, as_json, as_markdown):
+    """Summarize a run: documents by decision, spaces, errors by code, slowest documents, cost.
+
+    RUN is a generation id, a run id (`index runs` lists them), or a JSON file written by
+    `index run --json` (which also covers dry runs); default: the run behind the current
+    generation.
+
+    \b
+    Examples:
+        index report --config examples/index.toml
+        index run --json > run.json; index report run.json --markdown >> "$GITHUB_STEP_SUMMARY"
+    """
+    from indexer import reporting
+
+    folder = _artifacts_dir(config_path, artifacts) if run is None or not run.endswith(".json") else Path(".")
+    summary = _library_call(reporting.load_summary, folder, run)
+    if as_json:
+        click.echo(json.dumps(summary, indent=2))
+    elif as_markdown:
+        click.echo(reporting.markdown(summary))
+    else:
+        from rich.console import Console
+        from rich.table import Table
+
+        console = Console(highlight=False, width=120)
+        console.print(reporting.headline(summary), markup=False)
+        for part in reporting.tables(summary):
+            table = Table(*part.header, title=part.title, title_justify="left", box=None, pad_edge=False)
+            for row in part.rows:
+                table.add_row(*row)
+            console.print()
+            console.print(table)
+
+
+@cli.command(context_settings=CONTEXT)
 @click.argument("generation_a")
 @click.argument("generation_b")
 @config_options
@@ -337,6 +376,65 @@ def rollback(generation, config_path, artifacts, as_json):
         click.echo(json.dumps({"from": before, "to": after}))
     else:
         click.echo(f"CURRENT now names {after} (was {before}).")
+
+
+@cli.command(context_settings=CONTEXT)
+@click.argument("generation", default="CURRENT")
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False, path_type=Path), help="Archive to write: .tar.gz / .tgz compressed, else plain .tar.")
+@config_options
+@json_option
+def pack(generation, output, config_path, artifacts, as_json):
+    """Pack one generation (default: the current one) into an archive, with its sha256 beside it.
+
+    Writes OUTPUT and OUTPUT.sha256 (the format `sha256sum -c` reads). Every file is
+    checked against the generation's manifest first: a damaged generation is never shipped.
+
+    \b
+    Examples:
+        index pack -o dist/generation.tar.gz --config examples/index.toml
+        index pack 20261122T020000.000000Z-3fa2c1 -o gen.tar --artifacts /srv/static-rag
+    """
+    from indexer import shipping
+
+    packed = _library_call(shipping.pack, _artifacts_dir(config_path, artifacts), generation, output)
+    if as_json:
+        click.echo(json.dumps({"generation": packed.generation_id, "archive": str(packed.archive), "sha256": packed.sha256,
+                               "checksum_file": str(packed.checksum_file), "bytes": packed.bytes}, indent=2))
+    else:
+        click.echo(f"Packed {packed.generation_id} into {packed.archive} ({packed.bytes / 2**20:.1f} MiB); sha256 {packed.sha256} in {packed.checksum_file}")
+
+
+@cli.command(context_settings=CONTEXT)
+@click.argument("archive", type=click.Path(dir_okay=False, path_type=Path))
+@config_options
+@json_option
+@click.option("--sha256", metavar="HEX", help="Expected checksum. Default: read ARCHIVE.sha256 beside the archive.")
+@click.option("--keep", default=3, show_default=True, type=click.IntRange(1, 100), help="Generations to keep after installing (never the current one is removed).")
+@click.option("--allow-older", is_flag=True, help="Install and switch to a generation older than the current one (a deliberate rollback).")
+def unpack(archive, config_path, artifacts, as_json, sha256, keep, allow_older):
+    """Verify an archive from `index pack`, install its generation and make it current.
+
+    The archive's sha256 must match; every file must match the manifest's size and
+    sha256; the generation must open as a server would open it. Only then is it renamed
+    into place and CURRENT moved (atomically): a running `index serve` swaps to it
+    within seconds. Anything wrong installs nothing and exits 1.
+
+    \b
+    Examples:
+        index unpack generation.tar.gz --artifacts /srv/static-rag
+        index unpack gen.tar --sha256 "$(cut -d' ' -f1 gen.tar.sha256)" --artifacts /srv/static-rag
+    """
+    from indexer import shipping
+
+    folder = _artifacts_dir(config_path, artifacts)
+    done = _library_call(shipping.unpack, archive, folder, sha256, keep, allow_older)
+    if as_json:
+        click.echo(json.dumps({"generation": done.generation_id, "previous": done.previous, "already_installed": done.already_installed,
+                               "folder": str(done.folder), "pruned": done.pruned}, indent=2))
+    elif done.already_installed:
+        click.echo(f"{done.generation_id} was already installed; CURRENT names it.")
+    else:
+        click.echo(f"Installed {done.generation_id} in {folder}; CURRENT now names it (was {done.previous or 'nothing'}).")
 
 
 @cli.command(context_settings=CONTEXT)

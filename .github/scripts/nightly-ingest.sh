@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# The nightly ingest, as .github/workflows/nightly-ingest.yml runs it (and tests/test_nightly.py):
+# index run → optional eval gate → job summary → pack the new generation for servers.
+#
+#   .github/scripts/nightly-ingest.sh install   # the package (and the local model, for PROVIDER=local)
+#   .github/scripts/nightly-ingest.sh run
+#
+# Environment (all optional but the secrets a config needs):
+#   STATIC_RAG_CONFIG     config file (default: index.toml); STATIC_RAG_ARTIFACTS overrides its artifacts folder
+#   PROVIDER              spaces to rebuild (default: gemini); NOTION_TOKEN, GEMINI_API_KEY: secrets
+#   FULL_REFRESH, DRY_RUN "true" to pass --full-refresh / --dry-run
+#   EVAL_DATASET, EVAL_GATE  a BEIR folder labeled against your own documents and a floors TOML:
+#                         the new generation must pass `index eval --gate` to be packed
+#   OUT                   where run.json, run.log and the archive go (default: dist)
+#   INDEX                 the index command (default: index)
+#
+# Exit codes: 0 published (a run with failed documents, index run's 4, also counts: the failed
+# documents keep their last good version and the summary lists them); 1, 2, 3, 5 as `index run`
+# (nothing published); 6 the eval gate failed (the new generation is rolled back, not packed).
+set -uo pipefail
+
+if [[ ${1:-} == install ]]; then
+  python -m pip install --upgrade 'pip>=24.2' || exit 1
+  if [[ ${PROVIDER:-gemini} == local ]]; then
+    python -m pip install torch==2.13.0 && exec python -m pip install '.[local]'  # the CPU build first, as the Makefile does
+  fi
+  exec python -m pip install .
+elif [[ ${1:-} != run ]]; then
+  echo "usage: $0 install | run" >&2
+  exit 2
+fi
+
+INDEX=${INDEX:-index}
+OUT=${OUT:-dist}
+SUMMARY=${GITHUB_STEP_SUMMARY:-/dev/stdout}
+OUTPUTS=${GITHUB_OUTPUT:-/dev/null}
+export STATIC_RAG_CONFIG=${STATIC_RAG_CONFIG:-index.toml}
+mkdir -p "$OUT"
+
+args=(run --provider "${PROVIDER:-gemini}" --json)
+[[ ${FULL_REFRESH:-false} == true ]] && args+=(--full-refresh)
+[[ ${DRY_RUN:-false} == true ]] && args+=(--dry-run)
+
+"$INDEX" "${args[@]}" >"$OUT/run.json" 2>"$OUT/run.log"
+status=$?
+cat "$OUT/run.log" >&2
+
+case $status in
+  0 | 4) "$INDEX" report "$OUT/run.json" --markdown >>"$SUMMARY" || exit 1 ;;
+  *)
+    {
+      echo "### static-rag ingest failed: \`index run\` exited $status; nothing was published"
+      echo
+      echo '```'
+      tail -n 20 "$OUT/run.log"
+      echo '```'
+    } >>"$SUMMARY"
+    echo "::error::index run exited $status; nothing was published (see the job summary)"
+    exit "$status"
+    ;;
+esac
+if [[ $status == 4 ]]; then
+  echo "::warning::some documents failed; each keeps its last good version (errors by code in the job summary)"
+fi
+[[ ${DRY_RUN:-false} == true ]] && exit 0
+
+read -r generation artifacts < <("$INDEX" status --json | python3 -c 'import json, sys; s = json.load(sys.stdin); print(s["current"], s["artifacts"])')
+[[ -n ${generation:-} ]] || exit 1
+
+if [[ -n ${EVAL_DATASET:-} && -n ${EVAL_GATE:-} ]]; then
+  # The new generation itself, on queries labeled against its own documents (corpus ids = doc ids).
+  "$INDEX" eval --dataset "$EVAL_DATASET" --gate "$EVAL_GATE" --artifacts "$artifacts" --quiet >"$OUT/eval.txt" 2>&1
+  gate=$?
+  cat "$OUT/eval.txt"
+  if [[ $gate != 0 ]]; then
+    "$INDEX" rollback >&2 || true  # servers and the next run keep the last generation that passed
+    {
+      echo
+      echo "#### Evaluation gate: failed (exit $gate); generation $generation rolled back, not published"
+      echo
+      echo '```'
+      tail -n 20 "$OUT/eval.txt"
+      echo '```'
+    } >>"$SUMMARY"
+    echo "::error::the evaluation gate failed; $generation was rolled back and not published"
+    exit "$gate"
+  fi
+  printf '\n#### Evaluation gate: passed\n' >>"$SUMMARY"
+fi
+
+"$INDEX" pack "$generation" -o "$OUT/generation.tar.gz" || exit 1
+echo "generation=$generation" >>"$OUTPUTS"
+printf '\nPacked for servers: `generation.tar.gz` (sha256 `%s`)\n' "$(cut -d' ' -f1 "$OUT/generation.tar.gz.sha256")" >>"$SUMMARY"

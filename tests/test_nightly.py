@@ -1,0 +1,148 @@
+"""The nightly ingest: its workflows pass GitHub's schema and zizmor, and the script they call
+runs end to end against the loopback Notion and Gemini fakes, as the job would."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO, write_config
+from tests.fakes.gemini_server import FakeGemini
+from tests.fakes.notion_server import FakeNotion, heading, paragraph
+from tests.test_index_run import run_cli
+
+WORKFLOWS = sorted((REPO / ".github" / "workflows").glob("*.yml"))
+SCRIPT = REPO / ".github" / "scripts" / "nightly-ingest.sh"
+BIN = Path(sys.executable).parent
+
+
+def test_both_workflows_exist_and_match_githubs_workflow_schema():
+    assert [w.name for w in WORKFLOWS] == ["ci.yml", "nightly-ingest.yml"]
+    result = subprocess.run([BIN / "check-jsonschema", "--builtin-schema", "vendor.github-workflows", *WORKFLOWS], capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_zizmor_finds_nothing_above_low_in_the_workflows():
+    result = subprocess.run([BIN / "zizmor", "--offline", "--min-severity", "medium", "--format", "json", *WORKFLOWS], capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert json.loads(result.stdout) == []
+
+
+def test_the_ci_workflow_runs_the_readme_test_command():
+    readme = (REPO / "README.md").read_text()
+    assert "make test" in readme and "run: make test" in (REPO / ".github" / "workflows" / "ci.yml").read_text()
+
+
+@pytest.fixture
+def services():
+    notion, gemini = FakeNotion().start(), FakeGemini().start()
+    yield notion, gemini
+    notion.close()
+    gemini.close()
+
+
+@pytest.fixture
+def job(tmp_path, services):
+    """A repository checkout as the job sees it: a config over a Notion workspace, Gemini for vectors."""
+    notion, gemini = services
+    ws = notion.workspace
+    root = ws.page("Handbook", heading(1, "Handbook"), paragraph("Everything about working here."))
+    ws.page("Refunds", paragraph("Customers get a refund within 30 days of purchase."), parent=root)
+    ws.page("Holidays", paragraph("Everyone has twenty-five days of paid holiday a year."), parent=root)
+    config = write_config(tmp_path, f'[[sources]]\nname = "wiki"\ntype = "notion"\nroots = ["{root}"]\nrequests_per_second = 100\n'
+                                    '[[spaces]]\nprovider = "gemini"\n')
+    env = {
+        "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}",
+        "HOME": str(tmp_path),
+        "STATIC_RAG_CONFIG": str(config),
+        "NOTION_TOKEN": notion.api_key, "NOTION_BASE_URL": notion.url,
+        "GEMINI_API_KEY": gemini.api_key, "GEMINI_BASE_URL": gemini.url,
+        "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"),
+        "GITHUB_OUTPUT": str(tmp_path / "outputs"),
+        "OUT": str(tmp_path / "dist"),
+    }
+    return tmp_path, env, ws
+
+
+def nightly(tmp_path: Path, env: dict, **extra: str) -> subprocess.CompletedProcess:
+    for name in ("summary.md", "outputs"):  # the runner gives each step empty files
+        (tmp_path / name).write_text("")
+    return subprocess.run([SCRIPT, "run"], cwd=tmp_path, env={**env, **extra}, capture_output=True, text=True, timeout=300)
+
+
+def test_the_nightly_script_publishes_summarizes_and_packs_a_generation(job):
+    tmp_path, env, ws = job
+    result = nightly(tmp_path, env)
+    assert result.returncode == 0, result.stderr
+    summary = (tmp_path / "summary.md").read_text()
+    assert "### static-rag ingest" in summary
+    assert "| added | updated | metadata-only | skipped | deleted | failed |" in summary
+    assert "| 3 | 0 | 0 | 0 | 0 | 0 |" in summary, "three pages added"
+    assert "gemini-embedding-001-768" in summary and "Slowest documents to fetch" in summary
+    generation = (tmp_path / "outputs").read_text().strip().removeprefix("generation=")
+    assert generation == (tmp_path / "artifacts" / "CURRENT").read_text().strip()
+    dist = tmp_path / "dist"
+    sha = (dist / "generation.tar.gz.sha256").read_text().split()[0]
+    assert f"sha256 `{sha}`" in summary
+
+    # A server installs what the job uploaded, and answers from it.
+    server = tmp_path / "server"
+    assert run_cli("unpack", str(dist / "generation.tar.gz"), "--artifacts", str(server)).exit_code == 0
+    assert (server / "CURRENT").read_text().strip() == generation
+
+    # The next night: one page cannot be read. The job still succeeds (exit 4 → 0), warns, and
+    # the summary names the error; the page keeps its last good version.
+    refunds = next(p for p, page in ws.pages.items() if page["title"] == "Refunds")
+    ws.pages[refunds]["forbidden"] = True
+    ws.set_blocks(next(p for p, page in ws.pages.items() if page["title"] == "Holidays"),
+                  paragraph("Everyone has thirty days of paid holiday a year."), edited="2026-11-23T02:00:00.000Z")
+    second = nightly(tmp_path, env)
+    assert second.returncode == 0, second.stderr
+    assert "::warning::some documents failed" in second.stdout
+    summary = (tmp_path / "summary.md").read_text()
+    assert "#### Errors by code" in summary and "NOTION\\_FORBIDDEN | 1 |" in summary
+    assert "| 0 | 1 | 0 | 1 | 0 | 1 |" in summary, "one updated, one skipped, one failed"
+    assert (tmp_path / "outputs").read_text().strip() != f"generation={generation}"
+
+
+def test_a_dry_run_reports_the_plan_and_publishes_nothing(job):
+    tmp_path, env, _ = job
+    result = nightly(tmp_path, env, DRY_RUN="true")
+    assert result.returncode == 0, result.stderr
+    assert "Dry run: 3 documents would be published" in (tmp_path / "summary.md").read_text()
+    assert (tmp_path / "outputs").read_text() == "", "no generation for the upload steps"
+    assert not (tmp_path / "artifacts" / "CURRENT").exists() and not (tmp_path / "dist" / "generation.tar.gz").exists()
+
+
+def test_a_run_that_publishes_nothing_fails_the_job_with_index_runs_exit_code(job):
+    tmp_path, env, _ = job
+    result = nightly(tmp_path, env, GEMINI_API_KEY="")
+    assert result.returncode == 2, "a configuration error: the missing key"
+    summary = (tmp_path / "summary.md").read_text()
+    assert "exited 2; nothing was published" in summary and "GEMINI_API_KEY" in summary
+    assert "::error::" in result.stdout
+    assert (tmp_path / "outputs").read_text() == ""
+
+
+def test_a_failed_eval_gate_rolls_the_generation_back_and_fails_the_job(job):
+    tmp_path, env, _ = job
+    assert nightly(tmp_path, env).returncode == 0
+    first = (tmp_path / "artifacts" / "CURRENT").read_text().strip()
+    # A labeled set over the job's own pages (corpus ids are doc ids), and a floor no ranking can meet.
+    dataset = tmp_path / "labeled"
+    (dataset / "qrels").mkdir(parents=True)
+    hits = json.loads(run_cli("search", "refund", "--artifacts", str(tmp_path / "artifacts"), "--json", "--mode", "lexical").output)["hits"]
+    refunds = next(h["doc_id"] for h in hits if h["title"] == "Refunds")
+    (dataset / "corpus.jsonl").write_text(json.dumps({"_id": refunds, "title": "Refunds", "text": "refund"}) + "\n")
+    (dataset / "queries.jsonl").write_text(json.dumps({"_id": "q1", "text": "paid holiday days"}) + "\n")
+    (dataset / "qrels" / "test.tsv").write_text(f"query-id\tcorpus-id\tscore\nq1\t{refunds}\t1\n")
+    gate = tmp_path / "floors.toml"
+    gate.write_text('[hybrid]\n"ndcg@10" = 0.99\n')
+    result = nightly(tmp_path, env, FULL_REFRESH="true", EVAL_DATASET=str(dataset), EVAL_GATE=str(gate))
+    assert result.returncode == 6, result.stdout + result.stderr
+    assert "Evaluation gate: failed" in (tmp_path / "summary.md").read_text()
+    assert (tmp_path / "artifacts" / "CURRENT").read_text().strip() == first, "rolled back"
+    assert (tmp_path / "outputs").read_text() == ""
