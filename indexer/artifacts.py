@@ -26,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
+from indexer.chunkstore import write_chunk_store
 from indexer.documents import Chunk, Document, chunk_id, utc_naive
 from indexer.errors import ArtifactError, IngestError, PublishRefused
 from indexer.lexical import build_lexical_index, complete_lexical_index
@@ -113,6 +114,7 @@ def _write(folder: Path, generation_id: str, documents: list[Document], spaces: 
                 index.add(vectors)
             faiss.write_index(index, str(space_dir / "index.faiss"))
             build_lexical_index([c.text for c in build.chunks], space_dir / "lexical")
+        write_chunk_store(space_dir, build.space_id, build.chunks)
         _write_json(space_dir / "space.json", {**build.manifest, "vector_count": len(build.chunks)})
         advance(1)
 
@@ -200,7 +202,8 @@ def _write(folder: Path, generation_id: str, documents: list[Document], spaces: 
         if build.reuse_from is not None:
             previous = json.loads((build.reuse_from.parent.parent / MANIFEST).read_text(encoding="utf-8"))["files"]
             prefix = f"spaces/{build.reuse_from.name}/"
-            known.update({name: info for name, info in previous.items() if name.startswith(prefix) and not name.endswith("space.json")})
+            linked = (f"{prefix}index.faiss", f"{prefix}lexical/")
+            known.update({name: info for name, info in previous.items() if name.startswith(linked)})
     manifest["files"] = {
         name: known.get(name) or {"bytes": p.stat().st_size, "sha256": _file_sha256(p)}
         for p in sorted(folder.rglob("*"))

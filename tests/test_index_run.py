@@ -1,12 +1,14 @@
 """`index run` end to end through the CLI: the generation on disk, publishing, and what goes wrong."""
 
 import hashlib
-from datetime import datetime, timezone
 import json
+import shutil
+from datetime import datetime, timezone
 from pathlib import Path
 
 import duckdb
 import faiss
+import numpy as np
 import pytest
 from click.testing import CliRunner
 
@@ -69,6 +71,39 @@ def test_examples_generation_matches_the_artifact_contract(examples_artifacts):
     index = faiss.read_index(str(folder / "spaces" / space_id / "index.faiss"), faiss.IO_FLAG_MMAP_IFC)
     assert index.ntotal == chunks and index.d == 384
     assert (folder / "spaces" / space_id / "lexical" / "analyzer.json").is_file()
+
+    # chunks.jsonl: line i is vector i's chunk row, as the chunks table has it.
+    db = duckdb.connect(str(folder / "meta.duckdb"), read_only=True)
+    rows = db.execute("SELECT chunk_id, doc_id, heading_path, start_offset, end_offset, text FROM chunks WHERE space_id = ? ORDER BY vector_id", [space_id]).fetchall()
+    db.close()
+    space_dir = folder / "spaces" / space_id
+    lines = (space_dir / "chunks.jsonl").read_bytes().splitlines(keepends=True)
+    offsets = np.load(space_dir / "chunks.offsets.npy")
+    assert len(lines) == len(rows) == len(offsets) - 1 and offsets[0] == 0
+    assert list(np.diff(offsets)) == [len(line) for line in lines]
+    keys = ("chunk_id", "doc_id", "heading_path", "start_offset", "end_offset", "text")
+    assert [tuple(json.loads(line)[k] for k in keys) for line in lines] == [(*r[:2], list(r[2]), *r[3:]) for r in rows]
+
+
+def test_a_generation_without_a_chunk_store_is_still_served(tmp_path, examples_artifacts):
+    """Generations written before chunks.jsonl existed: hits come from DuckDB, the same hits."""
+    from server.reader import Generation
+
+    shutil.copytree(examples_artifacts, tmp_path / "old")
+    current = (tmp_path / "old" / "CURRENT").read_text().strip()
+    folder = tmp_path / "old" / "generations" / current
+    manifest = json.loads((folder / "manifest.json").read_text())
+    for name in [n for n in manifest["files"] if n.endswith(("chunks.jsonl", "chunks.offsets.npy"))]:
+        (folder / name).unlink()
+        del manifest["files"][name]
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+    old, new = Generation(folder), Generation.open_current(examples_artifacts)
+    space_id = next(iter(new.spaces))
+    assert old.spaces[space_id].chunks is None and new.spaces[space_id].chunks is not None
+    ids = [0, 5, 17, 42]
+    assert old.hits(space_id, ids) == new.hits(space_id, ids)
+    old.close()
+    new.close()
 
 
 def test_two_runs_leave_two_generations_and_current_names_the_second(tmp_path):

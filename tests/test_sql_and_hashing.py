@@ -52,8 +52,9 @@ def test_inserted_rows_come_back_through_the_read_queries(fresh_db):
     for name in ("documents_insert", "chunks_insert"):
         sql = load_sql(name)
         fresh_db.execute(sql, params_for(sql))
-    rows = fresh_db.execute(load_sql("hits_by_vector_ids"), {"space_id": "sp", "vector_ids": [0]}).fetchall()
-    assert len(rows) == 1 and rows[0][1] == "ch" and rows[0][6] == ["H"]
+    rows = fresh_db.execute(load_sql("chunks_by_vector_ids"), {"space_id": "sp", "vector_ids": [0]}).fetchall()
+    assert len(rows) == 1 and rows[0][1] == "ch" and rows[0][3] == ["H"]
+    assert [r[0] for r in fresh_db.execute(load_sql("document_citations")).fetchall()] == [rows[0][2]]
     filtered = {"space_id": "sp", "source": "s", "source_type": None, "doc_id": None, "updated_after": datetime(2025, 12, 31), "updated_before": None, "scope_sources": ["s"]}
     assert fresh_db.execute("SELECT tags, heading_path FROM documents, chunks").fetchall() == [(["x"], ["H"])], "list columns survive the bulk insert"
     assert fresh_db.execute(load_sql("vector_ids_filtered"), filtered).fetchall() == [(0,)]

@@ -1,0 +1,60 @@
+"""A space's chunks by vector id, for serving: one JSON line per chunk and their byte offsets.
+
+DuckDB holds the same rows, but fetching 20 scattered chunks from 100k rows costs it ~3.6 ms
+(it decompresses whole column segments); a memory-mapped slice and `json.loads` per chunk cost
+~0.1 ms for the same 20, and every worker shares the pages. bench/README.md, "Serving".
+
+    spaces/<space-id>/chunks.jsonl        line i: {"chunk_id", "doc_id", "heading_path", "start_offset", "end_offset", "text"} of vector i
+    spaces/<space-id>/chunks.offsets.npy  int64, n + 1 entries: line i is bytes offsets[i]:offsets[i + 1]
+"""
+
+from __future__ import annotations
+
+import json
+import mmap
+from pathlib import Path
+
+import numpy as np
+
+from indexer.documents import Chunk, chunk_id
+
+LINES = "chunks.jsonl"
+OFFSETS = "chunks.offsets.npy"
+
+
+def write_chunk_store(folder: Path, space_id: str, chunks: list[Chunk]) -> None:
+    offsets = np.zeros(len(chunks) + 1, dtype=np.int64)
+    with open(folder / LINES, "wb") as out:
+        for i, c in enumerate(chunks):
+            line = json.dumps({
+                "chunk_id": chunk_id(space_id, c.doc_id, c.ordinal, c.chunk_hash), "doc_id": c.doc_id, "heading_path": list(c.heading_path),
+                "start_offset": c.start, "end_offset": c.end, "text": c.text,
+            }, ensure_ascii=False).encode("utf-8") + b"\n"
+            out.write(line)
+            offsets[i + 1] = offsets[i] + len(line)
+    np.save(folder / OFFSETS, offsets)
+
+
+class ChunkStore:
+    """Read-only and safe to share between threads (slicing a mmap takes no position)."""
+
+    def __init__(self, folder: Path):
+        self.offsets = np.load(folder / OFFSETS, mmap_mode="r")
+        self._file = open(folder / LINES, "rb")
+        size = (folder / LINES).stat().st_size
+        if size != int(self.offsets[-1]):
+            self._file.close()
+            raise ValueError(f"{folder / LINES} has {size} bytes; its offsets end at {int(self.offsets[-1])}")
+        self._map = mmap.mmap(self._file.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
+
+    def rows(self, vector_ids: list[int]) -> dict[int, dict]:
+        out = {}
+        for vid in vector_ids:
+            start, end = int(self.offsets[vid]), int(self.offsets[vid + 1])
+            out[vid] = {"vector_id": vid, **json.loads(self._map[start:end])}
+        return out
+
+    def close(self) -> None:
+        if isinstance(self._map, mmap.mmap):
+            self._map.close()
+        self._file.close()
