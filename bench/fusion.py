@@ -33,7 +33,7 @@ import numpy as np  # noqa: E402
 
 from indexer import evaluation  # noqa: E402
 from server.fusion import convex_combination  # noqa: E402
-from server.search import MIN_CANDIDATES, _cosines, _dense, _lexical_scores, _top, search  # noqa: E402
+from server.search import MIN_CANDIDATES, _bm25, _cosines, _dense, search  # noqa: E402
 from server.service import SearchService, Settings  # noqa: E402
 
 WEIGHTS = (0.3, 0.4, 0.5, 0.6, 0.7)
@@ -95,8 +95,7 @@ def evaluate(artifacts: Path, dataset: evaluation.Dataset) -> dict:
         }
         for situation, (v, q) in situations.items():
             dense = _dense(space, v, depth, None)
-            lexical_scores, ceiling = _lexical_scores(space, q, None)
-            lexical = _top(lexical_scores, depth)
+            lexical_scores, ceiling, lexical, _ = _bm25(space, q, None, depth)
             union = list(dict.fromkeys([*dense, *lexical]))
             cosine = dict(zip(union, _cosines(space, v, union)))
             share = {vid: float(lexical_scores[vid]) / ceiling for vid in union} if ceiling else {}

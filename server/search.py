@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from datetime import datetime
 
@@ -18,9 +19,10 @@ MODES = ("hybrid", "dense", "lexical")
 MIN_CANDIDATES = 100  # per retriever, before fusion and filtering to top_k
 MAX_CHUNKS_PER_DOC = 2  # hits one document may take in a result, by default
 SCORE_DIGITS = 6
-HNSW_EF_SEARCH = 512  # graph candidates explored per query, at least: recall@10 0.988 vs exact at 100k (bench/serve.py)
+HNSW_EF_SEARCH = 384  # graph candidates explored per query, at least: recall@10 0.982 vs exact at 100k, 2.3 ms (512: 0.988, 3.1 ms; bench/README.md)
 EXACT_FILTERED_MAX = 20_000  # a filter allowing at most this many vectors is searched exactly
 MAX_MERGED = 3  # overlapping chunks merged into one hit, at most (a hit stays a passage, not a document)
+_BM25_THREADS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="bm25")  # hybrid searches' lexical halves
 
 
 @dataclass(frozen=True)
@@ -99,10 +101,14 @@ def search(
     pool = space.size if allowed is None else len(allowed)
     wanted = offset + top_k + 1  # one more than the page: is there a next page?
     depth = min(pool, max(MIN_CANDIDATES, wanted * 10))
-    # BM25 scores every chunk at once and does not depend on depth: once, whatever the widening
-    lexical_scores, ceiling = _lexical_scores(space, query, allowed) if mode in ("hybrid", "lexical") and pool else (None, 0.0)
+    # BM25 scores every chunk at once and does not depend on depth: once, whatever the widening.
+    # In hybrid mode it runs on another thread while FAISS searches: both spend most of their time
+    # outside the GIL, and a search is ~1 ms faster at 100k chunks (bench/README.md, "Serving").
+    bm25 = None
+    if mode in ("hybrid", "lexical") and pool:
+        bm25 = _BM25_THREADS.submit(_bm25, space, query, allowed, depth) if mode == "hybrid" else _finished(_bm25(space, query, allowed, depth))
     while True:
-        ranked, dense, lexical, cut = _rank(space, query_vector, lexical_scores, ceiling, mode, depth, allowed)
+        ranked, dense, lexical, cut = _rank(space, query_vector, bm25, mode, depth, allowed)
         hits = _collapse(generation, space.space_id, ranked, wanted, dense, lexical, max_chunks_per_doc, min_score)
         below = bool(ranked) and ranked[-1][1] < min_score  # deeper candidates would score lower still
         if len(hits) >= wanted or not cut or depth >= pool or below:
@@ -120,17 +126,19 @@ def search(
     )
 
 
-def _rank(space: SpaceIndex, vector: np.ndarray | None, lexical_scores: np.ndarray | None, ceiling: float, mode: str, depth: int,
-          allowed: np.ndarray | None):
+def _rank(space: SpaceIndex, vector: np.ndarray | None, bm25: Future | None, mode: str, depth: int, allowed: np.ndarray | None):
     """Candidates best first with their 0–1 scores, each side's scores, and whether a retriever was
-    cut at `depth` (so a deeper search could find more). `lexical_scores`: BM25 of every chunk, for
-    the modes that use it."""
+    cut at `depth` (so a deeper search could find more). `bm25`: what `_bm25` found, for the modes
+    that use it."""
     dense: dict[int, float] = {}
     lexical: dict[int, float] = {}
+    lexical_scores, ceiling = None, 0.0
     if mode in ("hybrid", "dense") and depth:
         dense = _dense(space, vector, depth, allowed)
-    if lexical_scores is not None and depth:
-        lexical = _top(lexical_scores, depth)
+    if bm25 is not None and depth:
+        lexical_scores, ceiling, lexical, found_at = bm25.result()
+        if depth > found_at:  # the pool widened
+            lexical = _top(lexical_scores, depth)
     cut = len(dense) >= depth or len(lexical) >= depth
     if mode == "hybrid":
         # Exact scores on both sides for every candidate either retriever found, so a chunk
@@ -188,14 +196,20 @@ def _cosines(space: SpaceIndex, vector: np.ndarray, ids: list[int]) -> list[floa
     return [float(x) for x in stored @ vector.reshape(-1)]
 
 
-def _lexical_scores(space: SpaceIndex, query: str, allowed: np.ndarray | None) -> tuple[np.ndarray, float]:
-    """BM25 score of every chunk (0 outside `allowed`) and the query's ceiling."""
+def _bm25(space: SpaceIndex, query: str, allowed: np.ndarray | None, depth: int) -> tuple[np.ndarray, float, dict[int, float], int]:
+    """BM25 score of every chunk (0 outside `allowed`), the query's ceiling, the best `depth` of them, and `depth`."""
     scores, ceiling = space.lexical.scores(query)
     if allowed is not None:
         masked = np.zeros_like(scores)
         masked[allowed] = scores[allowed]
         scores = masked
-    return scores, ceiling
+    return scores, ceiling, _top(scores, depth), depth
+
+
+def _finished(result) -> Future:
+    future: Future = Future()
+    future.set_result(result)
+    return future
 
 
 def _top(scores: np.ndarray, depth: int) -> dict[int, float]:

@@ -6,6 +6,7 @@ stems), so a query for "rolling back" marks "rolled back" too. The snippet is HT
 
 from __future__ import annotations
 
+from functools import lru_cache
 from html import escape
 
 from indexer.lexical import TOKEN, analyze, stemmer_and_stopwords
@@ -14,10 +15,9 @@ WIDTH = 240  # characters of text in a snippet, about two lines of a chat widget
 
 
 def snippet(text: str, query: str, width: int = WIDTH) -> str:
-    terms = set(analyze(query))
-    words = [(m.start(), m.end()) for m in TOKEN.finditer(text)]
-    stems = analyze_each(text, words) if terms else []
-    matches = [span for span, stem in zip(words, stems) if stem in terms]
+    terms = _terms(query)
+    words = [(m.start(), m.end()) for m in TOKEN.finditer(text)] if terms else []
+    matches = [span for span, stem in zip(words, analyze_each(text, words)) if stem in terms]
     start, end = _window(text, matches, width)
     out, cursor = [], start
     for s, e in matches:
@@ -35,8 +35,15 @@ def analyze_each(text: str, words: list[tuple[int, int]]) -> list[str | None]:
     """The index term of each word, or None for a stopword."""
     stemmer, stopwords = stemmer_and_stopwords()
     lowered = [text[s:e].lower() for s, e in words]
-    stems = stemmer.stemWords(lowered)
-    return [None if w in stopwords else stem for w, stem in zip(lowered, stems)]
+    distinct = list(set(lowered) - stopwords)  # words repeat: each stemmed once
+    stem_of = dict(zip(distinct, stemmer.stemWords(distinct)))
+    return [stem_of.get(w) for w in lowered]
+
+
+@lru_cache(maxsize=256)
+def _terms(query: str) -> frozenset[str]:
+    """A query's index terms; one search asks for them once per hit."""
+    return frozenset(analyze(query))
 
 
 def _window(text: str, matches: list[tuple[int, int]], width: int) -> tuple[int, int]:
