@@ -566,11 +566,10 @@ def serve(config_path, artifacts, host, port, log_level, workers, access_log):
         curl -s -XPOST 127.0.0.1:8000/v1/search -H 'content-type: application/json' \\
              -d '{"query": "how do I roll back a bad index?", "top_k": 3}'
     """
-    import uvicorn
-
     # Before anything imports prometheus_client: its metrics choose per-process files at creation.
     metrics_dir = tempfile.TemporaryDirectory(prefix="static-rag-metrics-")  # every worker's counters, summed by /metrics
     os.environ["PROMETHEUS_MULTIPROC_DIR"] = metrics_dir.name
+    from server import launch
     from server.guard import Guard
 
     folder = _artifacts_dir(config_path, artifacts)
@@ -596,8 +595,7 @@ def serve(config_path, artifacts, host, port, log_level, workers, access_log):
         "loggers": {"uvicorn": {"handlers": ["stderr"], "level": log_level.upper(), "propagate": False}},
     }
     with metrics_dir:
-        uvicorn.run("server.app:create_app", factory=True, host=host, port=port, log_level=log_level, workers=workers,
-                    timeout_graceful_shutdown=10, access_log=False, log_config=log_config)
+        launch.run(host=host, port=port, log_level=log_level, workers=workers, timeout_graceful_shutdown=10, access_log=False, log_config=log_config)
 
 
 def _print_plan(report) -> None:
