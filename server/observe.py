@@ -20,6 +20,7 @@ from datetime import datetime, timezone
 from prometheus_client import CONTENT_TYPE_LATEST, REGISTRY, CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
 access_log = logging.getLogger("static_rag.access")
+ACCESS_LOG = {"enabled": True}
 
 REQUESTS = Counter("static_rag_requests", "HTTP requests answered, by route template and status", ["method", "route", "status"])
 LATENCY = Histogram(
@@ -79,7 +80,9 @@ def json_logging(enabled_access_log: bool = True) -> None:
             logger.addHandler(handler)
         logger.propagate = False
         logger.setLevel(logging.INFO)
-    access_log.disabled = not enabled_access_log
+    # A flag of ours, not `access_log.disabled`: any later logging.config.dictConfig (uvicorn's, a
+    # library's) sets `disabled = False` on every existing logger, and --no-access-log was lost.
+    ACCESS_LOG["enabled"] = enabled_access_log
 
 
 def observe(app):
@@ -108,7 +111,7 @@ def observe(app):
             search = state.get("search")
             if search is not None:
                 CANDIDATES.labels(search["mode"]).observe(search["candidates"])
-            if access_log.isEnabledFor(logging.INFO) and not access_log.disabled:
+            if ACCESS_LOG["enabled"] and access_log.isEnabledFor(logging.INFO):
                 caller = state.get("caller")
                 client = scope.get("client")
                 fields = {

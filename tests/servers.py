@@ -41,7 +41,7 @@ class Server:
 
 
 @contextmanager
-def running_server(artifacts: Path, folder: Path, workers: int = 1, server_table: str = "requests_per_minute = 0\n") -> Iterator[Server]:
+def running_server(artifacts: Path, folder: Path, workers: int = 1, server_table: str = "requests_per_minute = 0\n", args: tuple[str, ...] = ()) -> Iterator[Server]:
     """Serve `artifacts` with the examples' config plus `server_table` as its [server] table
     (by default the rate limit off: tests send bursts); stopped with Ctrl-C, which must exit 0."""
     port = free_port()
@@ -50,7 +50,7 @@ def running_server(artifacts: Path, folder: Path, workers: int = 1, server_table
     config.write_text((EXAMPLES / "index.toml").read_text() + "\n[server]\n" + server_table)
     process = subprocess.Popen(
         [str(INDEX), "serve", "--config", str(config), "--artifacts", str(artifacts), "--host", "127.0.0.1", "--port", str(port),
-         "--log-level", "warning", "--workers", str(workers)],
+         "--log-level", "warning", "--workers", str(workers), *args],
         stdout=subprocess.DEVNULL, stderr=log, env={**os.environ, "HF_HUB_OFFLINE": "1"},
     )
     base = f"http://127.0.0.1:{port}"
