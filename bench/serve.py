@@ -15,8 +15,9 @@ per document from a few topics, so the local model's vectors have the structure 
 - in-process `search()` p50/p99 per mode with cached query vectors (the service's LRU cache),
   over 2,000 distinct queries, beside the same searches forced through an exact flat scan;
 - recall@10 of the HNSW index against the exact scan of the same vectors;
-- `index serve --workers 2`: time from start to /readyz, RSS per worker, and p50/p99 and QPS
-  of POST /v1/search from an asyncio client (16 connections), beside /healthz as the baseline.
+- `index serve --workers 2`: time from start to /readyz, RSS per process, and p50/p99 and QPS
+  of POST /v1/search from an asyncio client at 1, 2 and 16 connections (1–2: a request's own
+  latency; 16: throughput, where p50 is mostly queueing), beside /healthz as the baseline.
 
 `million` makes 1M vectors (the 100k model vectors, each repeated 10 times with small noise),
 builds the HNSW index the indexer would, and measures opening it in a fresh process (cold page
@@ -176,7 +177,7 @@ async def load(url: str, bodies: list[dict | None], connections: int) -> tuple[l
         return times, time.perf_counter() - started, failures
 
 
-def over_http(work: Path, texts: list[str], workers: int, connections: int) -> dict:
+def over_http(work: Path, texts: list[str], workers: int, concurrency: list[int]) -> dict:
     import httpx
 
     port = free_port()
@@ -203,19 +204,20 @@ def over_http(work: Path, texts: list[str], workers: int, connections: int) -> d
         # Warm: each query a few times per worker, so (nearly) every worker has its vector cached.
         for _ in range(3 * workers):
             asyncio.run(load(f"{base}/v1/search", [{"query": q, "top_k": 10} for q in texts], 4))
-        health, _, _ = asyncio.run(load(f"{base}/healthz", [None] * len(texts), connections))
-        times, wall, failures = asyncio.run(load(f"{base}/v1/search", [{"query": q, "top_k": 10} for q in texts], connections))
-        worker_rss = [round(rss_mb(pid)) for pid in children if Path(f"/proc/{pid}").exists()]
-        return {
-            "workers": workers,
-            "connections": connections,
-            "start_to_ready_s": round(ready, 2),
-            "rss_per_worker_mb": worker_rss,
-            "healthz_ms": {"p50": round(percentile(health, 0.5), 2), "p99": round(percentile(health, 0.99), 2)},
-            "search_ms": {"p50": round(percentile(times, 0.5), 2), "p99": round(percentile(times, 0.99), 2)},
-            "qps": round(len(times) / wall, 1),
-            "failed": failures,
-        }
+        report = {"workers": workers, "start_to_ready_s": round(ready, 2)}
+        for connections in concurrency:
+            # /healthz first at the same concurrency: what the HTTP stack and the client cost without a search.
+            health, _, _ = asyncio.run(load(f"{base}/healthz", [None] * len(texts), connections))
+            times, wall, failures = asyncio.run(load(f"{base}/v1/search", [{"query": q, "top_k": 10} for q in texts], connections))
+            report[f"connections_{connections}"] = {
+                "healthz_ms": {"p50": round(percentile(health, 0.5), 2), "p99": round(percentile(health, 0.99), 2)},
+                "search_ms": {"p50": round(percentile(times, 0.5), 2), "p99": round(percentile(times, 0.99), 2)},
+                "qps": round(len(times) / wall, 1),
+                "failed": failures,
+            }
+        # The server's processes: the supervisor, its workers, and multiprocessing's resource tracker.
+        report["rss_mb"] = {pid: round(rss_mb(pid)) for pid in [str(proc.pid), *children] if Path(f"/proc/{pid}").exists()}
+        return report
     finally:
         proc.send_signal(signal.SIGTERM)  # to the supervisor, as a service manager would; it stops its workers
         try:
@@ -232,7 +234,8 @@ def search_bench(args) -> None:
     texts = queries(args.queries)
     if not args.http_only:
         print(json.dumps({"in_process": in_process(work, texts)}, indent=2), flush=True)
-    print(json.dumps({"http": over_http(work, texts[: args.http_queries], args.workers, args.connections)}, indent=2), flush=True)
+    concurrency = [int(c) for c in args.connections.split(",")]
+    print(json.dumps({"http": over_http(work, texts[: args.http_queries], args.workers, concurrency)}, indent=2), flush=True)
 
 
 def million(args) -> None:
@@ -281,7 +284,7 @@ def main() -> None:
     s.add_argument("--work", required=True)
     s.add_argument("--queries", type=int, default=2000)
     s.add_argument("--workers", type=int, default=2)
-    s.add_argument("--connections", type=int, default=16)
+    s.add_argument("--connections", default="1,2,16", help="client concurrencies to measure, comma-separated")
     s.add_argument("--http-queries", type=int, default=300, help="distinct queries over HTTP (each worker embeds every one while warming up)")
     s.add_argument("--http-only", action="store_true")
     m = sub.add_parser("million")
