@@ -4,6 +4,7 @@
     .venv/bin/python bench/serve.py build   --work /tmp/serve-bench --chunks 100000   # once: ~25 min on 2 cores
     .venv/bin/python bench/serve.py search  --work /tmp/serve-bench                   # latency, QPS, recall, RSS
     .venv/bin/python bench/serve.py million --work /tmp/serve-bench                   # 1M vectors: start-up, RSS
+    .venv/bin/python bench/serve.py million-generation --work /tmp/serve-bench        # a whole 1M-chunk generation: open time
 
 `build` writes generated Markdown (one heading + ~45 words per section, one section per chunk)
 and indexes it with `index run` and the bundled local model, so the FAISS index type is the one
@@ -274,6 +275,59 @@ def million(args) -> None:
         print(f"vectors {out[0]}: import + open {out[1]} s, first search {out[2]} ms, RSS {out[3]} MB, file {path.stat().st_size / 2**20:.0f} MB")
 
 
+def million_generation(args) -> None:
+    """A whole 1M-chunk generation (the 100k generation's documents ten times over, under new doc
+    ids, with million.faiss's vectors) written by the indexer's own writer; then the time and RSS
+    of opening it as a server does (DuckDB, citations, FAISS, BM25, chunk store), in fresh processes."""
+    import dataclasses
+    from datetime import datetime, timezone
+
+    import duckdb
+
+    from indexer import artifacts
+    from indexer.documents import Chunk
+    from indexer.previous import PreviousGeneration
+    from server.reader import Generation
+
+    work = Path(args.work)
+    target = work / "million-artifacts"
+    if artifacts.read_current_id(target) is None:
+        import faiss
+
+        previous = PreviousGeneration.open(work / "artifacts")
+        space_id = next(iter(previous.manifest["spaces"]))
+        manifest = previous.space_manifest(space_id)
+        base = previous.documents({row[0] for row in previous.db.execute("SELECT doc_id FROM documents").fetchall()})
+        rows = previous.db.execute("SELECT doc_id, ordinal, start_offset, end_offset, text, heading_path, token_count FROM chunks ORDER BY vector_id").fetchall()
+        previous.close()
+        copies = args.vectors // len(rows)
+        documents = [dataclasses.replace(d, doc_id=f"{d.doc_id}#{k}") for k in range(copies) for d in base]
+        chunks = [Chunk(f"{doc}#{k}", o, s, e, t, tuple(h), n) for k in range(copies) for doc, o, s, e, t, h, n in rows]
+        vectors = faiss.read_index(str(work / "million.faiss")).reconstruct_n(0, len(chunks))
+        faiss.omp_set_num_threads(2)
+        started = datetime.now(timezone.utc)
+        summary = {"documents": {"added": len(documents)}, "chunks": {"embedded": 0, "reused": len(chunks)}, "tokens_embedded": 0, "cost_usd": 0.0, "errors": []}
+        run = artifacts.RunRecord("run-bench-million", started, [], summary, [], ["local"])
+        generation_id = artifacts.new_generation_id(started)
+        t = time.perf_counter()
+        folder = artifacts.write_generation(target, generation_id, documents, [artifacts.SpaceBuild(space_id, manifest, chunks, vectors)], run)
+        artifacts.verify_generation(folder)
+        artifacts.publish(target, folder, generation_id, keep=1)
+        print(f"wrote a generation of {len(documents)} documents and {len(chunks)} chunks in {time.perf_counter() - t:.0f} s")
+    probe = (
+        "import time, os; t = time.perf_counter(); from server.reader import Generation; import faiss; faiss.omp_set_num_threads(1); "
+        f"g = Generation.open_current(__import__('pathlib').Path({str(target)!r})); opened = time.perf_counter() - t; "
+        "space = next(iter(g.spaces.values())); s = time.perf_counter(); g.hits(space.space_id, list(range(0, 10**6, 50_000))); hits = time.perf_counter() - s; "
+        "rss = int(open('/proc/self/statm').read().split()[1]) * os.sysconf('SC_PAGE_SIZE') / 2**20; "
+        "print(f'{space.size} {opened:.3f} {hits * 1000:.1f} {rss:.0f}')"
+    )
+    for _ in range(3):
+        out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=REPO, check=True).stdout.split()
+        print(f"generation of {out[0]} chunks: imports + Generation.open {out[1]} s, 20 hits {out[2]} ms, RSS {out[3]} MB")
+    size = sum(p.stat().st_size for p in target.rglob("*") if p.is_file())
+    print(f"generation on disk: {size / 2**30:.2f} GiB")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -290,8 +344,11 @@ def main() -> None:
     m = sub.add_parser("million")
     m.add_argument("--work", required=True)
     m.add_argument("--vectors", type=int, default=1_000_000)
+    g = sub.add_parser("million-generation")
+    g.add_argument("--work", required=True)
+    g.add_argument("--vectors", type=int, default=1_000_000)
     args = parser.parse_args()
-    {"build": build, "search": search_bench, "million": million}[args.command](args)
+    {"build": build, "search": search_bench, "million": million, "million-generation": million_generation}[args.command](args)
 
 
 if __name__ == "__main__":
