@@ -263,16 +263,24 @@ def million(args) -> None:
         print(f"built {type(index).__name__} of {len(vectors)} vectors in {time.perf_counter() - started:.0f} s")
         faiss.write_index(index, str(path))
     probe = (
-        "import time, os, numpy as np; t = time.perf_counter(); from indexer.artifacts import open_index; import faiss; "
+        "import numpy as np; from indexer.artifacts import open_index; import faiss; "
         f"faiss.omp_set_num_threads(1); index = open_index(__import__('pathlib').Path({str(path)!r})); opened = time.perf_counter() - t; "
         "q = np.ones((1, index.d), dtype='float32'); q /= np.linalg.norm(q); "
         "s = time.perf_counter(); index.search(q, 100); first = time.perf_counter() - s; "
-        "rss = int(open('/proc/self/statm').read().split()[1]) * os.sysconf('SC_PAGE_SIZE') / 2**20; "
-        "print(f'{index.ntotal} {opened:.3f} {first * 1000:.1f} {rss:.0f}')"
+        "fields = [index.ntotal, f'{opened:.3f}', f'{first * 1000:.1f}']"
     )
-    for _ in range(3):
-        out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=REPO, check=True).stdout.split()
+    for out in in_fresh_processes(probe):
         print(f"vectors {out[0]}: import + open {out[1]} s, first search {out[2]} ms, RSS {out[3]} MB, file {path.stat().st_size / 2**20:.0f} MB")
+
+
+def in_fresh_processes(body: str, times: int = 3) -> list[list[str]]:
+    """Run `body` (Python that sets `fields`, a list; `t` is its start time) in `times` new
+    interpreters from the repository; each one's fields, then its RSS in MB."""
+    code = (
+        f"import os, time; t = time.perf_counter(); {body}; "
+        "rss = int(open('/proc/self/statm').read().split()[1]) * os.sysconf('SC_PAGE_SIZE') / 2**20; print(*fields, f'{rss:.0f}')"
+    )
+    return [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, check=True).stdout.split() for _ in range(times)]
 
 
 def million_generation(args) -> None:
@@ -282,12 +290,9 @@ def million_generation(args) -> None:
     import dataclasses
     from datetime import datetime, timezone
 
-    import duckdb
-
     from indexer import artifacts
     from indexer.documents import Chunk
     from indexer.previous import PreviousGeneration
-    from server.reader import Generation
 
     work = Path(args.work)
     target = work / "million-artifacts"
@@ -315,14 +320,12 @@ def million_generation(args) -> None:
         artifacts.publish(target, folder, generation_id, keep=1)
         print(f"wrote a generation of {len(documents)} documents and {len(chunks)} chunks in {time.perf_counter() - t:.0f} s")
     probe = (
-        "import time, os; t = time.perf_counter(); from server.reader import Generation; import faiss; faiss.omp_set_num_threads(1); "
+        "from server.reader import Generation; import faiss; faiss.omp_set_num_threads(1); "
         f"g = Generation.open_current(__import__('pathlib').Path({str(target)!r})); opened = time.perf_counter() - t; "
         "space = next(iter(g.spaces.values())); s = time.perf_counter(); g.hits(space.space_id, list(range(0, 10**6, 50_000))); hits = time.perf_counter() - s; "
-        "rss = int(open('/proc/self/statm').read().split()[1]) * os.sysconf('SC_PAGE_SIZE') / 2**20; "
-        "print(f'{space.size} {opened:.3f} {hits * 1000:.1f} {rss:.0f}')"
+        "fields = [space.size, f'{opened:.3f}', f'{hits * 1000:.1f}']"
     )
-    for _ in range(3):
-        out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=REPO, check=True).stdout.split()
+    for out in in_fresh_processes(probe):
         print(f"generation of {out[0]} chunks: imports + Generation.open {out[1]} s, 20 hits {out[2]} ms, RSS {out[3]} MB")
     size = sum(p.stat().st_size for p in target.rglob("*") if p.is_file())
     print(f"generation on disk: {size / 2**30:.2f} GiB")

@@ -87,11 +87,11 @@ class Generation:
 
     def hits(self, space_id: str, vector_ids: list[int]) -> dict[int, dict]:
         """What a chatbot needs to cite each chunk: its text, span and heading path, and its document's title, url, …"""
-        store = self.spaces[space_id].chunks
+        store, ids = self.spaces[space_id].chunks, [int(v) for v in vector_ids]
         if store is not None:
-            rows = store.rows([int(v) for v in vector_ids])
+            rows = store.rows(ids)
         else:
-            rows = {row["vector_id"]: row for row in self.query("chunks_by_vector_ids", {"space_id": space_id, "vector_ids": [int(v) for v in vector_ids]})}
+            rows = {row["vector_id"]: row for row in self.query("chunks_by_vector_ids", {"space_id": space_id, "vector_ids": ids})}
         return {vid: {**self.citations[row["doc_id"]], **row} for vid, row in rows.items()}
 
     def info(self) -> dict:
