@@ -35,6 +35,7 @@ from indexer.sql import SCHEMA, load_sql
 SCHEMA_VERSION = 1
 MANIFEST = "manifest.json"
 REPORT = "report.json"
+STALE = "stale.json"  # spaces/<id>/stale.json: documents whose chunks there are an older version
 CURRENT = "CURRENT"
 GENERATIONS = "generations"
 TMP_PREFIX = ".tmp-"
@@ -52,6 +53,11 @@ class SpaceBuild:
     # A previous generation's space folder holding exactly these chunks in this order: its
     # immutable index files are hard-linked instead of rebuilt.
     reuse_from: Path | None = None
+    # Documents whose chunks here are an older version's (the space was not rebuilt since they
+    # changed, `--provider`), and when a run last embedded this space (ISO 8601, UTC).
+    stale: frozenset[str] = frozenset()
+    rebuilt_at: str | None = None
+    search: dict | None = None  # the space's search settings from the config (hybrid_weight, min_relevance)
 
 
 @dataclass(frozen=True)
@@ -115,6 +121,8 @@ def _write(folder: Path, generation_id: str, documents: list[Document], spaces: 
             faiss.write_index(index, str(space_dir / "index.faiss"))
             build_lexical_index([c.text for c in build.chunks], space_dir / "lexical")
         write_chunk_store(space_dir, build.space_id, build.chunks)
+        if build.stale:
+            _write_json(space_dir / STALE, {"documents": sorted(build.stale)})
         _write_json(space_dir / "space.json", {**build.manifest, "vector_count": len(build.chunks)})
         advance(1)
 
@@ -187,12 +195,14 @@ def _write(folder: Path, generation_id: str, documents: list[Document], spaces: 
         "decisions": [{"doc_id": d.doc_id, "source": d.source, "decision": str(d.action), "reason": d.reason} for d in run.decisions],
         "errors": run.summary["errors"],
     })
+    now = datetime.now(timezone.utc)
+    created = now.isoformat(timespec="seconds")
     manifest = {
         "schema_version": SCHEMA_VERSION,
         "generation_id": generation_id,
         "run_id": run.run_id,
-        "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "spaces": {b.space_id: {"path": f"spaces/{b.space_id}", "vectors": len(b.chunks), "dimension": b.manifest["dimension"]} for b in spaces},
+        "created_at": created,
+        "spaces": {b.space_id: _space_entry(b, now.isoformat(timespec="microseconds")) for b in spaces},
         "counts": {"documents": len(documents), "chunks": sum(len(b.chunks) for b in spaces)},
         "files": {},
     }
@@ -212,6 +222,14 @@ def _write(folder: Path, generation_id: str, documents: list[Document], spaces: 
     _write_json(folder / MANIFEST, manifest)
     _fsync_tree(folder)
     advance(1)
+
+
+def _space_entry(build: SpaceBuild, now: str) -> dict:
+    entry = {
+        "path": f"spaces/{build.space_id}", "vectors": len(build.chunks), "dimension": build.manifest["dimension"],
+        "rebuilt_at": build.rebuilt_at or now, "stale_documents": len(build.stale),
+    }
+    return entry | ({"search": build.search} if build.search else {})
 
 
 # Exact search while scanning every vector is cheap (≈ 3 ms on one core at 20M floats: 52k

@@ -156,9 +156,12 @@ def run(config_path, artifacts, as_json, silent, providers, max_cost, allow_mass
 @json_option
 @click.option("--split", default="test", show_default=True, help="The qrels file to use.")
 @click.option("--limit-queries", type=click.IntRange(1), help="Evaluate only the first N judged queries (quick runs).")
+@click.option("--off-topic", "off_topic_dirs", multiple=True, type=click.Path(file_okay=False, exists=True, path_type=Path),
+              help="A BEIR folder from another domain: its queries should not be answerable here (repeatable). Reports the abstain quality.")
+@click.option("--tune", is_flag=True, help="Find the hybrid weight that ranks this labeled set best, and print the config line to set it.")
 @click.option("--gate", "gate_path", type=click.Path(dir_okay=False, exists=True, path_type=Path), help="TOML of minimums; exit 6 when any metric falls below.")
 @click.option("-q", "--quiet", "silent", is_flag=True, help="No progress bars.")
-def evaluate(dataset_dir, config_path, artifacts, as_json, split, limit_queries, gate_path, silent):
+def evaluate(dataset_dir, config_path, artifacts, as_json, split, limit_queries, off_topic_dirs, tune, gate_path, silent):
     """Measure retrieval quality on a labeled dataset through the product's own pipeline.
 
     The corpus is indexed with the configured spaces into a temporary artifacts folder
@@ -166,15 +169,20 @@ def evaluate(dataset_dir, config_path, artifacts, as_json, split, limit_queries,
     query runs through the server's search code in dense, lexical and hybrid modes.
     Prints nDCG@10, Recall@10, Recall@100 and MRR@10 per space and mode.
 
+    With --off-topic, also how well `answerable` tells this dataset's questions from
+    another domain's: AUROC of the best hit's relevance, and at the space's threshold
+    the share of off-topic questions answered and of answerable ones abstained.
+
     \b
     Examples:
         index eval --dataset ../shared/data/scifact --config examples/index.toml
-        index eval --dataset ../shared/data/scifact --limit-queries 50 --json
+        index eval --dataset ../shared/data/scifact --off-topic ../shared/data/arguana
+        index eval --dataset my-questions --tune         # prints hybrid_weight = …
         index eval --dataset data/scifact --gate floors.toml    # exit 6 below a floor
     """
     import tempfile
 
-    from indexer import evaluation
+    from indexer import evaluation, quality
 
     gate = None
     if gate_path is not None:
@@ -183,6 +191,7 @@ def evaluate(dataset_dir, config_path, artifacts, as_json, split, limit_queries,
         except ConfigError as exc:
             raise ConfigProblem(str(exc)) from None
     dataset = _library_call(evaluation.load_dataset, dataset_dir, split, limit_queries)
+    off_topic = {d.name: _library_call(evaluation.load_queries, d, split) for d in off_topic_dirs}
     spaces = _load_config(config_path, None).spaces if (config_path or Path(DEFAULT_CONFIG).exists()) else None
     with tempfile.TemporaryDirectory(prefix="static-rag-eval-") as tmp:
         folder = artifacts
@@ -190,52 +199,37 @@ def evaluate(dataset_dir, config_path, artifacts, as_json, split, limit_queries,
             with _reporting(silent or as_json) as progress:
                 folder = _library_call(evaluation.index_dataset, dataset, Path(tmp), spaces, progress)
         with _reporting(silent or as_json) as progress:
-            results = _library_call(_rank_all, folder, dataset, progress)
+            results = _library_call(quality.rank_all, folder, dataset, progress)
+            abstain = _library_call(quality.abstain, folder, dataset, off_topic, progress) if off_topic else None
+            tuned = _library_call(quality.tune, folder, dataset, progress) if tune else None
     report = {"dataset": dataset.name, "split": split, "queries": len(dataset.queries), "spaces": results}
+    report |= ({"abstain": abstain} if abstain else {}) | ({"tune": tuned} if tuned else {})
     failures = evaluation.gate_failures(results, gate) if gate else []
     if as_json:
         click.echo(json.dumps({**report, "gate_failures": failures} if gate else report, indent=2))
     else:
-        click.echo(f"{dataset.name} ({split}): {len(dataset.queries)} queries")
-        for space_id, modes in results.items():
-            click.echo(f"  {space_id}")
-            for mode, metrics in modes.items():
-                click.echo(f"    {mode:<8} " + "  ".join(f"{name} {value:.4f}" for name, value in metrics.items()))
+        _print_eval(report)
         for line in failures:
             click.echo(f"Below the gate: {line}", err=True)
     if failures:
         sys.exit(EXIT_GATE)
 
 
-def _rank_all(artifacts: Path, dataset, progress) -> dict:
-    """Every query through the server's search code, per space and mode; scored per trec_eval."""
-    from indexer import evaluation
-    from indexer.config import ServerConfig
-    from server.search import search
-    from server.service import SearchService, Settings
-
-    service = SearchService(Settings(artifacts=artifacts, server=ServerConfig(max_query_chars=100_000)))
-    generation = service.load()
-    results = {}
-    try:
-        indexed = {evaluation.corpus_id(row["doc_id"]) for row in generation.query("document_ids")}
-        if not indexed & set(dataset.corpus):
-            raise StaticRagError(f"{artifacts}: its generation holds none of the {dataset.name} corpus documents; "
-                                 "pass the artifacts of an index of this dataset, or leave out --artifacts to index it")
-        for space_id, space in generation.spaces.items():
-            results[space_id] = {}
-            for mode in ("dense", "lexical", "hybrid"):
-                rankings = {}
-                with progress(f"{mode} {space_id}", len(dataset.queries)) as advance:
-                    for query_id, text in dataset.queries.items():
-                        vector = service.query_vector(space, text) if mode != "lexical" else None
-                        hits = search(generation, space, vector, text, top_k=evaluation.DEPTH, mode=mode, max_chunks_per_doc=1).hits
-                        rankings[query_id] = [evaluation.corpus_id(h.doc_id) for h in hits]  # a document ranks by its best chunk
-                        advance(1)
-                results[space_id][mode] = evaluation.score(rankings, dataset.qrels)
-    finally:
-        service.close()
-    return results
+def _print_eval(report: dict) -> None:
+    click.echo(f"{report['dataset']} ({report['split']}): {report['queries']} queries")
+    for space_id, modes in report["spaces"].items():
+        click.echo(f"  {space_id}")
+        for mode, metrics in modes.items():
+            click.echo(f"    {mode:<8} " + "  ".join(f"{name} {value:.4f}" for name, value in metrics.items()))
+    for space_id, info in (report.get("abstain") or {}).items():
+        click.echo(f"  abstain, {space_id} (min_relevance {info['min_relevance']}):")
+        for name, row in info["off_topic"].items():
+            click.echo(f"    vs {name} ({row['off_topic_queries']} off-topic questions): AUROC {row['auroc']:.4f}; "
+                       f"off-topic answered {row['off_topic_answered']:.1%}, answerable abstained {row['answerable_abstained']:.1%}")
+    for space_id, info in (report.get("tune") or {}).items():
+        curve = "  ".join(f"{w}: {v:.4f}" for w, v in info["ndcg@10_by_weight"].items())
+        click.echo(f"  hybrid nDCG@10 by dense weight, {space_id}: {curve}")
+        click.echo(f"  To use the best weight, add to this space's [[spaces]] table:\n    hybrid_weight = {info['best']}")
 
 
 @cli.command(context_settings=CONTEXT)
@@ -257,7 +251,10 @@ def status(config_path, artifacts, as_json):
         return
     run = info["last_run"]
     click.echo(f"Current generation: {info['current']} (built {info['built_at']})")
-    click.echo(f"Documents: {info['documents']}; " + ", ".join(f"{n} vectors in {s}" for s, n in info["spaces"].items()))
+    click.echo(f"Documents: {info['documents']}")
+    for space_id, space in info["spaces"].items():
+        waiting = f"{space['stale_documents']} stale (changed since this space was last embedded; run its provider)" if space["stale_documents"] else "up to date"
+        click.echo(f"  {space_id}: {space['vectors']} vectors, embedded {space['rebuilt_at']}; {waiting}")
     click.echo(f"Last run: {run['run_id']} {run['status']}: added {run['added']}, updated {run['updated']}, metadata-only {run['metadata_only']}, "
                f"skipped {run['skipped']}, deleted {run['deleted']}, failed {run['failed']}; {run['chunks_embedded']} chunks embedded, ${run['cost_usd']:.4f}")
     click.echo(f"Kept generations: {', '.join(info['generations'])}")
@@ -620,7 +617,7 @@ def _print_summary(report, artifacts: Path) -> None:
     table = Table("space", "chunks", "embedded", "reused", "kept", "tokens", "cost (USD)", box=None, pad_edge=False)
     for space_id, stats in report.spaces.items():
         if "skipped" in stats or stats.get("carried_over"):
-            note = stats.get("skipped") or f"carried over; {stats['stale_documents']} changed documents wait for its provider"
+            note = stats.get("skipped") or f"carried over; {stats['stale_documents']} changed document(s) stale here until its provider runs"
             table.add_row(space_id, str(stats.get("chunks", "-")), "-", "-", "-", "-", note)
             continue
         usage = stats.get("usage", {})

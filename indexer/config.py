@@ -71,6 +71,12 @@ class SpaceConfig:
     batch_size: int
     max_concurrency: int = 4
     timeout_seconds: float = 60.0
+    hybrid_weight: float | None = None  # dense share of the hybrid score; None: the product's default
+    min_relevance: float | None = None  # relevance the best hit needs for `answerable`; None: the default
+
+    def search_settings(self) -> dict:
+        """What the server needs from this table, recorded in the generation's manifest."""
+        return {k: v for k, v in (("hybrid_weight", self.hybrid_weight), ("min_relevance", self.min_relevance)) if v is not None}
 
     @property
     def info(self) -> ModelInfo:
@@ -104,6 +110,8 @@ class ServerConfig:
     max_top_k: int = 50
     max_offset: int = 200  # deepest page start; deep paging costs a wider candidate pool per request
     trust_forwarded_for: bool = False  # behind a reverse proxy: the client is the X-Forwarded-For address
+    default_space: str | None = None  # the space a request without `space` searches; None: the one rebuilt last
+    on_embedding_failure: str = "lexical"  # query embedding failed: answer lexically ("lexical") or 503 ("error")
 
 
 @dataclass(frozen=True)
@@ -135,6 +143,8 @@ SERVER_KEYS = {
     "max_top_k": Key(int, default=50, min=1, max=1000),
     "max_offset": Key(int, default=200, min=0, max=10_000),
     "trust_forwarded_for": Key(bool, default=False),
+    "default_space": Key(str),
+    "on_embedding_failure": Key(str, default="lexical", choices=("lexical", "error")),
 }
 API_KEY_KEYS = {
     "name": Key(str, required=True),
@@ -186,6 +196,8 @@ SPACE_KEYS = {
     "batch_size": Key(int),
     "max_concurrency": Key(int, default=4, min=1, max=16),
     "timeout_seconds": Key((int, float), default=60.0, min=1, max=600),
+    "hybrid_weight": Key((int, float), min=0, max=1),
+    "min_relevance": Key((int, float), min=0, max=1),
 }
 LOCAL_BATCH_SIZE = 32
 
@@ -229,6 +241,8 @@ def parse_config(
         raise ConfigError(f"spaces: each space must be distinct; repeated: {', '.join(sorted(set(i for i in ids if ids.count(i) > 1)))}")
     artifacts = Path(artifacts_override) if artifacts_override is not None else (base_dir / top["artifacts"]).resolve()
     server = _parse_server(top["server"], set(names))
+    if server.default_space is not None and server.default_space not in ids:
+        raise ConfigError(f"server.default_space: no configured space is {server.default_space!r}; spaces are {', '.join(ids)}")
     return Config(
         artifacts=artifacts,
         sources=sources,
@@ -261,6 +275,8 @@ def _parse_server(raw: dict, source_names: set[str]) -> ServerConfig:
         max_top_k=values["max_top_k"],
         max_offset=values["max_offset"],
         trust_forwarded_for=values["trust_forwarded_for"],
+        default_space=values["default_space"],
+        on_embedding_failure=values["on_embedding_failure"],
     )
 
 
@@ -369,6 +385,8 @@ def _parse_space(raw: dict, index: int) -> SpaceConfig:
         batch_size=batch_size,
         max_concurrency=values["max_concurrency"],
         timeout_seconds=float(values["timeout_seconds"]),
+        hybrid_weight=float(values["hybrid_weight"]) if values["hybrid_weight"] is not None else None,
+        min_relevance=float(values["min_relevance"]) if values["min_relevance"] is not None else None,
     )
 
 

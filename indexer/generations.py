@@ -39,7 +39,10 @@ def status(artifacts: Path) -> dict:
         "current": manifest["generation_id"],
         "built_at": manifest["created_at"],
         "documents": manifest["counts"]["documents"],
-        "spaces": {space_id: info["vectors"] for space_id, info in manifest["spaces"].items()},
+        "spaces": {
+            space_id: {"vectors": info["vectors"], "stale_documents": info.get("stale_documents", 0), "rebuilt_at": info.get("rebuilt_at", manifest["created_at"])}
+            for space_id, info in manifest["spaces"].items()
+        },
         "last_run": run_of(folder),
         "generations": list_generations(artifacts),
     }

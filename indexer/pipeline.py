@@ -163,11 +163,14 @@ def run_index(
 
         # Spaces built exactly as configured now keep the chunks of kept documents as they are.
         carries = {s.space_id: previous is not None and previous.carries_chunks(s.space_id, space_manifest(s)) for s in rebuilt}
+        # Documents that changed while this space was not rebuilt (`--provider`) still hold an older version's chunks here.
+        stale_before = {s.space_id: previous.stale_documents(s.space_id) if carries[s.space_id] else set() for s in rebuilt}
         new_chunks: dict[str, list[Chunk]] = {}
         for space in rebuilt:
             space_id = space.space_id
-            # Kept documents are re-chunked only where this space cannot keep their chunks (new space, new chunking).
-            to_chunk = [d for d in documents if decisions[d.doc_id].action is Action.FULL or (d.doc_id in kept and not carries[space_id])]
+            # Kept documents are re-chunked only where this space cannot keep their chunks (new space, new chunking, stale).
+            renew = stale_before[space_id]
+            to_chunk = [d for d in documents if decisions[d.doc_id].action is Action.FULL or (d.doc_id in kept and (not carries[space_id] or d.doc_id in renew))]
             with timer(f"chunk:{space_id}"), progress(f"chunking {space_id}", len(to_chunk)) as advance:
                 params = ChunkingParams(space.chunk_tokens, space.chunk_overlap)
                 new_chunks[space_id], failed = chunk_documents(to_chunk, params, fits[space_id], report.errors, advance)
@@ -217,27 +220,34 @@ def run_index(
         for space in config.spaces:
             space_id = space.space_id
             manifest = space_manifest(space)
+            search_settings = space.search_settings()
             if space_id in fresh:
-                carried, carried_ids, whole = previous.carried_chunks(space_id, kept) if carries[space_id] else ([], [], False)
+                carried, carried_ids, whole = previous.carried_chunks(space_id, kept - stale_before[space_id]) if carries[space_id] else ([], [], False)
                 vectors, stats = fresh[space_id]
                 unchanged = whole and not new_chunks[space_id]
                 chunks = carried + new_chunks[space_id]
                 if carried and not unchanged:
                     vectors = np.concatenate([previous.vectors(space_id, carried_ids), vectors])
                 stats = {"chunks": len(chunks), "carried": len(carried), **stats}
+                stale, rebuilt_at = frozenset(), None
             elif previous is not None and previous.compatible(space_id, manifest):
-                chunks, carried_ids, unchanged = previous.carried_chunks(space_id, kept)
+                # Not rebuilt: every document keeps the chunks it had here, a changed one its older
+                # version's (marked stale), so the space still covers every document until its provider runs.
+                changed = {i for i, d in decisions.items() if d.action is Action.FULL}
+                chunks, carried_ids, unchanged = previous.carried_chunks(space_id, kept | changed)
                 vectors = None if unchanged else previous.vectors(space_id, carried_ids)
-                stale = sum(1 for d in decisions.values() if d.action is Action.FULL)
-                stats = {"chunks": len(chunks), "carried_over": True, "stale_documents": stale}
+                live = {d.doc_id for d in documents}
+                stale, rebuilt_at = frozenset((previous.stale_documents(space_id) & live) | changed), previous.rebuilt_at(space_id)
+                stats = {"chunks": len(chunks), "carried_over": True, "stale_documents": len(stale)}
             else:
                 report.spaces[space_id] = {"skipped": "not rebuilt (--provider) and not in the current generation"}
                 continue
+            extra = {"stale": stale, "rebuilt_at": rebuilt_at, "search": search_settings}
             if unchanged:  # exactly the previous chunks, in the same order: reuse the index files
-                builds.append(artifacts.SpaceBuild(space_id, manifest, chunks, None, reuse_from=previous.space_folder(space_id)))
+                builds.append(artifacts.SpaceBuild(space_id, manifest, chunks, None, reuse_from=previous.space_folder(space_id), **extra))
             else:
                 order = sorted(range(len(chunks)), key=lambda i: (chunks[i].doc_id, chunks[i].ordinal))
-                builds.append(artifacts.SpaceBuild(space_id, manifest, [chunks[i] for i in order], vectors[order]))
+                builds.append(artifacts.SpaceBuild(space_id, manifest, [chunks[i] for i in order], vectors[order], **extra))
             report.spaces[space_id] = stats
     finally:
         if previous is not None:

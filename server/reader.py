@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import json
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
 import numpy as np
 
-from indexer.artifacts import current_generation, open_index, read_manifest
+from indexer.artifacts import STALE, current_generation, open_index, read_manifest
 from indexer.chunkstore import LINES as CHUNK_LINES, ChunkStore
 from indexer.documents import utc_aware
 from indexer.errors import ArtifactError
@@ -25,6 +25,9 @@ class SpaceIndex:
     dense: object  # faiss.Index, memory-mapped
     lexical: LexicalIndex
     chunks: ChunkStore | None  # None in generations written before chunks.jsonl: DuckDB answers instead
+    stale: frozenset[str] = frozenset()  # documents whose chunks here are an older version's
+    rebuilt_at: str = ""  # when a run last embedded this space (ISO 8601)
+    search: dict = field(default_factory=dict)  # hybrid_weight / min_relevance set in the config
 
     @property
     def size(self) -> int:
@@ -62,7 +65,9 @@ class Generation:
             manifest = json.loads((space_dir / "space.json").read_text(encoding="utf-8"))
             dense = open_index(space_dir / "index.faiss")
             chunks = ChunkStore(space_dir) if (space_dir / CHUNK_LINES).exists() else None
-            self.spaces[space_id] = SpaceIndex(space_id, manifest, dense, LexicalIndex(space_dir / "lexical"), chunks)
+            stale = frozenset(json.loads((space_dir / STALE).read_text(encoding="utf-8"))["documents"]) if (space_dir / STALE).exists() else frozenset()
+            rebuilt_at = info.get("rebuilt_at") or self.manifest["created_at"]
+            self.spaces[space_id] = SpaceIndex(space_id, manifest, dense, LexicalIndex(space_dir / "lexical"), chunks, stale, rebuilt_at, info.get("search", {}))
 
     @classmethod
     def open_current(cls, artifacts: Path) -> "Generation":
@@ -94,6 +99,14 @@ class Generation:
             rows = {row["vector_id"]: row for row in self.query("chunks_by_vector_ids", {"space_id": space_id, "vector_ids": ids})}
         return {vid: {**self.citations[row["doc_id"]], **row} for vid, row in rows.items()}
 
+    def default_space(self, preferred: str | None = None) -> SpaceIndex:
+        """The space a request without `space` searches: `preferred` (the config's default_space)
+        when this generation has it, else the one a run embedded most recently (first listed on a tie)."""
+        if preferred in self.spaces:
+            return self.spaces[preferred]
+        newest = max(s.rebuilt_at for s in self.spaces.values())
+        return next(s for s in self.spaces.values() if s.rebuilt_at == newest)
+
     def info(self) -> dict:
         counts = self.manifest["counts"]
         return {
@@ -108,6 +121,8 @@ class Generation:
                     "model": s.manifest["model"],
                     "dimension": s.manifest["dimension"],
                     "vectors": s.size,
+                    "rebuilt_at": s.rebuilt_at,
+                    "stale_documents": len(s.stale),
                 }
                 for s in self.spaces.values()
             ],

@@ -24,6 +24,7 @@ from server.search import MAX_CHUNKS_PER_DOC, SearchFilters, SearchResult, embed
 
 log = logging.getLogger("static_rag.server")
 QUERY_TIMEOUT_SECONDS = 10.0  # per query-embedding request: a chatbot user is waiting
+EMBEDDING_FAILURES = ("EMBEDDINGS_FAILED", "PROVIDER_UNAVAILABLE")  # query-embedding errors a lexical answer can stand in for
 
 
 class ServiceError(Exception):
@@ -125,7 +126,7 @@ class SearchService:
 
     def space(self, generation: Generation, space_id: str | None) -> SpaceIndex:
         if space_id is None:
-            return next(iter(generation.spaces.values()))
+            return generation.default_space(self.settings.server.default_space)
         if space_id not in generation.spaces:
             raise ServiceError("UNKNOWN_SPACE", f"space {space_id!r} is not in generation {generation.id}; available: {', '.join(generation.spaces)}", 404)
         return generation.spaces[space_id]
@@ -143,13 +144,24 @@ class SearchService:
         if offset > self.settings.server.max_offset:
             raise ServiceError("OFFSET_TOO_LARGE", f"offset is {offset}; the limit is {self.settings.server.max_offset} (refine the query instead)", 400)
         started = time.perf_counter()
+        degraded = None
         with self.leased() as generation:
             space = self.space(generation, space_id)
-            vector = self.query_vector(space, query) if mode != "lexical" else None
+            vector = None
+            if mode != "lexical":
+                try:
+                    vector = self.query_vector(space, query)
+                except ServiceError as exc:
+                    # The provider is down or has no key here: BM25 can still answer, and a chatbot
+                    # is better served by lexical hits, marked as such, than by a 503.
+                    if self.settings.server.on_embedding_failure != "lexical" or exc.code not in EMBEDDING_FAILURES:
+                        raise
+                    log.warning("space %s: answering lexically: %s", space.space_id, exc.message)
+                    mode, degraded = "lexical", exc.message
             result = search(generation, space, vector, query, top_k=top_k, mode=mode, filters=filters, offset=offset,
                             max_chunks_per_doc=max_chunks_per_doc, min_score=min_score)
         # took_ms is what the caller waited for, query embedding included.
-        return replace(result, took_ms=(time.perf_counter() - started) * 1000)
+        return replace(result, took_ms=(time.perf_counter() - started) * 1000, degraded_reason=degraded)
 
     def query_vector(self, space: SpaceIndex, query: str) -> np.ndarray:
         """The query embedded by the space's own provider and query task type; repeated questions come from an LRU cache."""

@@ -14,6 +14,7 @@ from litestar.testing import TestClient
 from indexer.cli import cli
 from indexer.embedders.remote import plan_batches, retry_after_seconds
 from server.app import create_app
+from indexer.config import ServerConfig
 from server.service import Settings
 from tests.conftest import write_config
 from tests.fakes.gemini_server import FakeGemini
@@ -212,18 +213,23 @@ def test_google_api_key_works_too(tmp_path, fake_gemini, monkeypatch):
     assert run("run", "-c", str(corpus(tmp_path, '[[spaces]]\nprovider = "gemini"\n'))).exit_code == 0
 
 
-def test_a_space_without_its_key_is_unavailable_while_others_keep_working(tmp_path, fake_openai, local_embedder, monkeypatch):
+def test_a_space_without_its_key_answers_lexically_while_others_keep_working(tmp_path, fake_openai, local_embedder, monkeypatch):
     config = corpus(tmp_path, '[[spaces]]\nprovider = "local"\n[[spaces]]\nprovider = "openai"\n')
     run_json("run", "-c", str(config))
     monkeypatch.delenv("OPENAI_API_KEY")
     with TestClient(create_app(Settings(artifacts=tmp_path / "artifacts"))) as client:
+        degraded = client.post("/v1/search", json={"query": "refund", "space": OPENAI_SPACE}).json()
+        assert degraded["degraded"] == "lexical" and "set OPENAI_API_KEY" in degraded["degraded_reason"]
+        assert degraded["mode"] == "lexical" and degraded["hits"][0]["doc_id"] == "file:refunds.md"
+        lexical = client.post("/v1/search", json={"query": "refund", "space": OPENAI_SPACE, "mode": "lexical"}).json()
+        assert "degraded" not in lexical, "asking for lexical is not a degradation"
+        local = client.post("/v1/search", json={"query": "refund", "space": "local-all-minilm-l6-v2-384"}).json()
+        assert local["hits"] and "degraded" not in local and local["mode"] == "hybrid"
+    strict = Settings(artifacts=tmp_path / "artifacts", server=ServerConfig(on_embedding_failure="error"))
+    with TestClient(create_app(strict)) as client:
         refused = client.post("/v1/search", json={"query": "refund", "space": OPENAI_SPACE})
         assert refused.status_code == 503
         assert refused.json()["code"] == "PROVIDER_UNAVAILABLE" and "set OPENAI_API_KEY" in refused.json()["message"]
-        lexical = client.post("/v1/search", json={"query": "refund", "space": OPENAI_SPACE, "mode": "lexical"})
-        assert lexical.status_code == 200 and lexical.json()["hits"][0]["doc_id"] == "file:refunds.md"
-        local = client.post("/v1/search", json={"query": "refund", "space": "local-all-minilm-l6-v2-384"})
-        assert local.status_code == 200 and local.json()["hits"]
 
 
 def test_repeated_queries_are_embedded_once(tmp_path, fake_openai):
@@ -236,11 +242,19 @@ def test_repeated_queries_are_embedded_once(tmp_path, fake_openai):
     assert len(fake_openai.calls) == before + 2
 
 
-def test_query_embedding_failure_is_a_retryable_503(tmp_path, fake_openai):
+def test_a_provider_outage_answers_lexically_or_as_a_retryable_503_when_configured(tmp_path, fake_openai):
     run_json("run", "-c", str(corpus(tmp_path, '[[spaces]]\nprovider = "openai"\n')))
     with TestClient(create_app(Settings(artifacts=tmp_path / "artifacts"))) as client:
         fake_openai.faults = [{"status": 500}, {"status": 500}]
         response = client.post("/v1/search", json={"query": "refunds please"})
+        assert response.status_code == 200
+        body = response.json()
+        assert body["degraded"] == "lexical" and "could not embed the query" in body["degraded_reason"]
+        assert body["hits"][0]["doc_id"] == "file:refunds.md", "BM25 still finds the page"
+    strict = Settings(artifacts=tmp_path / "artifacts", server=ServerConfig(on_embedding_failure="error"))
+    with TestClient(create_app(strict)) as client:
+        fake_openai.faults = [{"status": 500}, {"status": 500}]
+        response = client.post("/v1/search", json={"query": "refunds again"})
         assert response.status_code == 503
         assert response.json()["code"] == "EMBEDDINGS_FAILED" and response.json()["retryable"] is True
         # A long Retry-After is not slept through while a user waits.
@@ -347,3 +361,37 @@ def test_the_fake_gemini_single_embed_content_endpoint(fake_gemini):
     assert response.json()["usageMetadata"]["promptTokenCount"] == 4
     with_title = httpx.post(f"{fake_gemini.url}/v1/models/gemini-embedding-001:embedContent", json={**body, "title": "x"}, headers={"x-goog-api-key": fake_gemini.api_key})
     assert with_title.status_code == 400 and with_title.json()["error"]["status"] == "INVALID_ARGUMENT"
+
+
+def test_a_provider_run_keeps_changed_documents_findable_in_the_other_spaces(tmp_path, fake_openai, fake_gemini):
+    config = corpus(tmp_path, BOTH)
+    run_json("run", "-c", str(config))
+    (tmp_path / "docs" / "refunds.md").write_text("# Refunds\n\nShoes can be returned within ninety days for a refund to the original card.\n")
+    (tmp_path / "docs" / "gift-cards.md").write_text("# Gift cards\n\nGift cards never expire and cannot be exchanged for cash.\n")
+    nightly = run_json("run", "-c", str(config), "--provider", "gemini")
+    assert nightly["spaces"][OPENAI_SPACE]["stale_documents"] == 2, "one changed, one new: both wait for OpenAI"
+
+    artifacts = tmp_path / "artifacts"
+    with TestClient(create_app(Settings(artifacts=artifacts))) as client:
+        info = client.get("/v1/info").json()
+        assert {s["space_id"]: s["stale_documents"] for s in info["spaces"]} == {OPENAI_SPACE: 2, GEMINI_SPACE: 0}
+        assert info["default_space"] == GEMINI_SPACE, "without default_space, the space rebuilt last serves"
+        default = client.post("/v1/search", json={"query": "can shoes be returned for a refund", "top_k": 1}).json()
+        assert default["space"] == GEMINI_SPACE and default["hits"][0]["doc_id"] == "file:refunds.md" and not default["hits"][0]["stale"]
+        old = client.post("/v1/search", json={"query": "can shoes be returned for a refund", "space": OPENAI_SPACE, "top_k": 1}).json()
+        assert old["hits"][0]["doc_id"] == "file:refunds.md", "the changed page is still in the space that was not rebuilt"
+        assert old["hits"][0]["stale"] is True and "sixty days" in old["hits"][0]["text"]
+    status = run("status", "-c", str(config))
+    assert f"{OPENAI_SPACE}: 4 vectors" in status.output and "2 stale" in status.output
+
+    assert run_json("status", "-c", str(config))["spaces"][OPENAI_SPACE]["stale_documents"] == 2
+    with TestClient(create_app(Settings(artifacts=artifacts, server=ServerConfig(default_space=OPENAI_SPACE)))) as client:
+        assert client.post("/v1/search", json={"query": "gift cards", "top_k": 1}).json()["space"] == OPENAI_SPACE, "[server] default_space wins"
+
+    catch_up = run_json("run", "-c", str(config), "--provider", "openai")
+    assert catch_up["spaces"][OPENAI_SPACE]["embedded"] == 2, "only the stale documents' chunks are embedded"
+    with TestClient(create_app(Settings(artifacts=artifacts))) as client:
+        info = client.get("/v1/info").json()
+        assert {s["space_id"]: s["stale_documents"] for s in info["spaces"]} == {OPENAI_SPACE: 0, GEMINI_SPACE: 0}
+        hit = client.post("/v1/search", json={"query": "can shoes be returned for a refund", "space": OPENAI_SPACE, "top_k": 1}).json()["hits"][0]
+        assert hit["stale"] is False and "ninety days" in hit["text"]
