@@ -1,118 +1,128 @@
-"""How hybrid fusion compares with its inputs and with the alternatives, on a BEIR dataset.
+"""Hybrid fusion against its inputs and against the alternatives, on every dataset at once, chosen
+by the worst case.
 
-    .venv/bin/python bench/fusion.py ../shared/data/scifact --split train --keep /tmp/scifact-index
-    .venv/bin/python bench/fusion.py ../shared/data/scifact --split test  --keep /tmp/scifact-index
+    # once per dataset: index it (≈ 11 min each with the local model), save its candidates
+    .venv/bin/python bench/candidates.py --index /tmp/ds/scifact/artifacts --queries ../shared/data/scifact --out /tmp/ds/cand/scifact-scifact.pkl
+    # then (seconds):
+    .venv/bin/python bench/fusion.py /tmp/ds/cand --datasets scifact nfcorpus arguana
 
-The corpus is indexed once through the normal pipeline (local model) into `--keep DIR` and
-reused by later runs (without --keep: a temporary folder). Every query is scored, document =
-its best chunk, nDCG@10 per method, in three situations:
+Reads `<dataset>-<dataset>.pkl` from bench/candidates.py: the top 100 chunks of each retriever per
+query with exact scores on both sides, so every method ranks the same candidates. A document ranks
+by its best chunk; nDCG@10 per method. ArguAna's queries are corpus documents: a query's own
+document is left out (BEIR's identical-id rule), as `index eval` does.
 
-- real: the query as typed, on both sides.
-- dense-noise: the dense side gets a random unit vector — a space whose vectors carry no
-  meaning; a fusion that never loses should stay near lexical.
-- lexical-noise: the lexical side gets six random words from the corpus; should stay near dense.
-
-Methods: dense, lexical, reciprocal rank fusion (k=60 and k=20), the product's blend of cosine
-and BM25 / ceiling at dense weights 0.3–0.7, and `product` — `server.search.search` itself.
-The baseline is the better input of each situation; `gain` is the product's nDCG@10 minus it.
+Situations: *real*; *dense-noise*, where each query's cosines are shuffled among its candidates
+(a space whose vectors carry no meaning; a fusion that never loses should stay near lexical); and
+*lexical-noise*, the same for the lexical side. `gain` is a method's nDCG@10 minus the better of
+dense and lexical in that situation; the last column is the worst gain over the datasets.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
-import random
-import re
-import tempfile
+import pickle
+import sys
 from pathlib import Path
 
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
+import numpy as np
 
-import numpy as np  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from indexer import evaluation  # noqa: E402
-from server.fusion import convex_combination  # noqa: E402
-from server.search import MIN_CANDIDATES, _bm25, _cosines, _dense, search  # noqa: E402
-from server.service import SearchService, Settings  # noqa: E402
-
-WEIGHTS = (0.3, 0.4, 0.5, 0.6, 0.7)
+from server.fusion import DENSE_WEIGHT  # noqa: E402
 
 
-def rrf(rankings: list[list[int]], k: int) -> dict[int, float]:
-    fused: dict[int, float] = {}
-    for ranking in rankings:
-        for rank, item in enumerate(ranking, start=1):
-            fused[item] = fused.get(item, 0.0) + 1.0 / (k + rank)
-    return fused
+
+def blend(w):
+    return lambda c, l: w * c + (1 - w) * l
+
+
+def standardized(w):
+    """Each side as z-scores over the query's candidates, then blended."""
+    def z(x):
+        s = x.std()
+        return (x - x.mean()) / s if s > 1e-9 else np.zeros_like(x)
+    return lambda c, l: w * z(c) + (1 - w) * z(l)
+
+
+def min_max(w):
+    def mm(x):
+        r = x.max() - x.min()
+        return (x - x.min()) / r if r > 1e-9 else np.zeros_like(x)
+    return lambda c, l: w * mm(c) + (1 - w) * mm(l)
+
+
+def lexical_evidence(w, full):
+    """Dense weight rises from w toward 1 as the best lexical share falls below `full`."""
+    def f(c, l):
+        wd = 1 - (1 - w) * min(1.0, float(l.max()) / full) if len(l) else 1.0
+        return wd * c + (1 - wd) * l
+    return f
+
+
+def rrf(k):
+    def f(c, l):
+        out = np.zeros(len(c))
+        for side in (c, l):
+            ranks = np.empty(len(side))
+            ranks[np.argsort(-side, kind="stable")] = np.arange(1, len(side) + 1)
+            out += 1.0 / (k + ranks)
+        return out
+    return f
+
+
+METHODS = {"dense": lambda c, l: c, "lexical": lambda c, l: l, "rrf60": rrf(60)}
+METHODS |= {f"blend{w}": blend(w) for w in (0.3, 0.4, 0.5, 0.6, 0.7, 0.8)}
+METHODS |= {f"z{w}": standardized(w) for w in (0.5, 0.6)}
+METHODS |= {f"minmax{w}": min_max(w) for w in (0.5, 0.6)}
+METHODS |= {f"evidence{w}": lexical_evidence(w, 0.8) for w in (0.4, 0.5)}
+
+
+def rank_documents(ids, doc_of, scores, drop=None, depth=evaluation.DEPTH) -> list[str]:
+    out, seen = [], set()
+    for i in np.argsort(-scores, kind="stable"):
+        doc = doc_of[ids[i]]
+        if doc != drop and doc not in seen:
+            seen.add(doc)
+            out.append(doc)
+            if len(out) == depth:
+                break
+    return out
+
+
+def table(data: dict, identical: bool, rng: np.random.Generator) -> dict[str, dict[str, float]]:
+    situations: dict[str, dict[str, dict[str, list[str]]]] = {"real": {}, "dense-noise": {}, "lexical-noise": {}}
+    for qid, q in data["queries"].items():
+        cosine, lexical = np.maximum(q["cosine"], 0.0), q["lexical"]
+        inputs = {"real": (cosine, lexical), "dense-noise": (rng.permutation(cosine), lexical), "lexical-noise": (cosine, rng.permutation(lexical))}
+        for situation, (c, l) in inputs.items():
+            for name, method in METHODS.items():
+                situations[situation].setdefault(name, {})[qid] = rank_documents(q["ids"], data["doc_of"], method(c, l), qid if identical else None)
+    return {s: {name: evaluation.score(r, data["qrels"])["ndcg@10"] for name, r in methods.items()} for s, methods in situations.items()}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("dataset", type=Path, help="a BEIR folder, e.g. ../shared/data/scifact")
-    parser.add_argument("--split", default="test")
-    parser.add_argument("--keep", type=Path, help="index into (or reuse) DIR/artifacts")
-    parser.add_argument("--limit-queries", type=int)
+    parser.add_argument("candidates", type=Path, help="folder of bench/candidates.py outputs")
+    parser.add_argument("--datasets", nargs="+", required=True)
     args = parser.parse_args()
-    if not (args.dataset / "corpus.jsonl").is_file():
-        parser.error(f"{args.dataset}: not a BEIR dataset folder (is ../shared/data present?)")
-    dataset = evaluation.load_dataset(args.dataset, args.split, args.limit_queries)
-
-    with tempfile.TemporaryDirectory() as tmp:
-        folder = args.keep or Path(tmp)
-        artifacts = folder / "artifacts"
-        if not (artifacts / "CURRENT").exists():
-            artifacts = evaluation.index_dataset(dataset, folder)
-        report = evaluate(artifacts, dataset)
-    report = {"dataset": dataset.name, "split": args.split, "queries": len(dataset.queries), "ndcg@10": report}
-    for situation, methods in report["ndcg@10"].items():
-        print(f"{situation:14s} " + "  ".join(f"{name} {value:.4f}" for name, value in methods.items()))
-    print(json.dumps(report))
-
-
-def evaluate(artifacts: Path, dataset: evaluation.Dataset) -> dict:
-    service = SearchService(Settings(artifacts=artifacts, max_query_chars=100_000))
-    generation = service.load()
-    (space,) = generation.spaces.values()
-    doc_of = {vid: evaluation.corpus_id(row["doc_id"]) for vid, row in generation.hits(space.space_id, list(range(space.size))).items()}
-    rng = np.random.default_rng(0)
-    words = random.Random(0)
-    vocabulary = sorted({w for _, text in dataset.corpus.values() for w in re.findall(r"[a-z]{4,}", text.lower())})
-    depth = min(space.size, MIN_CANDIDATES)
-
-    def documents(scores: dict[int, float]) -> list[str]:
-        ranked = sorted(scores, key=lambda v: -scores[v])
-        return list(dict.fromkeys(doc_of[v] for v in ranked))[: evaluation.DEPTH]
-
-    rankings: dict[str, dict[str, dict[str, list[str]]]] = {}
-    for query_id, text in dataset.queries.items():
-        vector = service.query_vector(space, text)
-        noise = rng.standard_normal(vector.shape).astype(np.float32)
-        situations = {
-            "real": (vector, text),
-            "dense-noise": (noise / np.linalg.norm(noise), text),
-            "lexical-noise": (vector, " ".join(words.sample(vocabulary, 6))),
-        }
-        for situation, (v, q) in situations.items():
-            dense = _dense(space, v, depth, None)
-            lexical_scores, ceiling, lexical, _ = _bm25(space, q, None, depth)
-            union = list(dict.fromkeys([*dense, *lexical]))
-            cosine = dict(zip(union, _cosines(space, v, union)))
-            share = {vid: float(lexical_scores[vid]) / ceiling for vid in union} if ceiling else {}
-            methods = {"dense": dense, "lexical": lexical, "rrf60": rrf([list(dense), list(lexical)], 60), "rrf20": rrf([list(dense), list(lexical)], 20)}
-            methods |= {f"blend{w}": convex_combination(cosine, share, w) for w in WEIGHTS}
-            out = rankings.setdefault(situation, {})
-            for name, scores in methods.items():
-                out.setdefault(name, {})[query_id] = documents(scores)
-            hits = search(generation, space, v, q, top_k=evaluation.DEPTH, max_chunks_per_doc=1).hits
-            out.setdefault("product", {})[query_id] = [evaluation.corpus_id(h.doc_id) for h in hits]
-    service.close()
-
-    table = {}
-    for situation, methods in rankings.items():
-        table[situation] = {name: evaluation.score(r, dataset.qrels)["ndcg@10"] for name, r in methods.items()}
-        table[situation]["gain"] = round(table[situation]["product"] - max(table[situation]["dense"], table[situation]["lexical"]), 4)
-    return table
+    results = {}
+    for name in args.datasets:
+        path = args.candidates / f"{name}-{name}.pkl"
+        if not path.is_file():
+            parser.error(f"{path}: missing; make it with bench/candidates.py (see the docstring)")
+        data = pickle.loads(path.read_bytes())
+        identical = evaluation.queries_are_documents(evaluation.load_dataset(Path(data["query_set_path"]))) if "query_set_path" in data else name == "arguana"
+        results[name] = table(data, identical, np.random.default_rng(0))
+    for situation in ("real", "dense-noise", "lexical-noise"):
+        print(f"\n{situation}: nDCG@10 (gain over the better input)")
+        for method in METHODS:
+            gains = {d: results[d][situation][method] - max(results[d][situation]["dense"], results[d][situation]["lexical"]) for d in results}
+            cells = "  ".join(f"{d} {results[d][situation][method]:.4f} ({gains[d]:+.4f})" for d in results)
+            star = " ← product" if method == f"blend{DENSE_WEIGHT}" else ""
+            print(f"  {method:12s} {cells}   worst {min(gains.values()):+.4f}{star}")
+    print(json.dumps(results))
 
 
 if __name__ == "__main__":

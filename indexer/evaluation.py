@@ -56,6 +56,33 @@ def load_dataset(folder: Path, split: str = "test", limit_queries: int | None = 
     return Dataset(folder.name, corpus, {q: queries[q] for q in ids}, {q: qrels[q] for q in ids})
 
 
+def queries_are_documents(dataset: Dataset) -> bool:
+    """True when most queries are also corpus documents with the same text (ArguAna): then, as in
+    BEIR's `ignore_identical_ids`, a query's own document is left out of its ranking."""
+    same = sum(1 for q, text in dataset.queries.items() if q in dataset.corpus and " ".join(dataset.corpus[q][1].split()) == " ".join(text.split()))
+    return same * 2 > len(dataset.queries)
+
+
+def load_queries(folder: Path, split: str = "test") -> dict[str, str]:
+    """The judged queries of a BEIR folder (all of them when it has no qrels for `split`): off-topic questions for another corpus."""
+    folder = Path(folder)
+    path = folder / "queries.jsonl"
+    if not path.is_file():
+        raise StaticRagError(f"{folder}: not a BEIR dataset folder, missing: {path}")
+    judged = None
+    qrels = folder / "qrels" / f"{split}.tsv"
+    if qrels.is_file():
+        rows = [line.split() for line in qrels.read_text(encoding="utf-8").split("\n")]
+        judged = {r[0] for i, r in enumerate(rows) if len(r) >= 3 and (i or r[2].lstrip("-").isdigit())}
+    queries = {}
+    for line in path.read_text(encoding="utf-8").split("\n"):
+        if line.strip():
+            row = json.loads(line)
+            if judged is None or str(row["_id"]) in judged:
+                queries[str(row["_id"])] = row["text"]
+    return dict(sorted(queries.items()))
+
+
 def ndcg(ranked: list[str], relevant: dict[str, int], k: int) -> float:
     """trec_eval ndcg_cut: gain = relevance, discount log2(rank + 1), ideal from the judged documents."""
     dcg = sum(relevant.get(doc, 0) / math.log2(rank + 2) for rank, doc in enumerate(ranked[:k]) if relevant.get(doc, 0) > 0)

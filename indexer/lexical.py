@@ -33,6 +33,29 @@ def analyze(text: str) -> list[str]:
     return stemmer.stemWords(words)
 
 
+# Words a question is made of whatever it asks ("what", "can", "how do I get …"): the index keeps
+# them (Lucene's short list drops fewer words), but a query's match on them alone means nothing, so
+# queries are scored on their other words. NLTK's English list (bm25s ships it) plus the verbs and
+# courtesies of questions typed into a chat box.
+QUERY_FUNCTION_WORDS = frozenset(
+    {"get", "gets", "getting", "got", "could", "would", "may", "might", "must", "shall", "also", "please", "tell", "us", "let", "lets", "anyone", "anything", "someone", "something", "thing", "things", "ever", "yes"}
+)
+
+
+@lru_cache(maxsize=1)
+def _function_words() -> frozenset[str]:
+    from bm25s.stopwords import STOPWORDS_EN_PLUS
+
+    return frozenset(STOPWORDS_EN_PLUS) | QUERY_FUNCTION_WORDS
+
+
+def query_terms(query: str) -> list[str]:
+    """The index terms a query is scored on: `analyze`, less the function words of questions."""
+    stemmer, stopwords = stemmer_and_stopwords()
+    skip = stopwords | _function_words()
+    return stemmer.stemWords([w for w in TOKEN.findall(query.lower()) if w not in skip])
+
+
 def build_lexical_index(texts: list[str], folder: Path) -> None:
     import bm25s
 
@@ -70,7 +93,8 @@ def _term_max(scores: dict) -> np.ndarray:
 
 class LexicalIndex:
     """A memory-mapped BM25 index; `scores(query)` returns one score per chunk row and the
-    query's score ceiling, the sum of each query term's highest score in the index."""
+    query's score ceiling: the sum over the query's terms of each term's highest score in the
+    index, a term the index lacks counted as the rarest term would score (it could have matched)."""
 
     def __init__(self, folder: Path):
         import bm25s
@@ -82,12 +106,18 @@ class LexicalIndex:
         self.retriever = bm25s.BM25.load(str(folder), mmap=True, show_progress=False)
         saved = folder / "term_max.npy"  # generations written before it existed get it computed here
         self.term_max = np.load(saved) if saved.exists() else _term_max(self.retriever.scores)
+        # A term in one chunk only, once, in a chunk of average length scores its idf (Lucene's form).
+        self.unknown_term = float(np.log(1 + (max(self.size, 1) - 1 + 0.5) / 1.5))
 
     def scores(self, query: str) -> tuple[np.ndarray, float]:
         """(BM25 score per chunk row, ceiling): no chunk can score above the ceiling, so
-        score / ceiling is a 0–1 measure of how much of the query a chunk matches."""
-        term_ids = self.retriever.get_tokens_ids(analyze(query)) if self.size else []
+        score / ceiling is a 0–1 measure of how much of the query a chunk matches. A query
+        whose every word is a function word ("what can I get?") matches nothing: ceiling 0."""
+        terms = query_terms(query) if self.size else []
+        vocabulary = self.retriever.vocab_dict
+        term_ids = [vocabulary[t] for t in terms if t in vocabulary]
         if not term_ids:
             return np.zeros(self.size, dtype=np.float32), 0.0
         scores = np.asarray(self.retriever.get_scores(term_ids), dtype=np.float32)
-        return scores, float(self.term_max[term_ids].sum())
+        unknown = len(terms) - len(term_ids)
+        return scores, float(self.term_max[term_ids].sum()) + unknown * self.unknown_term

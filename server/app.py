@@ -48,7 +48,7 @@ class Filters(msgspec.Struct, forbid_unknown_fields=True):
 
 class SearchRequest(msgspec.Struct, forbid_unknown_fields=True):
     query: str
-    space: str | None = None
+    space: Annotated[str, msgspec.Meta(description="An embedding space id from /v1/info; default: [server] default_space, else the space rebuilt most recently")] | None = None
     top_k: Annotated[int, msgspec.Meta(ge=1)] = 10  # at most the server's max_top_k (default 50)
     offset: Annotated[int, msgspec.Meta(ge=0)] = 0  # hits to skip: the next page starts at offset + top_k
     mode: Literal["hybrid", "dense", "lexical"] = "hybrid"
@@ -78,9 +78,11 @@ class Hit(msgspec.Struct):
     updated_at: datetime | None
     chunk_ids: list[str]
     snippet: str
+    relevance: Annotated[float, msgspec.Meta(description="Calibrated 0–1: about this share of hits with this value are relevant to the query")]
+    stale: Annotated[bool, msgspec.Meta(description="The space has not embedded this document's latest version yet (it was changed since)")]
 
 
-class SearchResponse(msgspec.Struct):
+class SearchResponse(msgspec.Struct, omit_defaults=True):
     hits: list[Hit]
     took_ms: float
     generation: str
@@ -88,6 +90,9 @@ class SearchResponse(msgspec.Struct):
     mode: str
     offset: int
     next_offset: int | None  # where the next page starts; null on the last page
+    answerable: Annotated[bool, msgspec.Meta(description="Some hit reaches the space's relevance threshold; false: the documents do not answer this")]
+    degraded: Annotated[Literal["lexical"], msgspec.Meta(description="Present when the query could not be embedded and BM25 alone answered")] | None = None
+    degraded_reason: str | None = None
 
 
 class ErrorBody(msgspec.Struct):
@@ -123,6 +128,8 @@ def _hit(h: SearchHit) -> Hit:
         updated_at=h.updated_at,
         chunk_ids=list(h.chunk_ids),
         snippet=h.snippet,
+        relevance=h.relevance,
+        stale=h.stale,
     )
 
 
@@ -173,7 +180,8 @@ class SearchController(Controller):
         )
         request.state.search = {
             "mode": result.mode, "generation": result.generation, "hits": len(result.hits), "candidates": result.candidates,
-            "took_ms": round(result.took_ms, 2), "query_chars": len(data.query),
+            "took_ms": round(result.took_ms, 2), "query_chars": len(data.query), "answerable": result.answerable,
+            **({"degraded": "lexical"} if result.degraded_reason else {}),
         }
         return SearchResponse(
             hits=[_hit(h) for h in result.hits],
@@ -183,12 +191,17 @@ class SearchController(Controller):
             mode=result.mode,
             offset=data.offset,
             next_offset=data.offset + len(result.hits) if result.more else None,
+            answerable=result.answerable,
+            degraded="lexical" if result.degraded_reason else None,
+            degraded_reason=result.degraded_reason,
         )
 
     @get("/info", sync_to_thread=False, summary="The generation being served", responses=_errors(503))
     def info(self, service: Service) -> dict:
         refused = [{"generation": g, "error": e} for g, e in service.refused.items()]
-        return {**service.current().info(), "version": __version__, **({"refused": refused} if refused else {})}
+        generation = service.current()
+        default = generation.default_space(service.settings.server.default_space).space_id
+        return {**generation.info(), "default_space": default, "version": __version__, **({"refused": refused} if refused else {})}
 
     @get("/documents/{doc_id:path}", sync_to_thread=True, summary="One document, with its full text", responses=_errors(404, 503))
     def document(self, request: Request, service: Service) -> dict:

@@ -16,7 +16,7 @@ better input when the other is noise, where RRF halves the score.
 
 from __future__ import annotations
 
-DENSE_WEIGHT = 0.5
+DENSE_WEIGHT = 0.6
 
 
 def convex_combination(cosine: dict[int, float], lexical: dict[int, float], dense_weight: float = DENSE_WEIGHT) -> dict[int, float]:

@@ -10,7 +10,8 @@ from datetime import datetime
 import numpy as np
 
 from indexer.embedders import Embedder
-from server.fusion import convex_combination
+from server.fusion import DENSE_WEIGHT, convex_combination
+from server.relevance import MIN_RELEVANCE, relevance
 from indexer.documents import utc_naive
 from server.reader import Generation, SpaceIndex
 from server.snippets import snippet
@@ -64,6 +65,8 @@ class SearchHit:
     updated_at: datetime | None
     chunk_ids: tuple[str, ...] = ()  # every chunk merged into this hit, in document order
     snippet: str = ""  # HTML: the best part of `text`, query terms in <mark>
+    relevance: float = 0.0  # calibrated 0–1: about this share of hits at this value are relevant
+    stale: bool = False  # the space has not embedded this document's latest version yet
 
 
 @dataclass(frozen=True)
@@ -75,6 +78,8 @@ class SearchResult:
     took_ms: float = 0.0
     more: bool = False  # another page exists after these hits
     candidates: int = 0  # chunks scored before collapsing to hits
+    answerable: bool = False  # the best hit reaches the space's relevance threshold
+    degraded_reason: str | None = None  # set when a dense or hybrid request was answered lexically
 
 
 def search(
@@ -88,6 +93,8 @@ def search(
     offset: int = 0,
     max_chunks_per_doc: int | None = MAX_CHUNKS_PER_DOC,
     min_score: float = 0.0,
+    dense_weight: float | None = None,
+    min_relevance: float | None = None,
 ) -> SearchResult:
     """Rank chunks of `space` for `query` and return hits `offset` to `offset + top_k`.
 
@@ -95,7 +102,13 @@ def search(
     or their blend. Filters restrict the candidates before ranking, and when collapsing leaves too
     few hits the candidate pool widens, so a page is short only when nothing more matches.
     Overlapping chunks of one document merge into one hit; a document gives at most
-    `max_chunks_per_doc` hits (None: no limit). `query_vector` is needed unless mode is lexical."""
+    `max_chunks_per_doc` hits (None: no limit). `query_vector` is needed unless mode is lexical.
+
+    Each hit gets a calibrated `relevance`; the result is `answerable` when the best hit's reaches
+    `min_relevance`. `dense_weight` and `min_relevance` default to the space's settings, then the product's."""
+    settings = space.search
+    weight = dense_weight if dense_weight is not None else settings.get("hybrid_weight", DENSE_WEIGHT)
+    threshold = min_relevance if min_relevance is not None else settings.get("min_relevance", MIN_RELEVANCE)
     started = time.perf_counter()
     allowed = generation.allowed_vector_ids(space.space_id, filters.as_params()) if filters.active() else None
     pool = space.size if allowed is None else len(allowed)
@@ -108,12 +121,13 @@ def search(
     if mode in ("hybrid", "lexical") and pool:
         bm25 = _BM25_THREADS.submit(_bm25, space, query, allowed, depth) if mode == "hybrid" else _finished(_bm25(space, query, allowed, depth))
     while True:
-        ranked, dense, lexical, cut = _rank(space, query_vector, bm25, mode, depth, allowed)
+        ranked, dense, lexical, cut = _rank(space, query_vector, bm25, mode, depth, allowed, weight)
         hits = _collapse(generation, space.space_id, ranked, wanted, dense, lexical, max_chunks_per_doc, min_score)
         below = bool(ranked) and ranked[-1][1] < min_score  # deeper candidates would score lower still
         if len(hits) >= wanted or not cut or depth >= pool or below:
             break
         depth = min(pool, depth * 4)
+    hits = [replace(h, relevance=relevance(h.dense, h.lexical, mode), stale=h.doc_id in space.stale) for h in hits]
     page = [replace(h, snippet=snippet(h.text, query)) for h in hits[offset : offset + top_k]]
     return SearchResult(
         hits=page,
@@ -123,10 +137,11 @@ def search(
         took_ms=(time.perf_counter() - started) * 1000,
         more=len(hits) > offset + top_k,
         candidates=len(ranked),
+        answerable=bool(hits) and max(h.relevance for h in hits) >= threshold,
     )
 
 
-def _rank(space: SpaceIndex, vector: np.ndarray | None, bm25: Future | None, mode: str, depth: int, allowed: np.ndarray | None):
+def _rank(space: SpaceIndex, vector: np.ndarray | None, bm25: Future | None, mode: str, depth: int, allowed: np.ndarray | None, weight: float):
     """Candidates best first with their 0–1 scores, each side's scores, and whether a retriever was
     cut at `depth` (so a deeper search could find more). `bm25`: what `_bm25` found, for the modes
     that use it."""
@@ -153,7 +168,7 @@ def _rank(space: SpaceIndex, vector: np.ndarray | None, bm25: Future | None, mod
     elif mode == "lexical":
         scores = lexical
     else:
-        scores = convex_combination(dense, lexical)
+        scores = convex_combination(dense, lexical, weight)
     # Rounded here, not only on output: a score a client saw and sends back as min_score keeps its hit.
     ranked = sorted(((vid, round(score, SCORE_DIGITS)) for vid, score in scores.items()), key=lambda kv: -kv[1])
     return ranked, dense, lexical, cut

@@ -6,15 +6,18 @@ stems), so a query for "rolling back" marks "rolled back" too. The snippet is HT
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from html import escape
 
-from indexer.lexical import TOKEN, analyze, stemmer_and_stopwords
+from indexer.lexical import TOKEN, query_terms, stemmer_and_stopwords
 
 WIDTH = 240  # characters of text in a snippet, about two lines of a chat widget
 
 
 def snippet(text: str, query: str, width: int = WIDTH) -> str:
+    """The best `width` characters of `text` as a person reads it (Markdown syntax removed), query terms marked."""
+    text = readable(text)
     terms = _terms(query)
     words = [(m.start(), m.end()) for m in TOKEN.finditer(text)] if terms else []
     matches = [span for span, stem in zip(words, analyze_each(text, words)) if stem in terms]
@@ -43,7 +46,7 @@ def analyze_each(text: str, words: list[tuple[int, int]]) -> list[str | None]:
 @lru_cache(maxsize=256)
 def _terms(query: str) -> frozenset[str]:
     """A query's index terms; one search asks for them once per hit."""
-    return frozenset(analyze(query))
+    return frozenset(query_terms(query))
 
 
 def _window(text: str, matches: list[tuple[int, int]], width: int) -> tuple[int, int]:
@@ -75,3 +78,40 @@ def _word_end(text: str, i: int) -> int:
         return len(text)
     space = text.find(" ", i)
     return space if 0 <= space and space - i < 20 else i
+
+
+# Markdown syntax a reader should not see in a snippet. Chunk texts are the extractors' Markdown-like
+# text (headings, emphasis, code, tables, links); the hit's `text` keeps it for the chatbot.
+_FENCE = re.compile(r"^\s*(```|~~~).*$", re.MULTILINE)
+_TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$", re.MULTILINE)
+_HEADING = re.compile(r"^\s{0,3}#{1,6}\s+", re.MULTILINE)
+_QUOTE = re.compile(r"^\s{0,3}>\s?", re.MULTILINE)
+_BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s+)?", re.MULTILINE)
+_RULE = re.compile(r"^\s*(?:[-*_]\s*){3,}$", re.MULTILINE)
+_IMAGE = re.compile(r"!\[([^\]]*)\]\([^)]*\)")
+_LINK = re.compile(r"\[([^\]]+)\]\((?:[^()]|\([^)]*\))*\)")
+_EMPHASIS = re.compile(r"(\*\*|__|\*|~~)(?=\S)(.+?)(?<=\S)\1")
+_UNDERSCORE_EMPHASIS = re.compile(r"(?<!\w)_(?=\S)(.+?)(?<=\S)_(?!\w)")
+_CODE = re.compile(r"`+([^`]*)`+")
+
+
+def readable(text: str) -> str:
+    """`text` without Markdown syntax: headings, emphasis, code marks and fences, table pipes and
+    rules, link and image syntax (their words stay), list bullets and quote marks."""
+    text = _FENCE.sub("", text)
+    text = _TABLE_RULE.sub("", text)
+    text = _RULE.sub("", text)
+    text = _HEADING.sub("", text)
+    text = _QUOTE.sub("", text)
+    text = _BULLET.sub("", text)
+    text = _IMAGE.sub(r"\1", text)
+    text = _LINK.sub(r"\1", text)
+    text = _CODE.sub(r"\1", text)
+    text = _EMPHASIS.sub(r"\2", text)
+    text = _UNDERSCORE_EMPHASIS.sub(r"\1", text)
+    lines = []
+    for line in text.splitlines():
+        if line.count("|") >= 2 or line.lstrip().startswith("|"):  # a table row: its cells, apart
+            line = " · ".join(cell.strip() for cell in line.strip().strip("|").split("|") if cell.strip())
+        lines.append(line)
+    return "\n".join(lines)

@@ -81,3 +81,30 @@ def test_the_widget_works_on_another_site_only_when_cors_allows_it(browser, exam
         browser.get(site.url("/help.html"))
         hits, status = search_in_page(browser, QUESTION)
         assert hits == [] and status.startswith("Search failed"), "a site not on the allowlist gets nothing"
+
+
+def test_an_unanswerable_question_says_so_and_the_hits_stay_one_click_away(browser, examples_artifacts, tmp_path):
+    from selenium.webdriver.common.by import By
+
+    with running_server(examples_artifacts, tmp_path) as server:
+        browser.get(server.base + "/")
+        _, status = search_in_page(browser, "What is the capital of Mongolia?")
+        assert status == "Nothing in these documents answers that."
+        assert not browser.find_element(By.CSS_SELECTOR, ".srag-results").is_displayed(), "weak hits are not shown as answers"
+        anyway = browser.find_element(By.CSS_SELECTOR, ".srag-show-anyway")
+        assert anyway.is_displayed()
+        anyway.click()
+        hits = browser.find_elements(By.CSS_SELECTOR, ".srag-hit")
+        assert len(hits) == 5 and all(h.is_displayed() for h in hits)
+        assert "weak results" in browser.find_element(By.CSS_SELECTOR, ".srag-status").text
+        assert not anyway.is_displayed()
+
+
+def test_the_widget_searches_the_space_named_in_data_space(browser, examples_artifacts, tmp_path, site):
+    with running_server(examples_artifacts, tmp_path, server_table=f'requests_per_minute = 0\ncors_origins = ["{site.base}"]\n') as server:
+        page = (f'<!doctype html><title>Help</title><div id="help"></div><script src="{server.base}/widget.js" data-target="#help" '
+                'data-space="no-such-space" defer></script>')
+        site.routes["/help.html"] = (200, "text/html; charset=utf-8", page.encode())
+        browser.get(site.url("/help.html"))
+        hits, status = search_in_page(browser, QUESTION)
+        assert hits == [] and "no-such-space" in status and "not in generation" in status, "the request named the space"

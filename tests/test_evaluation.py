@@ -85,3 +85,46 @@ def test_the_stored_scifact_gate_is_a_valid_gate():
 def test_artifacts_of_another_corpus_are_refused_not_scored_zero(tiny_beir, examples_artifacts):
     result = CliRunner().invoke(cli, ["eval", "--dataset", str(tiny_beir), "--artifacts", str(examples_artifacts), "-q"])
     assert result.exit_code == 1 and "holds none of the tiny corpus documents" in result.output
+
+
+@pytest.fixture
+def tiny_off_topic(tmp_path):
+    folder = tmp_path / "astronomy"
+    folder.mkdir()
+    queries = [("a1", "which moons of Jupiter have oceans under their ice"), ("a2", "how far away is the Andromeda galaxy"),
+               ("a3", "what makes a star explode as a supernova")]
+    (folder / "queries.jsonl").write_text("\n".join(json.dumps({"_id": i, "text": t}) for i, t in queries))
+    return folder
+
+
+def test_eval_reports_how_well_answerable_tells_own_questions_from_off_topic_ones(tiny_beir, tiny_off_topic, local_embedder):
+    result = CliRunner().invoke(cli, ["eval", "--dataset", str(tiny_beir), "--off-topic", str(tiny_off_topic), "--json"])
+    assert result.exit_code == 0, result.output
+    row = json.loads(result.output)["abstain"]["local-all-minilm-l6-v2-384"]["off_topic"]["astronomy"]
+    assert (row["answerable_queries"], row["off_topic_queries"]) == (2, 3), "queries without qrels are all taken as off-topic"
+    assert row["auroc"] == 1.0 and row["off_topic_answered"] == 0.0 and row["answerable_abstained"] == 0.0
+    text = CliRunner().invoke(cli, ["eval", "--dataset", str(tiny_beir), "--off-topic", str(tiny_off_topic), "-q"]).output
+    assert "vs astronomy (3 off-topic questions): AUROC 1.0000; off-topic answered 0.0%, answerable abstained 0.0%" in text
+
+
+def test_tune_prints_the_config_line_for_the_best_weight(tiny_beir, local_embedder):
+    result = CliRunner().invoke(cli, ["eval", "--dataset", str(tiny_beir), "--tune", "-q"])
+    assert result.exit_code == 0, result.output
+    assert "hybrid nDCG@10 by dense weight" in result.output and "0.0: " in result.output and "1.0: " in result.output
+    line = result.output.split("add to this space's [[spaces]] table:")[1].split()
+    assert line[:2] == ["hybrid_weight", "="] and 0.0 <= float(line[2]) <= 1.0
+
+
+def test_a_query_that_is_itself_a_document_is_left_out_of_its_ranking(tmp_path, local_embedder):
+    """BEIR's identical-id rule (ArguAna): otherwise every query finds itself first."""
+    folder = tmp_path / "debates"
+    (folder / "qrels").mkdir(parents=True)
+    docs = [("p1", "Zoos protect endangered species by breeding them in captivity."),
+            ("c1", "Captive breeding rarely returns animals to the wild; zoos mostly entertain."),
+            ("p2", "School uniforms reduce bullying about clothes."),
+            ("c2", "Uniforms do not stop bullying; children find other differences to mock.")]
+    (folder / "corpus.jsonl").write_text("\n".join(json.dumps({"_id": i, "title": "", "text": t}) for i, t in docs))
+    (folder / "queries.jsonl").write_text("\n".join(json.dumps({"_id": i, "text": t}) for i, t in docs if i.startswith("p")))
+    (folder / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\np1\tc1\t1\np2\tc2\t1\n")
+    report = json.loads(CliRunner().invoke(cli, ["eval", "--dataset", str(folder), "--json"]).output)
+    assert report["spaces"]["local-all-minilm-l6-v2-384"]["hybrid"]["mrr@10"] == 1.0

@@ -13,7 +13,8 @@ from server.service import Settings
 from tests.conftest import LOOPBACK_WEB, write_config
 
 UNLIMITED = ServerConfig(requests_per_minute=0)  # these tests send many requests from one client
-CITATION_FIELDS = {"chunk_id", "doc_id", "title", "url", "path", "source", "heading_path", "text", "start", "end", "score", "scores", "updated_at", "chunk_ids", "snippet"}
+CITATION_FIELDS = {"chunk_id", "doc_id", "title", "url", "path", "source", "heading_path", "text", "start", "end", "score", "scores", "updated_at", "chunk_ids", "snippet",
+                   "relevance", "stale"}
 
 
 @pytest.fixture(scope="module")
@@ -34,8 +35,9 @@ def test_health_readiness_and_info(client):
     info = client.get("/v1/info").json()
     assert ready.status_code == 200 and ready.json()["generation"] == info["generation"]
     assert info["documents"] == 27 and info["chunks"] > 27
-    assert info["spaces"] == [{"space_id": "local-all-minilm-l6-v2-384", "provider": "local", "model": "all-MiniLM-L6-v2", "dimension": 384, "vectors": info["chunks"]}]
-    assert info["built_at"]
+    assert info["spaces"] == [{"space_id": "local-all-minilm-l6-v2-384", "provider": "local", "model": "all-MiniLM-L6-v2", "dimension": 384,
+                               "vectors": info["chunks"], "rebuilt_at": info["spaces"][0]["rebuilt_at"], "stale_documents": 0}]
+    assert info["built_at"] and info["default_space"] == "local-all-minilm-l6-v2-384"
 
 
 @pytest.mark.parametrize(
@@ -179,3 +181,12 @@ def test_not_ready_until_a_generation_is_published(tmp_path, local_embedder):
 def test_openapi_schema_describes_search(client):
     schema = client.get("/schema/openapi.json").json()
     assert "/v1/search" in schema["paths"] and "post" in schema["paths"]["/v1/search"]
+
+
+@pytest.mark.parametrize("query", ["what does exit code 4 mean?", "how do I roll back with index rollback?", "which keys does the configuration file accept?"])
+def test_snippets_read_as_text_while_the_hit_keeps_its_markdown(client, query):
+    hits = client.post("/v1/search", json={"query": query, "top_k": 5}).json()["hits"]
+    assert any(any(mark in h["text"] for mark in ("##", "**", "`", "|")) for h in hits), "the chunks this checks do hold Markdown"
+    for h in hits:
+        plain = h["snippet"].replace("<mark>", "").replace("</mark>", "")
+        assert not any(mark in plain for mark in ("##", "**", "`", "| ", "---")), plain

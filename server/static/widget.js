@@ -8,10 +8,14 @@
  *   data-endpoint     search URL (default: /v1/search on the server that served this script)
  *   data-top-k        hits per page (default 5)
  *   data-source       only documents of this source
+ *   data-space        the embedding space to search (default: the server's default space; see /v1/info)
  *   data-api-key      sent as a Bearer key; anyone can read it in the page, so use a key scoped
  *                     to this site's sources, and rely on CORS and the rate limit for the rest
  *   data-placeholder  the search box's placeholder text
  * The server must list this page's origin in [server] cors_origins unless both share an origin.
+ *
+ * When the server says no hit answers the question (`answerable: false`), the widget says so
+ * instead of listing weak hits; a "Show anyway" button lists them.
  */
 (function () {
   "use strict";
@@ -68,12 +72,16 @@
     var more = el("button", "srag-more", "More results");
     more.type = "button";
     more.hidden = true;
-    root.append(form, status, list, more);
+    var anyway = el("button", "srag-show-anyway", "Show anyway");
+    anyway.type = "button";
+    anyway.hidden = true;
+    root.append(form, status, anyway, list, more);
     var nextOffset = null, lastQuery = "";
 
     function run(query, offset) {
       var body = { query: query, top_k: topK, offset: offset };
       if (opts.source) body.filters = { source: opts.source };
+      if (opts.space) body.space = opts.space;
       var headers = { "content-type": "application/json" };
       if (opts.apiKey) headers.authorization = "Bearer " + opts.apiKey;
       status.textContent = "Searching…";
@@ -93,9 +101,14 @@
           if (offset === 0) list.replaceChildren();
           res.data.hits.forEach(function (h) { list.appendChild(hitNode(h)); });
           var shown = list.children.length;
-          status.textContent = shown ? shown + (res.data.next_offset === null ? "" : "+") + " results" : "No results for “" + query + "”.";
           nextOffset = res.data.next_offset;
-          more.hidden = nextOffset === null;
+          var unanswered = offset === 0 && shown && res.data.answerable === false;
+          root.classList.toggle("srag-unanswered", unanswered);
+          list.hidden = unanswered;
+          anyway.hidden = !unanswered;
+          more.hidden = unanswered || nextOffset === null;
+          if (unanswered) status.textContent = "Nothing in these documents answers that.";
+          else status.textContent = shown ? shown + (nextOffset === null ? "" : "+") + " results" : "No results for “" + query + "”.";
         })
         .catch(function (err) { status.textContent = "Search failed: " + err.message; })
         .finally(function () { button.disabled = more.disabled = false; });
@@ -107,6 +120,12 @@
       if (lastQuery) run(lastQuery, 0);
     });
     more.addEventListener("click", function () { if (nextOffset !== null) run(lastQuery, nextOffset); });
+    anyway.addEventListener("click", function () {
+      anyway.hidden = true;
+      list.hidden = false;
+      more.hidden = nextOffset === null;
+      status.textContent = list.children.length + (nextOffset === null ? "" : "+") + " weak results (none seems to answer the question)";
+    });
   }
 
   function start() {

@@ -1,0 +1,137 @@
+"""`index eval` runs: every labeled query through the server's search code, scored per mode; how
+well `answerable` separates the dataset's own questions from off-topic ones; and `--tune`.
+
+Off-topic questions are another dataset's queries run against this corpus: nothing in it should
+answer them, so `relevance@1` (the best hit's relevance) should be low for them and high for the
+dataset's own queries. Choose datasets from domains that do not overlap.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from indexer import evaluation
+from indexer.errors import StaticRagError
+
+MODES = ("dense", "lexical", "hybrid")
+TUNE_WEIGHTS = tuple(round(w / 10, 1) for w in range(11))  # dense share of the hybrid score
+
+
+class Run:
+    """One open generation of an indexed dataset and the queries to put to it."""
+
+    def __init__(self, artifacts: Path, dataset: evaluation.Dataset):
+        from indexer.config import ServerConfig
+        from server.service import SearchService, Settings
+
+        self.dataset = dataset
+        self.service = SearchService(Settings(artifacts=artifacts, server=ServerConfig(max_query_chars=100_000)))
+        self.generation = self.service.load()
+        indexed = {evaluation.corpus_id(row["doc_id"]) for row in self.generation.query("document_ids")}
+        if not indexed & set(dataset.corpus):
+            self.close()
+            raise StaticRagError(f"{artifacts}: its generation holds none of the {dataset.name} corpus documents; "
+                                 "pass the artifacts of an index of this dataset, or leave out --artifacts to index it")
+        # BEIR's rule for corpora that contain their own queries (ArguAna): a hit that is the query itself does not count.
+        self.ignore_identical = evaluation.queries_are_documents(dataset)
+
+    def ranking(self, space, query_id: str | None, text: str, mode: str = "hybrid", depth: int = evaluation.DEPTH, **options) -> list:
+        """Hits best first, one per document, the query's own document left out where it is in the corpus."""
+        from server.search import search
+
+        vector = self.service.query_vector(space, text) if mode != "lexical" else None
+        hits = search(self.generation, space, vector, text, top_k=depth + 1, mode=mode, max_chunks_per_doc=1, **options).hits
+        own = query_id if self.ignore_identical else None
+        return [h for h in hits if evaluation.corpus_id(h.doc_id) != own][:depth]
+
+    def scores(self, space, mode: str, progress, **options) -> dict[str, float]:
+        rankings = {}
+        with progress(f"{mode} {space.space_id}", len(self.dataset.queries)) as advance:
+            for query_id, text in self.dataset.queries.items():
+                rankings[query_id] = [evaluation.corpus_id(h.doc_id) for h in self.ranking(space, query_id, text, mode, **options)]
+                advance(1)
+        return evaluation.score(rankings, self.dataset.qrels)
+
+    def close(self) -> None:
+        self.service.close()
+
+
+def rank_all(artifacts: Path, dataset: evaluation.Dataset, progress) -> dict:
+    """nDCG@10, Recall@10/100 and MRR@10 per space and mode."""
+    run = Run(artifacts, dataset)
+    try:
+        return {space_id: {mode: run.scores(space, mode, progress) for mode in MODES} for space_id, space in run.generation.spaces.items()}
+    finally:
+        run.close()
+
+
+def abstain(artifacts: Path, dataset: evaluation.Dataset, off_topic: dict[str, dict[str, str]], progress) -> dict:
+    """Per space and off-topic set: AUROC of relevance@1 (own queries against off-topic ones), and at
+    the space's threshold the share of off-topic queries answered and of own queries with a relevant
+    document in the top 10 that abstained."""
+    from server.relevance import MIN_RELEVANCE
+
+    run = Run(artifacts, dataset)
+    out: dict[str, dict] = {}
+    try:
+        for space_id, space in run.generation.spaces.items():
+            threshold = space.search.get("min_relevance", MIN_RELEVANCE)
+            own, found = [], []
+            with progress(f"answerable {space_id}", len(dataset.queries)) as advance:
+                for query_id, text in dataset.queries.items():
+                    hits = run.ranking(space, query_id, text, depth=10)
+                    own.append(hits[0].relevance if hits else 0.0)
+                    found.append(any(dataset.qrels[query_id].get(evaluation.corpus_id(h.doc_id), 0) > 0 for h in hits))
+                    advance(1)
+            own_arr, found_arr = np.asarray(own), np.asarray(found)
+            rows = {}
+            for name, queries in off_topic.items():
+                other = []
+                with progress(f"off-topic {name} {space_id}", len(queries)) as advance:
+                    for text in queries.values():
+                        hits = run.ranking(space, None, text, depth=1)
+                        other.append(hits[0].relevance if hits else 0.0)
+                        advance(1)
+                other_arr = np.asarray(other)
+                rows[name] = {
+                    "answerable_queries": len(own), "off_topic_queries": len(other),
+                    "auroc": round(auroc(own_arr, other_arr), 4),
+                    "auroc_found": round(auroc(own_arr[found_arr], other_arr), 4) if found_arr.any() else None,
+                    "off_topic_answered": round(float((other_arr >= threshold).mean()), 4) if len(other) else None,
+                    "answerable_abstained": round(float((own_arr[found_arr] < threshold).mean()), 4) if found_arr.any() else None,
+                }
+            out[space_id] = {"min_relevance": threshold, "off_topic": rows}
+    finally:
+        run.close()
+    return out
+
+
+def tune(artifacts: Path, dataset: evaluation.Dataset, progress) -> dict:
+    """Hybrid nDCG@10 at each dense weight, per space, and the best weight (the lower one on a tie)."""
+    run = Run(artifacts, dataset)
+    out = {}
+    try:
+        for space_id, space in run.generation.spaces.items():
+            by_weight = {w: run.scores(space, "hybrid", progress, dense_weight=w)["ndcg@10"] for w in TUNE_WEIGHTS}
+            best = max(by_weight, key=lambda w: (by_weight[w], -w))
+            out[space_id] = {"ndcg@10_by_weight": by_weight, "best": best}
+    finally:
+        run.close()
+    return out
+
+
+def auroc(positive: np.ndarray, negative: np.ndarray) -> float:
+    """Probability that a random positive scores above a random negative (ties count half)."""
+    if not len(positive) or not len(negative):
+        return float("nan")
+    values = np.concatenate([positive, negative])
+    order = values.argsort(kind="stable")
+    ranks = np.empty(len(values))
+    ranks[order] = np.arange(1, len(values) + 1)
+    for value in np.unique(values):  # average ranks over ties
+        tied = values == value
+        if tied.sum() > 1:
+            ranks[tied] = ranks[tied].mean()
+    return float((ranks[: len(positive)].sum() - len(positive) * (len(positive) + 1) / 2) / (len(positive) * len(negative)))

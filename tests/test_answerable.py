@@ -1,0 +1,134 @@
+"""A search that can say "nothing here answers that": `answerable`, calibrated `relevance`, and a
+lexical score that function words cannot inflate — on the bundled example corpus, as a new user
+would try it.
+
+The off-topic questions share no content word with the corpus (checked below, so an edit to
+`examples/` that breaks that is caught); the on-topic ones are paraphrases, not headings. Two of
+the 24 on-topic questions fall under the default threshold (the measured abstain rate on our
+labeled sets is up to 7%); they are marked xfail(strict) so that a change that fixes them, or
+breaks the others, shows.
+"""
+
+import pytest
+from litestar.testing import TestClient
+
+from indexer.config import ServerConfig
+from indexer.lexical import query_terms
+from server.app import create_app
+from server.service import Settings
+
+ON_TOPIC = [
+    "how can I go back to the previous index after a bad run?",
+    "which exit code means some documents failed?",
+    "do I need an API key from OpenAI to use this?",
+    "how are long documents split into pieces?",
+    pytest.param("what happens when a web page cannot be fetched?", marks=pytest.mark.xfail(
+        strict=True, reason="known miss (bench/README.md, Abstaining): relevance 0.033 — the best chunk shares few of the words (cosine 0.55, lexical 0.12)")),
+    pytest.param("how do I restrict results to one source?", marks=pytest.mark.xfail(
+        strict=True, reason="known miss (bench/README.md, Abstaining): relevance 0.041, just under the 0.05 threshold")),
+    "can I search only pages updated last week?",
+    "how does the server pick up a newly published index?",
+    "what is reciprocal rank fusion?",
+    "why normalize embedding vectors before using inner product?",
+    "how does BM25 score a document?",
+    "what does nDCG@10 measure?",
+    "how do I give the chatbot citations for its answers?",
+    "how many tokens fit in the local model's input?",
+    "can two people run the indexer at the same time?",
+    "what should I check when the search returns nothing?",
+    "how do I share Notion pages with the integration?",
+    "what is a memory-mapped file good for?",
+    "how is an HNSW index different from a flat index?",
+    "how do token buckets limit request rates?",
+    "why are stop words removed from keyword search?",
+    "how do I replace a file atomically on disk?",
+    "which languages does the search support?",
+    "what's in the space manifest?",
+]
+OFF_TOPIC = [
+    "What is the capital of Mongolia?",
+    "what is the capital of France",
+    "What's the weather forecast for Paris tomorrow?",
+    "Who painted the Mona Lisa?",
+    "When did the Roman empire fall?",
+    "How tall is Mount Everest?",
+    "Symptoms of seasonal flu in toddlers",
+    "Which planets have rings?",
+    "How to bake sourdough bread at home",
+    "Lyrics of Bohemian Rhapsody",
+    "What do giraffes eat?",
+    "Cheap flights from Madrid to Lisbon",
+    "How to repair a punctured bicycle tyre",
+    "What's the population of Brazil?",
+    "Rules of cricket for beginners",
+    "Where do monarch butterflies migrate?",
+    "How to knit a scarf",
+    "Who wrote Pride and Prejudice?",
+    "How do volcanoes erupt?",
+    "Is it safe to swim after eating?",
+    "Tell me a joke about cats",
+    "what can I get?",
+]
+
+
+@pytest.fixture(scope="module")
+def client(examples_artifacts):
+    with TestClient(create_app(Settings(artifacts=examples_artifacts, server=ServerConfig(requests_per_minute=0)))) as c:
+        yield c
+
+
+def ask(client, query: str, **body) -> dict:
+    response = client.post("/v1/search", json={"query": query, **body})
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+def test_the_off_topic_questions_share_no_content_word_with_the_corpus(examples_artifacts):
+    from server.reader import Generation
+
+    generation = Generation.open_current(examples_artifacts)
+    try:
+        (space,) = generation.spaces.values()
+        vocabulary = space.lexical.retriever.vocab_dict
+        shared = {q: [t for t in query_terms(q) if t in vocabulary] for q in OFF_TOPIC}
+        assert not any(shared.values()), shared
+    finally:
+        generation.close()
+
+
+@pytest.mark.parametrize("query", OFF_TOPIC)
+def test_off_topic_questions_are_not_answerable(client, query):
+    result = ask(client, query)
+    assert result["answerable"] is False, (query, result["hits"][0]["title"], result["hits"][0]["relevance"])
+    assert result["hits"], "the hits are still there for a client that wants them"
+    assert all(h["scores"]["lexical"] in (None, 0.0) for h in result["hits"]), "function words alone never match"
+
+
+@pytest.mark.parametrize("query", ON_TOPIC)
+def test_paraphrased_questions_are_answerable(client, query):
+    result = ask(client, query)
+    assert result["answerable"] is True, (query, result["hits"][0]["title"], result["hits"][0]["relevance"])
+
+
+def test_relevance_orders_like_the_evidence_and_stays_in_range(client):
+    on = ask(client, "what is reciprocal rank fusion?")["hits"]
+    off = ask(client, "Who painted the Mona Lisa?")["hits"]
+    assert all(0.0 <= h["relevance"] <= 1.0 for h in on + off)
+    assert on[0]["relevance"] > 0.5 > 0.05 > 0.01 > off[0]["relevance"]
+
+
+def test_min_score_still_drops_hits(client):
+    scored = ask(client, "what is reciprocal rank fusion?", min_score=0.99)
+    assert scored["hits"] == [] and scored["answerable"] is False
+
+
+def test_min_relevance_in_the_config_sets_the_space_threshold(copy_of_examples, local_embedder):
+    from indexer.config import load_config
+    from indexer.pipeline import run_index
+
+    config_path = copy_of_examples / "index.toml"
+    config_path.write_text(config_path.read_text().replace('chunk_overlap = 40', 'chunk_overlap = 40\nmin_relevance = 0.0'))
+    config = load_config(config_path)
+    run_index(config)
+    with TestClient(create_app(Settings(artifacts=config.artifacts))) as lenient:
+        assert ask(lenient, "Who painted the Mona Lisa?")["answerable"] is True, "a threshold of 0 answers everything"
