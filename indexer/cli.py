@@ -450,10 +450,12 @@ def search(query, config_path, artifacts, as_json, top_k, mode, space, source):
         index search "how do I roll back a bad index?" --config examples/index.toml
         index search "rate limits" --artifacts artifacts --mode lexical --json
     """
+    from indexer.config import ServerConfig
     from server.search import SearchFilters
     from server.service import SearchService, ServiceError, Settings
 
-    service = SearchService(Settings(artifacts=_artifacts_dir(config_path, artifacts)))
+    server = _load_config(config_path, None).server if (config_path or Path(DEFAULT_CONFIG).exists()) else ServerConfig()
+    service = SearchService(Settings(artifacts=_artifacts_dir(config_path, artifacts), server=server))  # [server] default_space applies
     try:
         service.load()
         result = service.search(query, space_id=space, top_k=top_k, mode=mode, filters=SearchFilters(source=source))
@@ -468,17 +470,23 @@ def search(query, config_path, artifacts, as_json, top_k, mode, space, source):
             {**{k: v for k, v in vars(h).items() if k not in ("dense", "lexical")}, "scores": {"dense": h.dense, "lexical": h.lexical}}
             for h in result.hits
         ]
-        click.echo(json.dumps({"hits": hits, "generation": result.generation, "space": result.space, "mode": result.mode}, indent=2, default=str))
+        degraded = {"degraded": "lexical", "degraded_reason": result.degraded_reason} if result.degraded_reason else {}
+        click.echo(json.dumps({"hits": hits, "answerable": result.answerable, "generation": result.generation, "space": result.space, "mode": result.mode, **degraded},
+                              indent=2, default=str))
         return
+    if result.degraded_reason:
+        click.echo(f"Answered by keywords only: {result.degraded_reason}", err=True)
     if not result.hits:
         click.echo("No hits.")
+    elif not result.answerable:
+        click.echo(click.style("Nothing in these documents seems to answer that; the closest hits:", bold=True))
     for rank, hit in enumerate(result.hits, start=1):
         where = " › ".join(hit.heading_path)
         click.echo(click.style(f"{rank}. {hit.title}", bold=True) + f"  ({hit.url or hit.path or hit.doc_id})")
         if where:
             click.echo(f"   {where}")
         click.echo(f"   {_terminal(hit.snippet)}")
-        click.echo(f"   score {hit.score:.4f}")
+        click.echo(f"   score {hit.score:.4f}, relevance {hit.relevance:.2f}" + (" (stale: this space has an older version of the page)" if hit.stale else ""))
 
 
 def _terminal(snippet_html: str) -> str:

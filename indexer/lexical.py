@@ -116,8 +116,7 @@ class LexicalIndex:
         terms = query_terms(query) if self.size else []
         vocabulary = self.retriever.vocab_dict
         term_ids = [vocabulary[t] for t in terms if t in vocabulary]
-        if not term_ids:
-            return np.zeros(self.size, dtype=np.float32), 0.0
-        scores = np.asarray(self.retriever.get_scores(term_ids), dtype=np.float32)
-        unknown = len(terms) - len(term_ids)
-        return scores, float(self.term_max[term_ids].sum()) + unknown * self.unknown_term
+        ceiling = float(self.term_max[term_ids].sum()) + (len(terms) - len(term_ids)) * self.unknown_term
+        if not term_ids:  # nothing can match: every chunk scores 0 (of a ceiling, when the query has terms)
+            return np.zeros(self.size, dtype=np.float32), ceiling
+        return np.asarray(self.retriever.get_scores(term_ids), dtype=np.float32), ceiling

@@ -14,7 +14,7 @@ import numpy as np
 from indexer import artifacts
 from indexer.chunking import ChunkingParams, chunk_text, count_tokens
 from indexer.config import Config
-from indexer.documents import Chunk, Document
+from indexer.documents import Chunk, Document, FetchState
 from indexer.embedders import Embedder, fits_for, load_embedder, space_manifest
 from indexer.embedders.remote import Budget, EmbeddingsFailed
 from indexer.errors import ConfigError, ErrorCode, IngestError, PublishRefused
@@ -129,7 +129,9 @@ def run_index(
     previous = PreviousGeneration.open(config.artifacts)
     try:
         with timer("crawl"):
-            fetch_state = previous.fetch_state() if previous and not full_refresh else {}
+            fetch_state = previous.fetch_state() if previous else {}
+            if full_refresh:  # forget the validators, never where pages led: a page failing now must not orphan what it linked to
+                fetch_state = {doc_id: FetchState(links=state.links) for doc_id, state in fetch_state.items()}
             crawled_list: list[Document] = []
             complete: set[str] = set()
             not_modified: set[str] = set()
