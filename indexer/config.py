@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import ipaddress
+import math
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -211,6 +212,8 @@ def load_config(path: str | Path, artifacts_override: str | Path | None = None) 
         raise ConfigError(f"config file not found: {path}") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text (byte {exc.start}: {exc.object[exc.start:exc.start + 1]!r}); save the file as UTF-8") from None
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
     try:
@@ -429,6 +432,8 @@ def _check(raw: dict, spec: dict[str, Key], where: str) -> dict:
             raise ConfigError(f"{name}: must be {_type_name(rule.types)}; got {type(value).__name__} {value!r}")
         if rule.item_type is not None and not all(isinstance(v, rule.item_type) for v in value):
             raise ConfigError(f"{name}: every item must be {_type_name(rule.item_type)}")
+        if isinstance(value, float) and not math.isfinite(value):  # NaN passes every comparison: it would switch a limit off
+            raise ConfigError(f"{name}: must be a finite number; got {value}")
         if rule.choices is not None and value not in rule.choices:
             raise ConfigError(f"{name}: must be one of {', '.join(map(str, rule.choices))}; got {value!r}")
         if (rule.min is not None and value < rule.min) or (rule.max is not None and value > rule.max):

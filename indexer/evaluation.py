@@ -36,18 +36,19 @@ def load_dataset(folder: Path, split: str = "test", limit_queries: int | None = 
     if missing:
         raise StaticRagError(f"not a BEIR dataset folder, missing: {', '.join(missing)}")
     corpus = {}
-    for line in paths["corpus"].read_text(encoding="utf-8").splitlines():
+    # JSON Lines end in "\n" only: splitlines() would also cut at U+0085, U+2028 and others inside texts.
+    for line in paths["corpus"].read_text(encoding="utf-8").split("\n"):
         if line.strip():
             row = json.loads(line)
             corpus[str(row["_id"])] = (row.get("title") or "", row.get("text") or "")
     qrels: dict[str, dict[str, int]] = {}
-    for i, line in enumerate(paths["qrels"].read_text(encoding="utf-8").splitlines()):
+    for i, line in enumerate(paths["qrels"].read_text(encoding="utf-8").split("\n")):
         parts = line.split("\t") if "\t" in line else line.split()
         if len(parts) < 3 or (i == 0 and not parts[2].strip().lstrip("-").isdigit()):
             continue  # blank, or the header line
         qrels.setdefault(parts[0].strip(), {})[parts[1].strip()] = int(parts[2])
     queries = {}
-    for line in paths["queries"].read_text(encoding="utf-8").splitlines():
+    for line in paths["queries"].read_text(encoding="utf-8").split("\n"):
         if line.strip():
             row = json.loads(line)
             if str(row["_id"]) in qrels:

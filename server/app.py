@@ -269,8 +269,8 @@ def _error_response(request: Request, exc: Exception) -> Response:
         codes = {404: "NOT_FOUND", 405: "METHOD_NOT_ALLOWED", 413: "REQUEST_TOO_LARGE", 415: "UNSUPPORTED_MEDIA_TYPE"}
         code = codes.get(exc.status_code, "INVALID_REQUEST" if exc.status_code < 500 else "SERVER_ERROR")
         return Response(ErrorBody(code, exc.detail), status_code=exc.status_code, headers=exc.headers)
-    if isinstance(exc, ValueError) and _raised_while_parsing(exc):  # e.g. a timestamp past year 9999
-        return Response(ErrorBody("INVALID_REQUEST", f"body: {exc}"), status_code=400)
+    if isinstance(exc, (ValueError, RecursionError)) and _raised_while_parsing(exc):  # e.g. a timestamp past year 9999
+        return Response(ErrorBody("INVALID_REQUEST", f"body: {_parse_problem(exc)}"), status_code=400)
     if isinstance(exc, StaticRagError):
         log.error("generation error: %s", exc)
         return Response(ErrorBody("GENERATION_UNAVAILABLE", str(exc), True), status_code=503)
@@ -279,14 +279,23 @@ def _error_response(request: Request, exc: Exception) -> Response:
 
 
 def _raised_while_parsing(exc: BaseException) -> bool:
-    """Whether `exc` came out of turning the request into handler arguments (the decoder raises a
-    few plain ValueErrors, such as a date out of range, where it means a bad request)."""
+    """Whether `exc` came out of turning the request into handler arguments: the decoder raises a
+    few plain errors where it means a bad request — ValueError for a date out of range,
+    UnicodeDecodeError for a body that is not UTF-8, RecursionError for JSON nested too deeply."""
     tb = exc.__traceback__
     while tb is not None:
-        if tb.tb_frame.f_code.co_name == "parse_values_from_connection_kwargs":
+        if tb.tb_frame.f_code.co_name in ("parse_values_from_connection_kwargs", "json_extractor"):
             return True
         tb = tb.tb_next
     return False
+
+
+def _parse_problem(exc: BaseException) -> str:
+    if isinstance(exc, UnicodeDecodeError):
+        return "not UTF-8; send JSON encoded as UTF-8"
+    if isinstance(exc, RecursionError):
+        return "JSON nested too deeply"
+    return str(exc)
 
 
 def settings_from_env() -> Settings:

@@ -3,7 +3,9 @@
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
+from indexer.cli import cli
 from indexer.config import load_config, parse_config
 from indexer.errors import ConfigError
 from tests.conftest import EXAMPLES, write_config
@@ -65,6 +67,13 @@ def test_artifacts_flag_overrides_the_file(tmp_path):
         (FILES + LOCAL + LOCAL, "spaces: each space must be distinct; repeated: local-all-minilm-l6-v2-384"),
         ("sources = []\n" + LOCAL, "sources: at least one [[sources]] table is required"),
         ("sources = [1]\n" + LOCAL, "sources[0]: must be a table ([[sources]]), got int"),
+        # NaN compares false with every bound, so without a check it would switch a safety off
+        ("max_delete_fraction = nan\n" + FILES + LOCAL, "max_delete_fraction: must be a finite number; got nan"),
+        ('[[sources]]\nname = "w"\ntype = "urls"\nurls = ["http://x"]\ntimeout_seconds = nan\n' + LOCAL, "sources[0].timeout_seconds: must be a finite number; got nan"),
+        ('[[sources]]\nname = "wiki"\ntype = "notion"\nroots = ["0123456789abcdef0123456789abcdef"]\nrequests_per_second = nan\n' + LOCAL,
+         "sources[0].requests_per_second: must be a finite number; got nan"),
+        ('[[sources]]\nname = "w"\ntype = "urls"\nurls = ["http://x"]\nper_host_delay_seconds = inf\n' + LOCAL, "sources[0].per_host_delay_seconds: must be a finite number; got inf"),
+        (FILES + LOCAL + "min_relevance = -inf\n", "spaces[0].min_relevance: must be a finite number; got -inf"),
     ],
 )
 def test_invalid_config_names_the_key_and_what_is_allowed(tmp_path, body, message):
@@ -72,6 +81,15 @@ def test_invalid_config_names_the_key_and_what_is_allowed(tmp_path, body, messag
     with pytest.raises(ConfigError) as error:
         load_config(path)
     assert str(error.value) == f"{path}: {message}"
+
+
+def test_a_config_that_is_not_utf8_is_a_config_error_that_says_so(tmp_path):
+    path = tmp_path / "index.toml"
+    path.write_bytes(("# Konfiguration f\u00fcr die Hilfe\n" + FILES + LOCAL).encode("latin-1"))
+    with pytest.raises(ConfigError, match=r"not UTF-8 text \(byte 17: b'\\xfc'\); save the file as UTF-8"):
+        load_config(path)
+    result = CliRunner().invoke(cli, ["run", "-c", str(path)])
+    assert result.exit_code == 2 and "not UTF-8" in result.output and "Traceback" not in result.output
 
 
 def test_not_toml_and_missing_file_are_config_errors(tmp_path):

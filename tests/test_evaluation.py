@@ -128,3 +128,17 @@ def test_a_query_that_is_itself_a_document_is_left_out_of_its_ranking(tmp_path, 
     (folder / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\np1\tc1\t1\np2\tc2\t1\n")
     report = json.loads(CliRunner().invoke(cli, ["eval", "--dataset", str(folder), "--json"]).output)
     assert report["spaces"]["local-all-minilm-l6-v2-384"]["hybrid"]["mrr@10"] == 1.0
+
+
+def test_texts_with_unicode_line_separators_stay_one_json_line(tmp_path):
+    """U+0085 (NEL) and U+2028 are line breaks to str.splitlines() but ordinary characters in JSON Lines."""
+    from indexer.evaluation import load_dataset
+
+    folder = tmp_path / "odd"
+    (folder / "qrels").mkdir(parents=True)
+    rows = [{"_id": "d1", "title": "", "text": "first\u0085second\u2028third"}, {"_id": "d2", "title": "", "text": "plain"}]
+    (folder / "corpus.jsonl").write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in rows) + "\n", encoding="utf-8")
+    (folder / "queries.jsonl").write_text(json.dumps({"_id": "q1", "text": "why\u0085not"}, ensure_ascii=False) + "\n", encoding="utf-8")
+    (folder / "qrels" / "test.tsv").write_text("q1\td1\t1\n")
+    dataset = load_dataset(folder)
+    assert dataset.corpus["d1"] == ("", "first\u0085second\u2028third") and dataset.queries == {"q1": "why\u0085not"}

@@ -99,3 +99,21 @@ def test_caps_refuse_before_any_work(two_sites):
         assert many.status_code == 400 and many.json()["code"] == "TOP_K_TOO_LARGE"
         huge = client.post("/v1/search", content=b'{"query": "' + b"x" * 70_000 + b'"}', headers={"content-type": "application/json"})
         assert huge.status_code == 413 and huge.json()["code"] == "REQUEST_TOO_LARGE"
+
+
+@pytest.mark.parametrize("body, message", [
+    (b'{"query": "caf\xe9"}', "body: not UTF-8; send JSON encoded as UTF-8"),
+    (b'{"query": "\xff\xfe"}', "body: not UTF-8; send JSON encoded as UTF-8"),
+    (('{"query": "x", "filters": ' + "[" * 5000 + "]" * 5000 + "}").encode(), "body: JSON nested too deeply"),
+    (('{"query": "x", "filters": ' + '{"a":' * 2000 + "1" + "}" * 2000 + "}").encode(), "body: JSON nested too deeply"),
+])
+def test_a_hostile_body_is_a_400_with_a_json_error_not_a_500(examples_artifacts, body, message):
+    from litestar.testing import TestClient
+
+    from indexer.config import ServerConfig
+    from server.app import create_app
+    from server.service import Settings
+
+    with TestClient(create_app(Settings(artifacts=examples_artifacts, server=ServerConfig(requests_per_minute=0)))) as client:
+        response = client.post("/v1/search", content=body, headers={"content-type": "application/json"})
+    assert response.status_code == 400 and response.json() == {"code": "INVALID_REQUEST", "message": message, "retryable": False}
