@@ -14,6 +14,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from indexer.errors import ConfigError
 from indexer.models import MODELS, PROVIDERS, ModelInfo
@@ -60,6 +61,8 @@ class SourceConfig:
     roots: tuple[str, ...] = ()  # Notion page or database ids the traversal starts from
     follow_links: bool = True  # Notion: follow link_to_page blocks and page mentions
     requests_per_second: float = 3.0  # Notion: average request rate, for every Notion source of the process
+    max_bytes: int = 10 * 1024 * 1024  # files and web pages: larger ones are not read
+    follow_symlinks: bool = False  # files: also index symlinks that lead out of the folder
 
 
 @dataclass(frozen=True)
@@ -159,6 +162,8 @@ SOURCE_KEYS_BY_TYPE = {
         "type": Key(str, required=True, choices=SOURCE_TYPES),
         "path": Key(str, required=True),
         "extensions": Key(list, item_type=str, default=list(DEFAULT_EXTENSIONS)),
+        "max_bytes": Key(int, default=10 * 1024 * 1024, min=1024, max=100 * 1024 * 1024),
+        "follow_symlinks": Key(bool, default=False),
     },
     "urls": {
         "name": Key(str, required=True),
@@ -175,6 +180,7 @@ SOURCE_KEYS_BY_TYPE = {
         "concurrency": Key(int, default=4, min=1, max=32),
         "per_host_concurrency": Key(int, default=2, min=1, max=16),
         "per_host_delay_seconds": Key((int, float), default=0.25, min=0, max=60),
+        "max_bytes": Key(int, default=10 * 1024 * 1024, min=1024, max=100 * 1024 * 1024),
     },
     "notion": {
         "name": Key(str, required=True),
@@ -301,12 +307,16 @@ def _parse_source(raw: dict, index: int, base_dir: Path) -> SourceConfig:
     if kind == "files":
         folder = base_dir / values["path"]
         extensions = tuple(e.lower() if e.startswith(".") else f".{e.lower()}" for e in values["extensions"])
-        return SourceConfig(name=values["name"], type=kind, path=folder, extensions=extensions)
+        return SourceConfig(name=values["name"], type=kind, path=folder, extensions=extensions, max_bytes=values["max_bytes"], follow_symlinks=values["follow_symlinks"])
     urls, sitemaps = tuple(values["urls"]), tuple(values["sitemaps"])
     for key, listed in (("urls", urls), ("sitemaps", sitemaps)):
         for j, url in enumerate(listed):
             if not url.startswith(("http://", "https://")):
                 raise ConfigError(f"{where}.{key}[{j}]: must start with http:// or https://; got {url!r}")
+            try:
+                urlsplit(url).port  # noqa: B018 — parsing the port is the check
+            except ValueError as exc:
+                raise ConfigError(f"{where}.{key}[{j}]: not a valid URL ({exc}); got {url!r}") from None
     if not urls and not sitemaps:
         raise ConfigError(f"{where}: a urls source needs `urls` (pages) or `sitemaps` (sitemap.xml or sitemap index URLs)")
     if values["max_depth"] is not None and not values["crawl"]:
@@ -326,6 +336,7 @@ def _parse_source(raw: dict, index: int, base_dir: Path) -> SourceConfig:
         concurrency=values["concurrency"],
         per_host_concurrency=values["per_host_concurrency"],
         per_host_delay_seconds=float(values["per_host_delay_seconds"]),
+        max_bytes=values["max_bytes"],
     )
 
 

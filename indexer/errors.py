@@ -20,6 +20,8 @@ class ErrorCode(StrEnum):
     NOTION_BLOCK_UNSUPPORTED = "NOTION_BLOCK_UNSUPPORTED"  # warning: a block type we do not read (or cannot), skipped
     FILE_EXTRACTION_EMPTY = "FILE_EXTRACTION_EMPTY"  # extraction found no text
     FILE_EXTRACTION_FAILED = "FILE_EXTRACTION_FAILED"  # the file could not be read or parsed
+    FILE_TOO_LARGE = "FILE_TOO_LARGE"  # a file past the source's max_bytes; not read
+    FILE_OUTSIDE_SOURCE = "FILE_OUTSIDE_SOURCE"  # warning: a symlink leading out of the source folder; not followed
     CHUNKING_FAILED = "CHUNKING_FAILED"
     EMBEDDINGS_FAILED = "EMBEDDINGS_FAILED"  # the provider would not embed a document's chunks, even after retries
     SOURCE_LISTING_FAILED = "SOURCE_LISTING_FAILED"  # a whole source could not be listed

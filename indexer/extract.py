@@ -41,16 +41,55 @@ class ExtractionError(ValueError):
     """The input could not be parsed."""
 
 
+FRONT_MATTER_MAX_NODES = 10_000  # scalars, lists and mappings, aliases expanded: real front matter has tens
+FRONT_MATTER_MAX_DEPTH = 32
+
+
+def load_front_matter(text: str) -> dict | list | str | None:
+    """YAML front matter, safely: composed first and refused when it would expand past
+    FRONT_MATTER_MAX_NODES (an alias bomb) or nest deeper than FRONT_MATTER_MAX_DEPTH."""
+    try:
+        node = yaml.compose(text, Loader=YAML_LOADER)
+    except RecursionError:
+        raise ExtractionError(f"front matter nests deeper than {FRONT_MATTER_MAX_DEPTH} levels") from None
+    except yaml.YAMLError as exc:
+        raise ExtractionError(f"front matter is not valid YAML: {exc}") from None
+    if node is None:
+        return None
+    budget = [FRONT_MATTER_MAX_NODES]
+    stack = [(node, 1)]
+    while stack:  # iterative: a 20,000-deep document must not exhaust Python's stack here either
+        current, depth = stack.pop()
+        budget[0] -= 1
+        if budget[0] < 0:
+            raise ExtractionError(f"front matter expands to more than {FRONT_MATTER_MAX_NODES} values (YAML aliases?)")
+        if depth > FRONT_MATTER_MAX_DEPTH:
+            raise ExtractionError(f"front matter nests deeper than {FRONT_MATTER_MAX_DEPTH} levels")
+        if isinstance(current, yaml.SequenceNode):
+            stack.extend((child, depth + 1) for child in current.value)
+        elif isinstance(current, yaml.MappingNode):
+            stack.extend((part, depth + 1) for pair in current.value for part in pair)
+    try:
+        return yaml.load(text, Loader=YAML_LOADER)
+    except (yaml.YAMLError, RecursionError) as exc:
+        raise ExtractionError(f"front matter is not valid YAML: {exc}") from None
+
+
+def decode_text(body: bytes, charset: str | None) -> str:
+    """Bytes as text in the declared charset; an unknown charset name is read as UTF-8 (bad bytes replaced)."""
+    try:
+        return body.decode(charset or "utf-8", errors="replace")
+    except LookupError:
+        return body.decode("utf-8", errors="replace")
+
+
 def extract_markdown(raw: str, fallback_title: str) -> Extracted:
     """Front matter (YAML between `---` lines) is metadata, not text: title, url, updated_at, tags, authors."""
     meta: dict = {}
     body = raw
     match = FRONT_MATTER.match(raw)
     if match:
-        try:
-            meta = yaml.load(match.group(1), Loader=YAML_LOADER) or {}
-        except yaml.YAMLError as exc:
-            raise ExtractionError(f"front matter is not valid YAML: {exc}") from None
+        meta = load_front_matter(match.group(1))
         if not isinstance(meta, dict):
             raise ExtractionError("front matter must be a YAML mapping of key: value lines")
         body = raw[match.end() :]
@@ -84,7 +123,11 @@ def extract_html(raw: bytes | str, url: str | None = None, fallback_title: str =
     from readability.encoding import get_encoding
 
     if isinstance(raw, bytes):
-        raw = raw.decode(encoding or get_encoding(raw), errors="replace")
+        try:
+            encoding = encoding or get_encoding(raw)
+        except LookupError:  # the page declares a charset Python does not know
+            encoding = None
+        raw = decode_text(raw, encoding)
     # lxml refuses str input that still carries an XML encoding declaration.
     raw = XML_DECLARATION.sub("", raw, count=1)
     try:
@@ -203,7 +246,10 @@ def _page_title(page) -> str:
 def _canonical(page, base: str | None) -> str | None:
     """The page's `<link rel="canonical">` as an absolute http(s) URL, if it declares one."""
     for href in page.xpath("//link[contains(concat(' ', normalize-space(translate(@rel, 'CANONICAL', 'canonical')), ' '), ' canonical ')]/@href"):
-        absolute = urljoin(base or "", href.strip())
+        try:
+            absolute = urljoin(base or "", href.strip())
+        except ValueError:  # e.g. a malformed IPv6 host
+            continue
         if absolute.startswith(("http://", "https://")):
             return absolute
     return None
@@ -215,13 +261,19 @@ def _links(page, base: str | None) -> tuple[str, ...]:
     `nofollow` give none."""
     if "nofollow" in _meta(page, "robots").lower():
         return ()
-    base = urljoin(base or "", (page.xpath("//base/@href") or [""])[0].strip())
+    try:
+        base = urljoin(base or "", (page.xpath("//base/@href") or [""])[0].strip())
+    except ValueError:
+        base = base or ""
     links: dict[str, None] = {}
     for anchor in page.iter("a"):
         href = (anchor.get("href") or "").strip()
         if not href or "nofollow" in (anchor.get("rel") or "").lower():
             continue
-        absolute = urljoin(base, href)
+        try:
+            absolute = urljoin(base, href)
+        except ValueError:  # a malformed link (e.g. "http://[::1") is no link
+            continue
         if absolute.startswith(("http://", "https://")):
             links[absolute] = None
     return tuple(links)

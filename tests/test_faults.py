@@ -45,3 +45,61 @@ def test_a_notion_page_that_keeps_failing_deletes_nothing_below_it(notion, tmp_p
     assert second["documents"]["deleted"] == 0, "a page that could not be read proves nothing about the pages below it"
     status = json.loads(CliRunner().invoke(cli, ["status", "-c", str(config), "--json"]).output)
     assert status["documents"] == 7
+
+
+# ---------------------------------------------------------------- one input never sinks a run
+
+def files_config(tmp_path, extra: str = "") -> object:
+    return write_config(tmp_path, f'[[sources]]\nname = "docs"\ntype = "files"\npath = "docs"\n{extra}[[spaces]]\nprovider = "local"\n')
+
+
+def test_hostile_front_matter_and_oversized_or_outside_files_fail_alone(tmp_path, local_embedder):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "good.md").write_text("# Refunds\n\nRefunds take five days.\n")
+    bomb = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(f"{c}: &{c} [*{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}]\n" for p, c in zip("abcdefgh", "bcdefghi"))
+    (docs / "bomb.md").write_text(f"---\n{bomb}---\n# Bomb\n\nText.\n")
+    (docs / "deep.md").write_text("---\nkey: " + "[" * 20000 + "]" * 20000 + "\n---\n# Deep\n\nText.\n")
+    (docs / "big.txt").write_text("word " * 300_000)  # 1.5 MB
+    outside = tmp_path / "secret.md"
+    outside.write_text("# Secret\n\nNot part of the docs.\n")
+    (docs / "link.md").symlink_to(outside)
+    config = files_config(tmp_path, "max_bytes = 1048576\n")
+    code, report = run(config)
+    assert code == 4, report
+    assert report["documents"]["added"] == 1, "the good page is published"
+    errors = {e["doc_id"]: e for e in report["errors"]}
+    assert "expands to more than 10000 values" in errors["file:bomb.md"]["message"]
+    assert "nests deeper than 32 levels" in errors["file:deep.md"]["message"]
+    assert errors["file:big.txt"]["code"] == "FILE_TOO_LARGE"
+    warning = next(w for w in report["warnings"] if w["doc_id"] == "file:link.md")
+    assert warning["code"] == "FILE_OUTSIDE_SOURCE" and "follow_symlinks" in warning["message"]
+
+    followed = files_config(tmp_path, "max_bytes = 1048576\nfollow_symlinks = true\n")
+    code, report = run(followed)
+    assert report["documents"]["added"] == 1 and not any(w["doc_id"] == "file:link.md" for w in report["warnings"]), "followed when asked"
+
+
+def test_pages_that_break_parsers_are_each_one_documents_error(tmp_path, local_embedder, site):
+    import gzip
+
+    from tests.conftest import LOOPBACK_WEB
+
+    good = b"<html><head><title>Refunds</title></head><body><main><h1>Refunds</h1><p>Refunds take five business days to reach your card.</p></main></body></html>"
+    links = (b'<html><head><title>Links</title><link rel="canonical" href="http://[::1"></head><body><main><h1>Links</h1>'
+             b'<p>See <a href="http://127.0.0.1:99999/x">a bad port</a>, <a href="http://[::1/y">a bad IPv6 host</a> and <a href="/refunds">refunds</a>. '
+             b'These words are here so that the page has enough text to be indexed as an article.</p></main></body></html>')
+    charset = b'<html><head><meta charset="x-no-such-charset"><title>Odd</title></head><body><main><h1>Odd charset</h1><p>A page that declares a charset nobody knows, with enough words to be its main content.</p></main></body></html>'
+    site.routes["/refunds"] = (200, "text/html; charset=utf-8", good)
+    site.routes["/links"] = (200, "text/html; charset=utf-8", links)
+    site.routes["/odd"] = (200, "text/html", charset)
+    site.routes["/odd-header"] = (200, "text/html; charset=x-unknown-42", good.replace(b"Refunds", b"Returns"))
+    bomb = gzip.compress(gzip.compress(b"\0" * (200 * 1024 * 1024)))  # about 200 KB that expand to 200 MB
+    site.routes["/sitemap.xml.gz"] = (200, "application/gzip", bomb)
+    pages = [site.url(p) for p in ("/refunds", "/links", "/odd", "/odd-header")]
+    config = write_config(tmp_path, f'[[sources]]\nname = "web"\ntype = "urls"\nurls = {json.dumps(pages)}\nsitemaps = ["{site.url("/sitemap.xml.gz")}"]\n'
+                                    f'{LOOPBACK_WEB}[[spaces]]\nprovider = "local"\n')
+    code, report = run(config)
+    assert code == 4, report.get("output", report.get("errors"))  # the sitemap's failure is reported, the pages are published
+    assert report["documents"]["added"] == 4, (report["errors"], report["warnings"])
+    assert any("more than 10 MB once decompressed" in e["message"] for e in report["errors"])

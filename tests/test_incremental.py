@@ -103,7 +103,7 @@ def test_a_page_that_starts_failing_keeps_its_last_good_version(tmp_path, site, 
     assert report["documents"]["failed"] == 3 and report["total_documents"] == 3
     assert sorted(e["code"] for e in report["errors"]) == ["WEB_HTTP_STATUS", "WEB_TOO_LARGE"]
     assert [w["code"] for w in report["warnings"]] == ["WEB_UNSUPPORTED_TYPE"], "now binary: skipped, but the indexed version stays"
-    assert "more than 10 MB; not downloaded further" in " ".join(e["message"] for e in report["errors"])
+    assert "more than max_bytes (10,485,760 bytes); not downloaded further" in " ".join(e["message"] for e in report["errors"])
     assert search_titles(config, "leather cleaning")[0] == "Care"
     assert search_titles(config, "how long is the warranty")[0] == "Warranty"
     assert search_titles(config, "boot resoling workshop")[0] == "Repairs"

@@ -34,18 +34,32 @@ def crawl_files(source: SourceConfig, progress=None) -> SourceResult:
             IngestError(ErrorCode.SOURCE_LISTING_FAILED, "list", f"folder not found: {source.path}", source=source.name)
         )
         return result
+    root = source.path.resolve()
     for path in list_files(source):
         relative = path.relative_to(source.path).as_posix()
         doc_id = f"file:{relative}"
+
+        def problem(code: ErrorCode, message: str, level: str = "error") -> None:
+            (result.warnings if level == "warning" else result.errors).append(
+                IngestError(code, "extract", f"{relative}: {message}", doc_id=doc_id, source=source.name, level=level))
+
+        if not source.follow_symlinks and not path.resolve().is_relative_to(root):
+            problem(ErrorCode.FILE_OUTSIDE_SOURCE, f"a link to {path.resolve()}, outside the source folder; skipped (set follow_symlinks = true to index it)", "warning")
+            continue
         try:
+            size = path.stat().st_size
+            if size > source.max_bytes:
+                problem(ErrorCode.FILE_TOO_LARGE, f"{size:,} bytes, more than max_bytes ({source.max_bytes:,}); skipped")
+                continue
             started = time.perf_counter()
             document = read_file(path, relative, doc_id, source.name)
             document = replace(document, fetch_seconds=time.perf_counter() - started)
-        except (OSError, UnicodeDecodeError, ExtractionError) as exc:
-            reason = f"not UTF-8 text (byte {exc.start}: {exc.reason}); save it as UTF-8" if isinstance(exc, UnicodeDecodeError) else str(exc)
-            result.errors.append(
-                IngestError(ErrorCode.FILE_EXTRACTION_FAILED, "extract", f"{relative}: {reason}", doc_id=doc_id, source=source.name)
-            )
+        except UnicodeDecodeError as exc:
+            problem(ErrorCode.FILE_EXTRACTION_FAILED, f"not UTF-8 text (byte {exc.start}: {exc.reason}); save it as UTF-8")
+        except (OSError, ExtractionError) as exc:
+            problem(ErrorCode.FILE_EXTRACTION_FAILED, str(exc))
+        except Exception as exc:  # whatever one file does to a parser, it is that file's error, never the run's
+            problem(ErrorCode.FILE_EXTRACTION_FAILED, f"{type(exc).__name__}: {exc}")
         else:
             if document.text.strip():
                 result.documents.append(document)

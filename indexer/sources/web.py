@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import gzip
 import re
 import threading
 import time
+import zlib
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 from dataclasses import dataclass, field, replace
@@ -19,7 +19,7 @@ from indexer import __version__
 from indexer.config import TRACKING_PARAMETERS, SourceConfig
 from indexer.documents import Document, FetchState
 from indexer.errors import ErrorCode, IngestError
-from indexer.extract import ExtractionError, extract_html, extract_markdown, extract_text
+from indexer.extract import ExtractionError, decode_text, extract_html, extract_markdown, extract_text
 from indexer.sources import SourceResult, limit_reached
 from indexer.sources.netguard import guarded_transport, refused
 
@@ -45,6 +45,14 @@ def normalize_url(url: str, drop_parameters: tuple[str, ...] = TRACKING_PARAMETE
         netloc = f"{parts.username}{':' + parts.password if parts.password else ''}@{netloc}"
     query = "&".join(p for p in parts.query.split("&") if p and not _matches(p.split("=", 1)[0].lower(), drop_parameters))
     return urlunsplit((scheme, netloc, parts.path or "/", query, ""))
+
+
+def try_normalize_url(url: str, drop_parameters: tuple[str, ...] = TRACKING_PARAMETERS) -> str | None:
+    """`normalize_url`, or None for a URL that cannot be parsed (a bad port, a malformed IPv6 host)."""
+    try:
+        return normalize_url(url, drop_parameters)
+    except ValueError:
+        return None
 
 
 def _matches(name: str, patterns: tuple[str, ...]) -> bool:
@@ -74,7 +82,7 @@ def crawl_urls(source: SourceConfig, progress=None, fetch_state: dict[str, Fetch
     `per_host_delay_seconds` (or the site's robots.txt Crawl-delay, up to MAX_CRAWL_DELAY)."""
     result = SourceResult(source=source.name)
     fetch_state = fetch_state or {}
-    normalize = partial(normalize_url, drop_parameters=source.drop_parameters)
+    normalize = partial(try_normalize_url, drop_parameters=source.drop_parameters)  # None for a URL that cannot be parsed
     polite = PoliteTransport(guarded_transport(source.allow_private_networks), source.per_host_concurrency, source.per_host_delay_seconds)
     timeout = httpx.Timeout(source.timeout_seconds, connect=min(10.0, source.timeout_seconds))
     with httpx.Client(
@@ -87,7 +95,7 @@ def crawl_urls(source: SourceConfig, progress=None, fetch_state: dict[str, Fetch
         robots = RobotsRules(client, polite) if source.respect_robots else None
         if robots is not None:
             client.event_hooks["request"].append(robots.check)
-        pages = list(dict.fromkeys(normalize(u) for u in source.urls))
+        pages = [u for u in dict.fromkeys(normalize(u) for u in source.urls) if u]  # the config checked them
         for sitemap in source.sitemaps:
             for message in read_sitemap(client, sitemap, pages, source.max_pages + 1, normalize):
                 result.listing_complete = False  # pages missing from a failed sitemap must not be deleted
@@ -141,7 +149,11 @@ def crawl_urls(source: SourceConfig, progress=None, fetch_state: dict[str, Fetch
 def _fetch_page(client: httpx.Client, source: SourceConfig, fetch_state: dict[str, FetchState], url: str) -> Fetched:
     state = fetch_state.get(f"url:{url}", FetchState())
     started = time.perf_counter()
-    fetched = fetch_document(client, url, source.name, state.etag, state.last_modified, source.drop_parameters)
+    try:
+        fetched = fetch_document(client, url, source.name, state.etag, state.last_modified, source.drop_parameters, source.max_bytes)
+    except Exception as exc:  # whatever one page does to a parser, it is that page's error, never the run's
+        message = f"{url}: {type(exc).__name__}: {exc}"
+        return Fetched(problem=IngestError(ErrorCode.FILE_EXTRACTION_FAILED, "extract", message, doc_id=f"url:{url}", source=source.name))
     if isinstance(fetched.document, Document):
         fetched = replace(fetched, document=replace(fetched.document, fetch_seconds=time.perf_counter() - started))
     return fetched
@@ -254,12 +266,14 @@ def read_sitemap(client: httpx.Client, url: str, pages: list[str], limit: int, n
         if response.status_code >= 400:
             errors.append(f"sitemap {current}: HTTP {response.status_code}")
             continue
-        if body[:2] == b"\x1f\x8b":
-            try:
-                body = gzip.decompress(body)
-            except OSError as exc:
-                errors.append(f"sitemap {current}: bad gzip data: {exc}")
-                continue
+        try:
+            body = gunzip_capped(body, MAX_BYTES)
+        except TooLarge:
+            errors.append(f"sitemap {current}: more than {MAX_BYTES // (1024 * 1024)} MB once decompressed")
+            continue
+        except (OSError, zlib.error, EOFError) as exc:
+            errors.append(f"sitemap {current}: bad gzip data: {exc}")
+            continue
         try:
             root = etree.fromstring(body, parser)
         except etree.XMLSyntaxError as exc:
@@ -273,12 +287,28 @@ def read_sitemap(client: httpx.Client, url: str, pages: list[str], limit: int, n
             for page in map(normalize, locations):
                 if len(pages) >= limit:
                     break
-                if page not in known:
+                if page and page not in known:
                     known.add(page)
                     pages.append(page)
         else:
             errors.append(f"sitemap {current}: root element is {root.tag}, not a sitemaps.org urlset or sitemapindex")
     return errors
+
+
+def gunzip_capped(body: bytes, cap: int, layers: int = 3) -> bytes:
+    """Undo gzip (a sitemap.xml.gz, also gzip inside gzip) without ever holding more than `cap`
+    bytes: a few KB can expand to gigabytes. Bytes that are not gzip come back as they are."""
+    for _ in range(layers):
+        if body[:2] != b"\x1f\x8b":
+            return body
+        inflater = zlib.decompressobj(wbits=31)
+        out = inflater.decompress(body, cap + 1)
+        if len(out) > cap or inflater.unconsumed_tail:
+            raise TooLarge
+        body = out
+    if body[:2] == b"\x1f\x8b":
+        raise TooLarge  # more layers than any real sitemap uses
+    return body
 
 
 class RobotsRules:
@@ -328,15 +358,15 @@ class RobotsRules:
         return body.decode("utf-8", errors="replace")
 
 
-def _read_capped(response: httpx.Response) -> bytes:
-    """The body, or TooLarge as soon as it passes MAX_BYTES (a declared Content-Length is checked first)."""
+def _read_capped(response: httpx.Response, cap: int = MAX_BYTES) -> bytes:
+    """The body, or TooLarge as soon as it passes `cap` bytes (a declared Content-Length is checked first)."""
     declared = response.headers.get("content-length")
-    if declared and declared.isdigit() and int(declared) > MAX_BYTES:
+    if declared and declared.isdigit() and int(declared) > cap:
         raise TooLarge
     chunks, size = [], 0
     for chunk in response.iter_bytes():
         size += len(chunk)
-        if size > MAX_BYTES:
+        if size > cap:
             raise TooLarge
         chunks.append(chunk)
     return b"".join(chunks)
@@ -347,7 +377,7 @@ NOT_MODIFIED = object()  # the server answered 304: keep the stored version, dow
 
 def fetch_document(
     client: httpx.Client, url: str, source_name: str, etag: str | None = None, last_modified: str | None = None,
-    drop_parameters: tuple[str, ...] = TRACKING_PARAMETERS,
+    drop_parameters: tuple[str, ...] = TRACKING_PARAMETERS, max_bytes: int = MAX_BYTES,
 ) -> Fetched:
     """One page as a Document (under its same-site `rel=canonical` URL when it declares one),
     NOT_MODIFIED, or a coded error; a content type we do not index is a warning, its body unread."""
@@ -362,12 +392,12 @@ def fetch_document(
             media_type = response.headers.get("content-type", "text/html").split(";")[0].strip().lower()
             if response.status_code < 300 and media_type not in HTML_TYPES and media_type not in TEXT_TYPES:
                 return problem(ErrorCode.WEB_UNSUPPORTED_TYPE, "fetch", f"content type {media_type} is not HTML, plain text or Markdown; skipped", level="warning")
-            body = _read_capped(response)
+            body = _read_capped(response, max_bytes)
     except RobotsDisallowed as exc:
         target = "" if str(exc) == url else f" (redirected to {exc})"
         return problem(ErrorCode.WEB_ROBOTS_DISALLOWED, "fetch", f"robots.txt disallows it{target} for {ROBOTS_AGENT} (set respect_robots = false for a site you own)")
     except TooLarge:
-        return problem(ErrorCode.WEB_TOO_LARGE, "fetch", f"more than {MAX_BYTES // (1024 * 1024)} MB; not downloaded further")
+        return problem(ErrorCode.WEB_TOO_LARGE, "fetch", f"more than max_bytes ({max_bytes:,} bytes); not downloaded further")
     except httpx.TooManyRedirects:
         return problem(ErrorCode.WEB_FETCH_FAILED, "fetch", f"more than {MAX_REDIRECTS} redirects")
     except httpx.ConnectError as exc:
@@ -388,16 +418,17 @@ def fetch_document(
     try:
         if media_type in HTML_TYPES:
             extracted = extract_html(body, url=str(response.url), fallback_title=fallback_title, encoding=response.charset_encoding)
-            links = tuple(dict.fromkeys(link for link in map(partial(normalize_url, drop_parameters=drop_parameters), extracted.links) if not _not_a_page(link)))
+            normalized = (try_normalize_url(link, drop_parameters) for link in extracted.links)
+            links = tuple(dict.fromkeys(link for link in normalized if link and not _not_a_page(link)))
         elif TEXT_TYPES[media_type] == "markdown":
-            extracted = extract_markdown(body.decode(response.charset_encoding or "utf-8", errors="replace"), fallback_title)
+            extracted = extract_markdown(decode_text(body, response.charset_encoding), fallback_title)
         else:
-            extracted = extract_text(body.decode(response.charset_encoding or "utf-8", errors="replace"), fallback_title)
+            extracted = extract_text(decode_text(body, response.charset_encoding), fallback_title)
     except ExtractionError as exc:
         return problem(ErrorCode.FILE_EXTRACTION_FAILED, "extract", str(exc))
     if not extracted.text.strip():
         return replace(problem(ErrorCode.FILE_EXTRACTION_EMPTY, "extract", "no main content found"), links=links)
-    canonical = normalize_url(extracted.url, drop_parameters) if extracted.url else None
+    canonical = try_normalize_url(extracted.url, drop_parameters) if extracted.url else None
     if canonical and urlsplit(canonical)[:2] == urlsplit(str(response.url))[:2]:  # same scheme and host only
         url, doc_id = canonical, f"url:{canonical}"
     document = Document(
