@@ -162,7 +162,7 @@ def _write(folder: Path, generation_id: str, documents: list[Document], spaces: 
                 "generation_id": generation_id,
                 "started_at": utc_naive(run.started_at),
                 "finished_at": now,
-                "status": "document_errors" if failures else "ok",
+                "status": "partial" if failures else "success",  # exit 4 or 0; runs that published nothing are only in runs.jsonl
                 "providers": run.providers,
                 **{k: summary["documents"].get(k, 0) for k in ("added", "updated", "metadata_only", "skipped", "deleted", "failed")},
                 "documents": len(documents),

@@ -113,29 +113,49 @@ def run(config_path, artifacts, as_json, silent, providers, max_cost, allow_mass
            keeps its last good version
         5  stopped by --max-cost: nothing was published
     """
+    from indexer import runlog
     from indexer.embedders.remote import BudgetExceeded, EmbeddingsFailed, MissingCredentials
-    from indexer.pipeline import run_index
+    from indexer.pipeline import new_run_id, run_index
     from indexer.plan import DeleteGuard
 
     config = _load_config(config_path, artifacts)
-    with _reporting(silent or as_json) as progress:
-        try:
-            report = run_index(
-                config, progress=progress, providers=providers or None, max_cost_usd=max_cost, allow_mass_delete=allow_mass_delete, dry_run=dry_run,
-                full_refresh=full_refresh,
-            )
-        except (MissingCredentials, ConfigError) as exc:
-            raise ConfigProblem(str(exc)) from None
-        except BudgetExceeded as exc:
-            click.echo(f"Error: {exc}", err=True)
-            sys.exit(EXIT_BUDGET)
-        except DeleteGuard as exc:
-            click.echo(f"Error: {exc}", err=True)
-            sys.exit(EXIT_DELETE_GUARD)
-        except EmbeddingsFailed as exc:
-            raise click.ClickException(f"{exc.code}: {exc}. Nothing was published.") from None
-        except StaticRagError as exc:
-            raise click.ClickException(str(exc)) from None
+    run_id, report = new_run_id(), None
+    if not dry_run:  # every real run is logged outside the generations, whatever its end (index runs)
+        runlog.started(config.artifacts, run_id, sorted(providers) or None, full_refresh)
+    code, error = 1, "stopped before it finished (interrupted?)"
+    try:
+        with _reporting(silent or as_json) as progress:
+            try:
+                report = run_index(
+                    config, progress=progress, providers=providers or None, max_cost_usd=max_cost, allow_mass_delete=allow_mass_delete, dry_run=dry_run,
+                    full_refresh=full_refresh, run_id=run_id,
+                )
+            except (MissingCredentials, ConfigError) as exc:
+                code, error = 2, str(exc)
+                raise ConfigProblem(str(exc)) from None
+            except BudgetExceeded as exc:
+                code, error = EXIT_BUDGET, str(exc)
+                click.echo(f"Error: {exc}", err=True)
+                sys.exit(EXIT_BUDGET)
+            except DeleteGuard as exc:
+                code, error = EXIT_DELETE_GUARD, str(exc)
+                click.echo(f"Error: {exc}", err=True)
+                sys.exit(EXIT_DELETE_GUARD)
+            except EmbeddingsFailed as exc:
+                error = f"{exc.code}: {exc}"
+                raise click.ClickException(f"{exc.code}: {exc}. Nothing was published.") from None
+            except StaticRagError as exc:
+                error = str(exc)
+                raise click.ClickException(str(exc)) from None
+            except Exception as exc:
+                error = f"unexpected {type(exc).__name__}: {exc}"
+                raise
+    finally:
+        if not dry_run:
+            if report is not None:
+                runlog.finished(config.artifacts, run_id, "partial" if report.errors else "success", EXIT_DOCUMENT_ERRORS if report.errors else 0, report.as_dict())
+            else:
+                runlog.finished(config.artifacts, run_id, "failed", code, error=error)
     if as_json:
         click.echo(json.dumps(report.as_dict(), indent=2))
     elif dry_run:
@@ -278,13 +298,18 @@ def runs(config_path, artifacts, as_json, limit):
     if as_json:
         click.echo(json.dumps(rows, indent=2, default=str))
         return
+    if not rows:
+        click.echo("No runs yet.")
+        return
+    click.echo("  started (UTC)         status       added updated metadata deleted failed  generation / what stopped it")
     for row in rows:
-        if "run_id" not in row:
-            click.echo(f"  {row['generation_id']}  {row['status']}")
-            continue
         mark = "*" if row["current"] else " "
-        click.echo(f"{mark} {row['generation_id']}  {row['status']:<15} +{row['added']} ~{row['updated']} m{row['metadata_only']} "
-                   f"-{row['deleted']} !{row['failed']}  {row['documents']} docs, {row['chunks_embedded']} embedded, ${row['cost_usd']:.4f}")
+        counts = row.get("documents") or {}
+        numbers = " ".join(f"{counts.get(k, '-'):>{w}}" for k, w in (("added", 5), ("updated", 7), ("metadata_only", 8), ("deleted", 7), ("failed", 6)))
+        started = (row.get("started_at") or "")[:19].replace("T", " ")
+        tail = row.get("generation_id") or (row.get("error") or "")[:100]
+        click.echo(f"{mark} {started:<20}  {row['status']:<11} {numbers}  {tail}")
+    click.echo("* = the generation being served. failed and in_progress runs published nothing; `index report RUN_ID` for details.")
 
 
 @cli.command(context_settings=CONTEXT)

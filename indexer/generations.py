@@ -48,18 +48,43 @@ def status(artifacts: Path) -> dict:
     }
 
 
+OLD_STATUSES = {"ok": "success", "document_errors": "partial"}  # what generations from before the run log wrote
+COUNTS = ("added", "updated", "metadata_only", "skipped", "deleted", "failed")
+
+
 def runs(artifacts: Path, limit: int = 10) -> list[dict]:
-    """The runs behind the kept generations, newest first."""
-    out = []
-    for generation_id in reversed(list_generations(artifacts)):
+    """Every run newest first, failed ones too: the run log (`runs.jsonl`), then the runs behind
+    kept generations that predate it. One shape: run_id, status, started_at, finished_at,
+    generation_id, current, documents (counts by decision), error_count, error."""
+    from indexer import runlog
+
+    current = read_current_id(artifacts)
+    out = [_logged_run(row, current) for row in runlog.read(artifacts)]
+    known = {row["run_id"] for row in out}
+    for generation_id in list_generations(artifacts):
         folder = Path(artifacts) / GENERATIONS / generation_id
         try:
-            out.append({**run_of(folder), "current": generation_id == read_current_id(artifacts)})
+            row = run_of(folder)
         except Exception as exc:  # a damaged generation is listed, not fatal
-            out.append({"generation_id": generation_id, "status": f"unreadable: {exc}"})
-        if len(out) == limit:
-            break
-    return out
+            out.append({"run_id": None, "generation_id": generation_id, "status": f"unreadable: {exc}", "started_at": "", "current": generation_id == current})
+            continue
+        if row["run_id"] not in known:
+            out.append({
+                "run_id": row["run_id"], "status": OLD_STATUSES.get(row["status"], row["status"]), "started_at": row["started_at"],
+                "finished_at": row["finished_at"], "generation_id": generation_id, "current": generation_id == current,
+                "documents": {k: row[k] for k in COUNTS}, "total_documents": row["documents"], "error_count": row["errors"], "error": None,
+            })
+    out.sort(key=lambda r: r.get("started_at") or "", reverse=True)
+    return out[:limit]
+
+
+def _logged_run(row: dict, current: str | None) -> dict:
+    return {
+        "run_id": row["run_id"], "status": row["status"], "started_at": row.get("started_at"), "finished_at": row.get("finished_at"),
+        "generation_id": row.get("generation_id"), "current": bool(row.get("generation_id")) and row.get("generation_id") == current,
+        "documents": row.get("documents"), "total_documents": row.get("total_documents"), "exit_code": row.get("exit_code"),
+        "error_count": row.get("error_count", 0), "error": row.get("error"), "errors": row.get("errors", []),
+    }
 
 
 @dataclass(frozen=True)

@@ -84,6 +84,11 @@ class RunReport:
         }
 
 
+def new_run_id(now: datetime | None = None) -> str:
+    now = now or datetime.now(timezone.utc)
+    return f"run-{now:%Y%m%dT%H%M%S}Z-{secrets.token_hex(3)}"
+
+
 def run_index(
     config: Config,
     progress: Progress = no_progress,
@@ -92,6 +97,7 @@ def run_index(
     allow_mass_delete: bool = False,
     dry_run: bool = False,
     full_refresh: bool = False,
+    run_id: str | None = None,
 ) -> RunReport:
     """Build and publish the next generation, starting from the current one.
 
@@ -110,7 +116,7 @@ def run_index(
     validators and every Notion page's blocks are read again (unchanged text still reuses its vectors).
     """
     started = datetime.now(timezone.utc)
-    report = RunReport(run_id=f"run-{started:%Y%m%dT%H%M%S}Z-{secrets.token_hex(3)}", dry_run=dry_run)
+    report = RunReport(run_id=run_id or new_run_id(started), dry_run=dry_run)
     timer = _Timer(report.seconds)
     rebuilt = [s for s in config.spaces if providers is None or s.provider in providers]
     if not rebuilt:

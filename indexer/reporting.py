@@ -33,6 +33,12 @@ def load_summary(artifacts: Path, ref: str | None = None) -> dict:
     artifacts = Path(artifacts)
     if ref is None:
         return _stored(current_generation(artifacts) / REPORT)
+    from indexer import runlog
+
+    logged = next((r for r in runlog.read(artifacts) if r["run_id"] == ref), None)
+    if logged is not None and logged["status"] in ("failed", "in_progress"):  # nothing was published: the log is all there is
+        return {"run_id": ref, "status": logged["status"], "exit_code": logged.get("exit_code"), "error": logged.get("error"),
+                "started_at": logged.get("started_at"), "finished_at": logged.get("finished_at"), "errors": logged.get("errors", [])}
     kept = list_generations(artifacts)
     if ref in kept:
         return _stored(artifacts / GENERATIONS / ref / REPORT)
@@ -65,6 +71,10 @@ def _summary_file(path: Path) -> dict:
 
 
 def headline(summary: dict) -> str:
+    if summary.get("status") == "failed":
+        return f"Run {summary['run_id']} failed (exit {summary.get('exit_code')}) and published nothing: {summary.get('error')}"
+    if summary.get("status") == "in_progress":
+        return f"Run {summary['run_id']} started {summary.get('started_at')} and never finished (still running, or killed). Nothing was published by it."
     counts = summary["documents"]
     changes = ", ".join(f"{counts[k]} {k.replace('_', '-')}" for k in DECISIONS if counts.get(k)) or "no changes"
     if summary.get("dry_run"):
@@ -76,6 +86,8 @@ def headline(summary: dict) -> str:
 
 
 def tables(summary: dict, limit: int = 10) -> list[Table]:
+    if "documents" not in summary:  # a run that published nothing has no counts
+        return []
     counts = summary["documents"]
     out = [Table("Documents", tuple(k.replace("_", "-") for k in DECISIONS), [tuple(str(counts.get(k, 0)) for k in DECISIONS)])]
     if summary.get("dry_run"):

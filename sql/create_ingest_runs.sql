@@ -3,7 +3,7 @@ CREATE TABLE ingest_runs (
     generation_id   VARCHAR NOT NULL,
     started_at      TIMESTAMP NOT NULL,
     finished_at     TIMESTAMP NOT NULL,
-    status          VARCHAR NOT NULL,      -- ok | document_errors
+    status          VARCHAR NOT NULL,      -- success | partial (published with document errors); older generations: ok | document_errors
     providers       VARCHAR[] NOT NULL,    -- the providers whose spaces were rebuilt
     added           INTEGER NOT NULL,      -- documents, by decision
     updated         INTEGER NOT NULL,

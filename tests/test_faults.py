@@ -103,3 +103,33 @@ def test_pages_that_break_parsers_are_each_one_documents_error(tmp_path, local_e
     assert code == 4, report.get("output", report.get("errors"))  # the sitemap's failure is reported, the pages are published
     assert report["documents"]["added"] == 4, (report["errors"], report["warnings"])
     assert any("more than 10 MB once decompressed" in e["message"] for e in report["errors"])
+
+
+# ---------------------------------------------------------------- every run can be seen
+
+def test_every_run_is_logged_with_its_outcome_even_when_nothing_was_published(tmp_path, local_embedder, monkeypatch):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for i in range(4):
+        (docs / f"page{i}.md").write_text(f"# Page {i}\n\nPage {i} explains topic number {i}.\n")
+    config = files_config(tmp_path)
+    assert run(config)[0] == 0                                   # success
+    (docs / "page0.md").write_bytes(b"# Bad\n\n\xff\xfe not UTF-8\n")
+    assert run(config)[0] == 4                                   # partial: published, one document failed
+    for i in range(1, 4):
+        (docs / f"page{i}.md").unlink()
+    assert run(config)[0] == 3                                   # failed: the delete guard stopped it
+    openai = write_config(tmp_path, '[[sources]]\nname = "docs"\ntype = "files"\npath = "docs"\n[[spaces]]\nprovider = "openai"\n')
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    assert run(openai)[0] == 2                                   # failed: no key
+
+    runs = json.loads(CliRunner().invoke(cli, ["runs", "-c", str(config), "--json"]).output)
+    assert [r["status"] for r in runs] == ["failed", "failed", "partial", "success"]
+    assert [r["exit_code"] for r in runs] == [2, 3, 4, 0]
+    assert "OPENAI_API_KEY" in runs[0]["error"] and "would delete 3 of 4" in runs[1]["error"]
+    assert runs[2]["generation_id"] and runs[2]["current"] and runs[2]["error_count"] == 1 and runs[1]["generation_id"] is None
+    table = CliRunner().invoke(cli, ["runs", "-c", str(config)]).output
+    assert "status" in table.splitlines()[0] and "failed" in table and "* = the generation being served" in table
+    report = CliRunner().invoke(cli, ["report", runs[1]["run_id"], "-c", str(config)])
+    text = " ".join(report.output.split())
+    assert report.exit_code == 0 and "failed (exit 3) and published nothing: this run would delete 3 of 4" in text

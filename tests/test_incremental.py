@@ -137,7 +137,7 @@ def test_the_run_is_recorded_in_the_generation(tmp_path, local_embedder):
     }
     db = duckdb.connect(str(folder / "meta.duckdb"), read_only=True)
     row = db.execute("SELECT status, providers, added, updated, metadata_only, skipped, deleted, failed, documents, chunks_embedded, chunks_reused FROM ingest_runs").fetchone()
-    assert row == ("document_errors", ["local"], 0, 1, 0, 3, 1, 1, 4, 1, 3)
+    assert row == ("partial", ["local"], 0, 1, 0, 3, 1, 1, 4, 1, 3)
     assert db.execute("SELECT doc_id, step, code FROM source_events").fetchall() == [("file:broken.md", "extract", "FILE_EXTRACTION_FAILED")]
     db.close()
 

@@ -63,7 +63,7 @@ def test_examples_generation_matches_the_artifact_contract(examples_artifacts):
         "SELECT count(*) FROM chunks c JOIN documents d USING (doc_id) WHERE substr(d.text, c.start_offset + 1, c.end_offset - c.start_offset) <> c.text"
     ).fetchone()[0]
     assert mismatched == 0
-    assert db.execute("SELECT status, documents, errors FROM ingest_runs").fetchall() == [("ok", 27, 0)]
+    assert db.execute("SELECT status, documents, errors FROM ingest_runs").fetchall() == [("success", 27, 0)]
     doc = db.execute("SELECT title, tags, path FROM documents WHERE doc_id = 'file:generations.md'").fetchone()
     assert doc == ("Generations, CURRENT and rollback", ["operations", "artifacts"], "generations.md")
     db.close()
@@ -156,7 +156,7 @@ def test_url_source_indexes_pages_and_records_failures(tmp_path, site):
     text = db.execute("SELECT text FROM documents WHERE doc_id = ?", [f"url:{site.base}/returns"]).fetchone()[0]
     assert text.startswith("# Returns\n\nUnworn shoes") and "Home Cart" not in text
     assert db.execute("SELECT level, count(*) FROM source_events GROUP BY level ORDER BY level").fetchall() == [("error", 3), ("warning", 1)]
-    assert db.execute("SELECT errors, status FROM ingest_runs").fetchone() == (3, "document_errors")
+    assert db.execute("SELECT errors, status FROM ingest_runs").fetchone() == (3, "partial")
     db.close()
 
 

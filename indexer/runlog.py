@@ -1,0 +1,73 @@
+"""The run log: one line per run event in `artifacts/runs.jsonl`, outside every generation, so a
+run that published nothing (exit 1, 2, 3, 5) or died half-way is still seen by `index runs`.
+
+A run appends `in_progress` when it starts and one of `success` (published, exit 0), `partial`
+(published with document errors, exit 4) or `failed` (nothing published) when it ends. A run
+killed before its end stays `in_progress`. Lines are appended whole with O_APPEND and fsynced;
+a reader skips a line a crash cut short.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from datetime import datetime, timezone
+from pathlib import Path
+
+RUNLOG = "runs.jsonl"
+STATUSES = ("in_progress", "success", "partial", "failed")
+MAX_ERRORS = 20  # per run: the first ones, with the count; the generation's source_events has them all
+
+
+def _append(artifacts: Path, entry: dict) -> None:
+    Path(artifacts).mkdir(parents=True, exist_ok=True)
+    line = (json.dumps(entry, default=str, ensure_ascii=False) + "\n").encode("utf-8")
+    fd = os.open(Path(artifacts) / RUNLOG, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    try:
+        os.write(fd, line)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="microseconds")
+
+
+def started(artifacts: Path, run_id: str, providers: list[str] | None, full_refresh: bool = False) -> None:
+    _append(artifacts, {"run_id": run_id, "status": "in_progress", "started_at": _now(), "providers": providers, "full_refresh": full_refresh})
+
+
+def finished(artifacts: Path, run_id: str, status: str, exit_code: int, summary: dict | None = None, error: str | None = None) -> None:
+    """The run's outcome: its status, exit code, and either its summary (counts, generation, first errors) or the error that stopped it."""
+    entry = {"run_id": run_id, "status": status, "finished_at": _now(), "exit_code": exit_code}
+    if summary is not None:
+        errors = summary.get("errors", [])
+        entry |= {
+            "generation_id": summary.get("generation"),
+            "documents": summary.get("documents"),
+            "total_documents": summary.get("total_documents"),
+            "chunks": summary.get("chunks"),
+            "cost_usd": summary.get("cost_usd"),
+            "error_count": len(errors),
+            "errors": errors[:MAX_ERRORS],
+        }
+    if error is not None:
+        entry["error"] = error
+    _append(artifacts, entry)
+
+
+def read(artifacts: Path) -> list[dict]:
+    """Every logged run, its events merged (the last status wins), newest first."""
+    path = Path(artifacts) / RUNLOG
+    if not path.exists():
+        return []
+    runs: dict[str, dict] = {}
+    for line in path.read_bytes().split(b"\n"):
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue  # blank, or cut short by a crash
+        if isinstance(entry, dict) and entry.get("run_id"):
+            runs.setdefault(entry["run_id"], {}).update(entry)
+    return sorted(runs.values(), key=lambda r: r.get("started_at") or r.get("finished_at") or "", reverse=True)
