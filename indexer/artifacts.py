@@ -361,11 +361,28 @@ def read_manifest(folder: Path) -> dict:
         raise ArtifactError(f"{path} is corrupt: {exc}") from None
     if manifest.get("schema_version") != SCHEMA_VERSION:
         raise ArtifactError(f"{path}: schema version {manifest.get('schema_version')!r}; this version reads {SCHEMA_VERSION}")
+    check_manifest_paths(manifest, path)
     for name, info in manifest.get("files", {}).items():
         file = folder / name
         if not file.is_file() or file.stat().st_size != info["bytes"]:
             raise ArtifactError(f"{file} is missing or has the wrong size: the generation is damaged")
     return manifest
+
+
+def check_manifest_paths(manifest: dict, where: object) -> None:
+    """Every file a manifest lists must lie inside its generation: a relative POSIX path with no
+    `..`, `.` or empty parts and no backslash, with a size and a sha256. A manifest naming
+    `../../etc/hostname` would otherwise make a reader check (and `index unpack` vouch for) a file
+    outside the generation."""
+    files = manifest.get("files")
+    if not isinstance(files, dict):
+        raise ArtifactError(f"{where}: `files` must be an object of path → {{bytes, sha256}}")
+    for name, info in files.items():
+        parts = name.split("/")
+        if not name or name.startswith("/") or "\\" in name or any(part in ("", ".", "..") for part in parts) or name == MANIFEST:
+            raise ArtifactError(f"{where}: {name!r} is not a path inside the generation")
+        if not (isinstance(info, dict) and isinstance(info.get("bytes"), int) and info["bytes"] >= 0 and isinstance(info.get("sha256"), str)):
+            raise ArtifactError(f"{where}: {name!r} needs a size (`bytes`) and a `sha256`")
 
 
 def _columns(rows: list[dict]) -> dict[str, list]:

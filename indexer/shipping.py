@@ -12,10 +12,13 @@ sums, opens it as a server would, and only then renames it into place and moves 
 
 from __future__ import annotations
 
+import gzip
+import json
 import os
 import re
 import shutil
 import tarfile
+import zlib
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -26,6 +29,7 @@ from indexer.artifacts import (
     _file_sha256,
     _fsync_dir,
     _fsync_tree,
+    check_manifest_paths,
     current_generation,
     list_generations,
     prune_generations,
@@ -38,6 +42,7 @@ from indexer.errors import ArtifactError, StaticRagError
 
 GENERATION_ID = re.compile(r"^\d{8}T\d{6}\.\d{6}Z-[0-9a-f]{6}$")
 CHECKSUM_SUFFIX = ".sha256"
+MAX_MANIFEST_BYTES = 64 * 1024 * 1024  # a manifest lists files: even a million-chunk generation's is a few KB
 
 
 class ArchiveRefused(StaticRagError):
@@ -104,9 +109,17 @@ def unpack(archive: Path, artifacts: Path, sha256: str | None = None, keep: int 
 
     generations = artifacts / GENERATIONS
     generations.mkdir(parents=True, exist_ok=True)
+    try:
+        return _install(archive, artifacts, generations, keep, allow_older)
+    except (tarfile.TarError, EOFError, zlib.error, gzip.BadGzipFile) as exc:  # truncated, or not a tar archive at all
+        raise ArchiveRefused(f"{archive}: not a complete tar archive ({type(exc).__name__}: {exc}); nothing installed") from None
+
+
+def _install(archive: Path, artifacts: Path, generations: Path, keep: int, allow_older: bool) -> Unpacked:
     with tarfile.open(archive, "r:*") as tar:
         members = tar.getmembers()
         generation_id = _check_members(members, archive)
+        _check_against_manifest(tar, members, generation_id, archive)  # before a single byte is written
         previous = read_current_id(artifacts)
         if previous and generation_id < previous and not allow_older:
             raise ArchiveRefused(f"{archive} holds {generation_id}, older than the current {previous}; pass --allow-older to go back to it")
@@ -176,6 +189,31 @@ def _check_members(members: list[tarfile.TarInfo], archive: Path) -> str:
     if not any(m.name == f"{generation_id}/{MANIFEST}" for m in members):
         raise ArchiveRefused(f"{archive}: no {generation_id}/{MANIFEST}: not a generation archive")
     return generation_id
+
+
+def _check_against_manifest(tar: tarfile.TarFile, members: list[tarfile.TarInfo], generation_id: str, archive: Path) -> None:
+    """The archive's manifest, read from the archive: every path it lists inside the generation,
+    and the archive's files exactly those, each of the size the manifest says — so nothing
+    unlisted or oversized is ever extracted."""
+    entry = next(m for m in members if m.name == f"{generation_id}/{MANIFEST}")
+    if entry.size > MAX_MANIFEST_BYTES:
+        raise ArchiveRefused(f"{archive}: {entry.name} is {entry.size:,} bytes; not a manifest")
+    try:
+        manifest = json.loads(tar.extractfile(entry).read().decode("utf-8"))
+        check_manifest_paths(manifest, f"{archive}: {entry.name}")
+    except (ValueError, ArtifactError, AttributeError) as exc:
+        raise ArchiveRefused(f"{archive}: {entry.name} is not a valid manifest: {exc}") from None
+    listed = manifest["files"]
+    files = {PurePosixPath(m.name).relative_to(generation_id).as_posix(): m for m in members if m.isfile()}
+    files.pop(MANIFEST)
+    unlisted = sorted(set(files) - set(listed))
+    missing = sorted(set(listed) - set(files))
+    if unlisted or missing:
+        detail = (f"files the manifest does not list: {', '.join(unlisted[:5])}" if unlisted else f"files the manifest lists but the archive lacks: {', '.join(missing[:5])}")
+        raise ArchiveRefused(f"{archive}: {detail}; nothing installed")
+    for name, member in files.items():
+        if member.size != listed[name]["bytes"]:
+            raise ArchiveRefused(f"{archive}: {name} is {member.size:,} bytes, the manifest says {listed[name]['bytes']:,}; nothing installed")
 
 
 def _read_checksum_file(archive: Path) -> str:

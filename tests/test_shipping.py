@@ -152,3 +152,57 @@ def test_pack_names_the_generations_it_knows(built, tmp_path):
     config, _ = built
     result = run_cli("pack", "20990101T000000.000000Z-abcdef", "-o", str(tmp_path / "x.tar"), "--config", str(config))
     assert result.exit_code == 1 and "kept:" in result.output and not (tmp_path / "x.tar").exists()
+
+
+def test_a_manifest_naming_a_path_outside_the_generation_is_refused_before_anything_is_written(built, tmp_path):
+    config, _ = built
+    archive = Path(pack(config, tmp_path / "gen.tar")["archive"])
+    outside = tmp_path / "secret.txt"
+    outside.write_text("host\n")
+
+    def point_outside(name, body):
+        if not name.endswith("/manifest.json"):
+            return body
+        manifest = json.loads(body)
+        manifest["files"]["../../secret.txt"] = {"bytes": 5, "sha256": hashlib.sha256(b"host\n").hexdigest()}
+        return json.dumps(manifest).encode()
+
+    digest = rewrite(archive, point_outside)
+    server = tmp_path / "server" / "artifacts"
+    result = run_cli("unpack", str(archive), "--artifacts", str(server), "--sha256", digest)
+    assert result.exit_code == 1 and "'../../secret.txt' is not a path inside the generation" in result.output
+    assert not (server / "CURRENT").exists() and not any((server / "generations").iterdir())
+
+
+def test_a_member_larger_than_its_manifest_entry_or_unlisted_is_never_extracted(built, tmp_path):
+    config, _ = built
+    archive = Path(pack(config, tmp_path / "gen.tar")["archive"])
+    digest = rewrite(archive, lambda name, body: body + b"\0" * 5_000_000 if name.endswith("report.json") else body)
+    server = tmp_path / "server"
+    result = run_cli("unpack", str(archive), "--artifacts", str(server), "--sha256", digest)
+    assert result.exit_code == 1 and "report.json is 5,0" in result.output and "the manifest says" in result.output
+    assert not any((server / "generations").iterdir()), "refused before extracting"
+
+    archive = Path(pack(config, tmp_path / "gen2.tar")["archive"])
+    with tarfile.open(archive, "a") as tar:
+        generation_id = tar.getnames()[0].split("/")[0]
+        extra = tarfile.TarInfo(f"{generation_id}/spaces/extra.bin")
+        extra.size = 3
+        tar.addfile(extra, io.BytesIO(b"abc"))
+    digest = hashlib.sha256(archive.read_bytes()).hexdigest()
+    result = run_cli("unpack", str(archive), "--artifacts", str(server), "--sha256", digest)
+    assert result.exit_code == 1 and "files the manifest does not list: spaces/extra.bin" in result.output
+
+
+def test_a_truncated_or_foreign_archive_is_a_clear_error(built, tmp_path):
+    config, _ = built
+    archive = Path(pack(config, tmp_path / "gen.tar.gz")["archive"])
+    cut = archive.read_bytes()[: archive.stat().st_size // 2]
+    archive.write_bytes(cut)
+    result = run_cli("unpack", str(archive), "--artifacts", str(tmp_path / "server"), "--sha256", hashlib.sha256(cut).hexdigest())
+    assert result.exit_code == 1 and "not a complete tar archive" in result.output and "nothing installed" in result.output
+    assert "Aborted" not in result.output
+    text = tmp_path / "notes.tar.gz"
+    text.write_bytes(b"these are not the bytes you are looking for")
+    result = run_cli("unpack", str(text), "--artifacts", str(tmp_path / "server"), "--sha256", hashlib.sha256(text.read_bytes()).hexdigest())
+    assert result.exit_code == 1 and "not a complete tar archive" in result.output
