@@ -133,3 +133,48 @@ def test_every_run_is_logged_with_its_outcome_even_when_nothing_was_published(tm
     report = CliRunner().invoke(cli, ["report", runs[1]["run_id"], "-c", str(config)])
     text = " ".join(report.output.split())
     assert report.exit_code == 0 and "failed (exit 3) and published nothing: this run would delete 3 of 4" in text
+
+
+# ---------------------------------------------------------------- stable dates for files
+
+def git(folder, *args: str) -> None:
+    import subprocess
+
+    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.org",
+           "GIT_AUTHOR_DATE": "2026-03-04T05:06:07+00:00", "GIT_COMMITTER_DATE": "2026-03-04T05:06:07+00:00", "PATH": "/usr/bin:/bin"}
+    subprocess.run(["git", "-C", str(folder), *args], check=True, capture_output=True, env=env)
+
+
+def test_file_dates_come_from_git_and_a_new_mtime_alone_changes_nothing(tmp_path, local_embedder):
+    import os
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "committed.md").write_text("# Refunds\n\nRefunds take five days.\n")
+    (docs / "dated.md").write_text("---\nupdated_at: 2025-01-02\n---\n# Hours\n\nOpen at nine.\n")
+    git(tmp_path, "init", "-q")
+    git(tmp_path, "add", "docs")
+    git(tmp_path, "commit", "-q", "-m", "docs")
+    (docs / "loose.md").write_text("# Loose\n\nNot committed yet.\n")
+    config = files_config(tmp_path)
+    assert run(config)[0] == 0
+    def status() -> dict[str, str]:
+        import duckdb
+
+        from indexer.artifacts import current_generation
+
+        db = duckdb.connect(str(current_generation(tmp_path / "artifacts") / "meta.duckdb"), read_only=True)
+        try:
+            return {doc_id: str(updated_at) for doc_id, updated_at in db.execute("SELECT doc_id, updated_at FROM documents").fetchall()}
+        finally:
+            db.close()
+
+    dates = status()
+    assert dates["file:committed.md"] == "2026-03-04 05:06:07", "the last commit's date"
+    assert dates["file:dated.md"].startswith("2025-01-02"), "front matter wins"
+
+    for name in ("committed.md", "dated.md", "loose.md"):  # what a fresh checkout does to every file
+        os.utime(docs / name, (2_000_000_000, 2_000_000_000))
+    code, again = run(config)
+    assert code == 0 and again["documents"]["skipped"] == 3 and again["documents"]["metadata_only"] == 0
+    assert status() == dates, "no date moved to 'now'"

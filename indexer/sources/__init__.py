@@ -30,7 +30,7 @@ def crawl(source: SourceConfig, progress=None, fetch_state: dict[str, FetchState
     if source.type == "files":
         from indexer.sources.files import crawl_files
 
-        return crawl_files(source, progress)
+        return crawl_files(source, progress, fetch_state or {})
     if source.type == "urls":
         from indexer.sources.web import crawl_urls
 

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import hashlib
+import subprocess
 import time
 from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 
 from indexer.config import SourceConfig
-from indexer.documents import Document
+from indexer.documents import Document, FetchState
 from indexer.errors import ErrorCode, IngestError
-from indexer.extract import ExtractionError, Extracted, extract_html, extract_markdown, extract_text
+from indexer.extract import ExtractionError, Extracted, extract_html, extract_markdown, extract_text, parse_timestamp
 from indexer.sources import SourceResult
 
 
@@ -26,8 +28,39 @@ def list_files(source: SourceConfig) -> list[Path]:
     )
 
 
-def crawl_files(source: SourceConfig, progress=None) -> SourceResult:
+def git_dates(folder: Path) -> dict[str, datetime]:
+    """Path (relative to `folder`) → the commit date of the last commit that touched it, for the
+    files git tracks and has no uncommitted change to; {} outside a git work tree or without git.
+    One `git log` for the whole folder."""
+    def git(*args: str) -> str | None:
+        try:
+            done = subprocess.run(["git", "-C", str(folder), *args], capture_output=True, text=True, timeout=120, check=False)
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        return done.stdout if done.returncode == 0 else None
+
+    log = git("log", "--format=%x00%cI", "--name-only", "--relative", "--no-renames", "--", ".")
+    if log is None:
+        return {}
+    changed = git("status", "--porcelain", "--untracked-files=no", "--no-renames", "--", ".") or ""
+    prefix = (git("rev-parse", "--show-prefix") or "").strip()
+    dirty = {line[3:].removeprefix(prefix) for line in changed.splitlines() if len(line) > 3}
+    dates: dict[str, datetime] = {}
+    when = None
+    for line in log.splitlines():
+        if line.startswith("\0"):
+            when = datetime.fromisoformat(line[1:]).astimezone(timezone.utc)
+        elif line and when is not None and line not in dates and line not in dirty:
+            dates[line] = when  # newest commit first: the first date seen is the last change
+    return dates
+
+
+def crawl_files(source: SourceConfig, progress=None, fetch_state: dict[str, FetchState] | None = None) -> SourceResult:
+    """Every file of the folder as a document. `updated_at` comes from the front matter, else the
+    file's last git commit, else its mtime — and a file whose bytes are those of the last run keeps
+    the date it had, so touching a file (a fresh checkout) changes nothing."""
     result = SourceResult(source=source.name)
+    fetch_state = fetch_state or {}
     if source.path is None or not source.path.is_dir():
         result.listing_complete = False
         result.errors.append(
@@ -35,6 +68,7 @@ def crawl_files(source: SourceConfig, progress=None) -> SourceResult:
         )
         return result
     root = source.path.resolve()
+    committed = git_dates(source.path)
     for path in list_files(source):
         relative = path.relative_to(source.path).as_posix()
         doc_id = f"file:{relative}"
@@ -52,8 +86,14 @@ def crawl_files(source: SourceConfig, progress=None) -> SourceResult:
                 problem(ErrorCode.FILE_TOO_LARGE, f"{size:,} bytes, more than max_bytes ({source.max_bytes:,}); skipped")
                 continue
             started = time.perf_counter()
-            document = read_file(path, relative, doc_id, source.name)
-            document = replace(document, fetch_seconds=time.perf_counter() - started)
+            raw = path.read_bytes()
+            digest = hashlib.sha256(raw).hexdigest()
+            state = fetch_state.get(doc_id)
+            kept = parse_timestamp(state.last_modified) if state is not None and state.etag == digest else None
+            fallback = committed.get(relative) or kept or datetime.fromtimestamp(path.stat().st_mtime, tz=timezone.utc)
+            document = read_file(path, relative, doc_id, source.name, raw, fallback)
+            document = replace(document, fetch_seconds=time.perf_counter() - started, etag=digest,
+                               last_modified=document.updated_at.isoformat() if document.updated_at else None)
         except UnicodeDecodeError as exc:
             problem(ErrorCode.FILE_EXTRACTION_FAILED, f"not UTF-8 text (byte {exc.start}: {exc.reason}); save it as UTF-8")
         except (OSError, ExtractionError) as exc:
@@ -72,17 +112,19 @@ def crawl_files(source: SourceConfig, progress=None) -> SourceResult:
     return result
 
 
-def read_file(path: Path, relative: str, doc_id: str, source_name: str) -> Document:
+def read_file(path: Path, relative: str, doc_id: str, source_name: str, raw: bytes | None = None, updated_at: datetime | None = None) -> Document:
+    """One file as a document; `updated_at` is used when the file does not say (front matter), else its mtime."""
     suffix = path.suffix.lower()
     fallback_title = path.stem.replace("-", " ").replace("_", " ").strip().capitalize()
+    raw = path.read_bytes() if raw is None else raw
     extracted: Extracted
     if suffix in (".html", ".htm"):
-        extracted = extract_html(path.read_bytes(), fallback_title=fallback_title)
+        extracted = extract_html(raw, fallback_title=fallback_title)
     elif suffix in (".md", ".markdown"):
-        extracted = extract_markdown(path.read_text(encoding="utf-8"), fallback_title)
+        extracted = extract_markdown(raw.decode("utf-8"), fallback_title)
     else:
-        extracted = extract_text(path.read_text(encoding="utf-8"), fallback_title)
-    updated_at = extracted.updated_at or datetime.fromtimestamp(path.stat().st_mtime, tz=timezone.utc)
+        extracted = extract_text(raw.decode("utf-8"), fallback_title)
+    updated_at = extracted.updated_at or updated_at or datetime.fromtimestamp(path.stat().st_mtime, tz=timezone.utc)
     return Document(
         doc_id=doc_id,
         source=source_name,
