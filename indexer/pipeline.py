@@ -50,6 +50,7 @@ class RunReport:
     warnings: list[IngestError] = field(default_factory=list)  # left out on purpose (a PDF link, max_pages); not failures
     seconds: dict[str, float] = field(default_factory=dict)
     slowest: list[dict] = field(default_factory=list)  # the documents that took longest to fetch this run
+    retries: dict[str, int] = field(default_factory=dict)  # source → fetches tried again after a retryable failure
 
     def as_dict(self) -> dict:
         """The summary `index run --json` prints and `ingest_runs.report` stores."""
@@ -81,6 +82,7 @@ class RunReport:
             "warnings": [e.as_dict() for e in self.warnings],
             "seconds": {k: round(v, 3) for k, v in self.seconds.items()},
             "slowest_documents": self.slowest,
+            "retries": self.retries,
         }
 
 
@@ -148,6 +150,8 @@ def run_index(
                 report.errors.extend(result.errors)
                 report.warnings.extend(result.warnings)
                 not_modified.update(result.not_modified)
+                if result.retries:
+                    report.retries[source.name] = result.retries
                 if result.listing_complete:
                     complete.add(source.name)
         crawled = {d.doc_id: d for d in _unique(crawled_list, report.errors)}

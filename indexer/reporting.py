@@ -112,6 +112,8 @@ def tables(summary: dict, limit: int = 10) -> list[Table]:
             for p in problems:
                 first.setdefault(p["code"], f"{p['doc_id'] or p['source'] or ''}: {p['message']}".lstrip(": "))
             out.append(Table(label, ("code", "count", "first"), [(code, str(n), first[code]) for code, n in by_code.most_common()]))
+    if summary.get("retries"):
+        out.append(Table("Fetches retried in the run", ("source", "retries"), [(name, str(n)) for name, n in summary["retries"].items()]))
     slowest = summary.get("slowest_documents") or []
     if slowest:
         out.append(Table("Slowest documents to fetch", ("document", "source", "seconds"),

@@ -76,7 +76,8 @@ LOOPBACK_WEB = 'allow_private_networks = ["127.0.0.0/8"]\nper_host_delay_seconds
 
 
 class Site:
-    """A loopback HTTP server with routes set per test: path -> (status, content type, body bytes)."""
+    """A loopback HTTP server with routes set per test: path -> (status, content type, body bytes[, headers]),
+    or a callable returning that tuple for each request."""
 
     def __init__(self):
         self.routes: dict[str, tuple[int, str, bytes] | tuple[int, str, bytes, dict]] = {}
@@ -87,7 +88,8 @@ class Site:
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self):
                 site.requests.append(self.path)
-                status, content_type, body, *extra = site.routes.get(self.path, (404, "text/plain", b"not found"))
+                route = site.routes.get(self.path, (404, "text/plain", b"not found"))
+                status, content_type, body, *extra = route() if callable(route) else route  # a callable route answers per request
                 headers = extra[0] if extra else {}
                 etag, modified = headers.get("ETag"), headers.get("Last-Modified")
                 if (etag and self.headers.get("If-None-Match") == etag) or (modified and self.headers.get("If-Modified-Since") == modified):

@@ -178,3 +178,29 @@ def test_file_dates_come_from_git_and_a_new_mtime_alone_changes_nothing(tmp_path
     code, again = run(config)
     assert code == 0 and again["documents"]["skipped"] == 3 and again["documents"]["metadata_only"] == 0
     assert status() == dates, "no date moved to 'now'"
+
+
+# ---------------------------------------------------------------- web retries within a run
+
+def test_a_web_page_that_fails_for_a_moment_is_fetched_again_in_the_same_run(tmp_path, local_embedder, site):
+    from tests.conftest import LOOPBACK_WEB
+
+    page = b"<html><head><title>Refunds</title></head><body><main><h1>Refunds</h1><p>Refunds take five business days to reach your card.</p></main></body></html>"
+    answers = [(503, "text/plain", b"busy", {"Retry-After": "1"}), (500, "text/plain", b"oops"), (200, "text/html; charset=utf-8", page)]
+    served = []
+
+    def flaky():
+        served.append(answers[min(len(served), 2)])
+        return served[-1]
+
+    site.routes["/refunds"] = flaky
+    always = (503, "text/plain", b"down")
+    site.routes["/down"] = always
+    config = write_config(tmp_path, f'[[sources]]\nname = "web"\ntype = "urls"\nurls = ["{site.url("/refunds")}", "{site.url("/down")}"]\n'
+                                    f'{LOOPBACK_WEB}[[spaces]]\nprovider = "local"\n')
+    code, report = run(config)
+    assert code == 4 and report["documents"]["added"] == 1, "the flaky page is in; the dead one is the run's only error"
+    assert len(served) == 3 and report["retries"] == {"web": 4}, "2 retries each"
+    assert report["errors"][0]["message"].endswith("HTTP 503 (after 3 attempts)")
+    markdown = CliRunner().invoke(cli, ["report", "-c", str(config), "--markdown"]).output
+    assert "Fetches retried in the run" in markdown

@@ -19,6 +19,7 @@ class SourceResult:
     warnings: list[IngestError] = field(default_factory=list)  # level "warning": reported, not failures
     listing_complete: bool = True
     not_modified: list[str] = field(default_factory=list)  # doc_ids known unchanged without a download (HTTP 304, Notion's last_edited_time)
+    retries: int = 0  # fetches tried again after a retryable failure (web pages)
 
 
 def crawl(source: SourceConfig, progress=None, fetch_state: dict[str, FetchState] | None = None) -> SourceResult:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 import re
 import threading
 import time
@@ -18,6 +19,7 @@ from protego import Protego
 from indexer import __version__
 from indexer.config import TRACKING_PARAMETERS, SourceConfig
 from indexer.documents import Document, FetchState
+from indexer.embedders.remote import retry_after_seconds
 from indexer.errors import ErrorCode, IngestError
 from indexer.extract import ExtractionError, decode_text, extract_html, extract_markdown, extract_text
 from indexer.sources import SourceResult, limit_reached
@@ -28,6 +30,9 @@ USER_AGENT = f"static-rag/{__version__} (+https://github.com/static-rag/static-r
 DEFAULT_PORTS = {"http": 80, "https": 443}
 MAX_REDIRECTS = 5
 MAX_BYTES = 10 * 1024 * 1024  # per response, enforced while streaming (the seed's 10 MB)
+PAGE_ATTEMPTS = 3  # a page that fails in a retryable way is tried this often in one run
+RETRY_BASE_SECONDS = 0.5  # first backoff (then doubled, with jitter) when the server names no wait
+MAX_RETRY_WAIT_SECONDS = 30.0  # a longer Retry-After is cut to this: the run moves on, the page fails
 TEXT_TYPES = {"text/plain": "text", "text/markdown": "markdown", "text/x-markdown": "markdown"}
 HTML_TYPES = {"text/html", "application/xhtml+xml"}
 
@@ -66,6 +71,8 @@ class Fetched:
     document: Document | object | None = None
     problem: IngestError | None = None
     links: tuple[str, ...] = ()
+    retry_after: float | None = None  # what a 429 / 503 asked for (Retry-After), in seconds
+    attempts: int = 1
 
 
 class RobotsDisallowed(Exception):
@@ -112,6 +119,7 @@ def crawl_urls(source: SourceConfig, progress=None, fetch_state: dict[str, Fetch
             follow = source.crawl and depth < source.max_depth
             discovered: list[str] = []
             for url, fetched in zip(frontier, pool.map(fetch, frontier)):
+                result.retries += fetched.attempts - 1
                 document = fetched.document
                 links = fetched.links
                 if document is NOT_MODIFIED:
@@ -147,13 +155,24 @@ def crawl_urls(source: SourceConfig, progress=None, fetch_state: dict[str, Fetch
 
 
 def _fetch_page(client: httpx.Client, source: SourceConfig, fetch_state: dict[str, FetchState], url: str) -> Fetched:
+    """One page, tried again after a retryable failure (429, 5xx, timeout, dropped connection) up to
+    `PAGE_ATTEMPTS` times, waiting what Retry-After asks (capped) or a growing backoff with jitter."""
     state = fetch_state.get(f"url:{url}", FetchState())
     started = time.perf_counter()
-    try:
-        fetched = fetch_document(client, url, source.name, state.etag, state.last_modified, source.drop_parameters, source.max_bytes)
-    except Exception as exc:  # whatever one page does to a parser, it is that page's error, never the run's
-        message = f"{url}: {type(exc).__name__}: {exc}"
-        return Fetched(problem=IngestError(ErrorCode.FILE_EXTRACTION_FAILED, "extract", message, doc_id=f"url:{url}", source=source.name))
+    for attempt in range(1, PAGE_ATTEMPTS + 1):
+        try:
+            fetched = fetch_document(client, url, source.name, state.etag, state.last_modified, source.drop_parameters, source.max_bytes)
+        except Exception as exc:  # whatever one page does to a parser, it is that page's error, never the run's
+            message = f"{url}: {type(exc).__name__}: {exc}"
+            return Fetched(problem=IngestError(ErrorCode.FILE_EXTRACTION_FAILED, "extract", message, doc_id=f"url:{url}", source=source.name))
+        if fetched.problem is None or not fetched.problem.retryable or attempt == PAGE_ATTEMPTS:
+            break
+        backoff = RETRY_BASE_SECONDS * 2 ** (attempt - 1) * (0.5 + random.random() / 2)
+        time.sleep(min(MAX_RETRY_WAIT_SECONDS, fetched.retry_after if fetched.retry_after is not None else backoff))
+    if attempt > 1:
+        fetched = replace(fetched, attempts=attempt)
+        if fetched.problem is not None:
+            fetched = replace(fetched, problem=replace(fetched.problem, message=f"{fetched.problem.message} (after {attempt} attempts)"))
     if isinstance(fetched.document, Document):
         fetched = replace(fetched, document=replace(fetched.document, fetch_seconds=time.perf_counter() - started))
     return fetched
@@ -412,7 +431,8 @@ def fetch_document(
         return Fetched(document=NOT_MODIFIED)
     if response.status_code >= 400:
         retryable = response.status_code == 429 or response.status_code >= 500
-        return problem(ErrorCode.WEB_HTTP_STATUS, "fetch", f"HTTP {response.status_code}", retryable=retryable)
+        failed = problem(ErrorCode.WEB_HTTP_STATUS, "fetch", f"HTTP {response.status_code}", retryable=retryable)
+        return replace(failed, retry_after=retry_after_seconds(response.headers)) if retryable else failed
     fallback_title = url
     links: tuple[str, ...] = ()
     try:
