@@ -204,3 +204,66 @@ def test_a_web_page_that_fails_for_a_moment_is_fetched_again_in_the_same_run(tmp
     assert report["errors"][0]["message"].endswith("HTTP 503 (after 3 attempts)")
     markdown = CliRunner().invoke(cli, ["report", "-c", str(config), "--markdown"]).output
     assert "Fetches retried in the run" in markdown
+
+
+# ---------------------------------------------------------------- time limits are totals
+
+@pytest.fixture
+def drip():
+    """A loopback server that answers every request one byte per 0.2 s — in the headers (path
+    /headers) or in the body (any other path) — for at most 60 s, then closes."""
+    import socket
+    import threading
+    import time
+
+    listener = socket.create_server(("127.0.0.1", 0))
+    listener.settimeout(0.2)
+    stop = threading.Event()
+
+    def serve(conn):
+        with conn:
+            conn.settimeout(5)
+            try:
+                request = conn.recv(65536).decode("latin-1")
+                body = b"<html><head><title>Slow</title></head><body><main><h1>Slow</h1><p>" + b"word " * 400 + b"</p></main></body></html>"
+                head = f"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {len(body)}\r\n\r\n".encode()
+                slow, fast = (head + body, b"") if " /headers " in request else (body, head)
+                conn.sendall(fast)
+                ends = time.monotonic() + 60
+                for i in range(len(slow)):
+                    if stop.is_set() or time.monotonic() > ends:
+                        return
+                    conn.sendall(slow[i : i + 1])
+                    time.sleep(0.2)
+            except OSError:
+                return
+
+    def accept():
+        while not stop.is_set():
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                continue
+            threading.Thread(target=serve, args=(conn,), daemon=True).start()
+
+    threading.Thread(target=accept, daemon=True).start()
+    yield f"http://127.0.0.1:{listener.getsockname()[1]}"
+    stop.set()
+    listener.close()
+
+
+def test_a_page_that_drips_is_cut_off_at_its_total_time_limit(drip):
+    import time
+
+    import httpx
+
+    from indexer.sources.netguard import guarded_transport
+    from indexer.sources.web import fetch_document
+
+    with httpx.Client(transport=guarded_transport(["127.0.0.0/8"]), timeout=httpx.Timeout(2.0)) as client:
+        for path in ("/headers", "/body"):
+            started = time.monotonic()
+            fetched = fetch_document(client, f"{drip}{path}", "web")
+            took = time.monotonic() - started
+            assert fetched.problem is not None and fetched.problem.retryable and "timed out" in fetched.problem.message, fetched
+            assert took < 4, f"{path}: {took:.1f} s against a 2 s limit (each byte came within the per-read timeout)"

@@ -12,7 +12,10 @@ from __future__ import annotations
 
 import ipaddress
 import socket
-from collections.abc import Iterable
+import threading
+import time
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 
 import httpcore
 import httpx
@@ -45,6 +48,57 @@ def refused_reason(address: str, allowed: Iterable[Network] = ()) -> str | None:
     return None
 
 
+_deadline = threading.local()  # sync httpx reads and writes in the thread that made the request
+
+
+@contextmanager
+def total_deadline(seconds: float) -> Iterator[None]:
+    """Every connect, read and write of the requests made in this block (redirects and pooled
+    connections included) must finish within `seconds` in all, counted from the block's first
+    network operation (waiting for a per-host slot does not count): httpx's own timeouts are per
+    operation, so a server dripping a byte a second would otherwise never time out."""
+    outer = (getattr(_deadline, "budget", None), getattr(_deadline, "at", None))
+    _deadline.budget, _deadline.at = seconds, None
+    try:
+        yield
+    finally:
+        _deadline.budget, _deadline.at = outer
+
+
+def _within(timeout: float | None, error: type[Exception] = httpcore.ReadTimeout) -> float | None:
+    budget = getattr(_deadline, "budget", None)
+    if budget is None:
+        return timeout
+    if _deadline.at is None:
+        _deadline.at = time.monotonic() + budget
+    left = _deadline.at - time.monotonic()
+    if left <= 0:
+        raise error(f"more than {budget:g} s in all")
+    return left if timeout is None else min(timeout, left)
+
+
+class _DeadlineStream(httpcore.NetworkStream):
+    """A connection whose every operation is cut to what is left of the thread's total deadline."""
+
+    def __init__(self, inner: httpcore.NetworkStream):
+        self.inner = inner
+
+    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        return self.inner.read(max_bytes, _within(timeout))
+
+    def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        self.inner.write(buffer, _within(timeout, httpcore.WriteTimeout))
+
+    def close(self) -> None:
+        self.inner.close()
+
+    def start_tls(self, ssl_context, server_hostname=None, timeout=None) -> "_DeadlineStream":
+        return _DeadlineStream(self.inner.start_tls(ssl_context, server_hostname, _within(timeout, httpcore.ConnectTimeout)))
+
+    def get_extra_info(self, info: str):
+        return self.inner.get_extra_info(info)
+
+
 class _GuardedBackend(httpcore.SyncBackend):
     def __init__(self, allowed: tuple[Network, ...]):
         super().__init__()
@@ -67,7 +121,8 @@ class _GuardedBackend(httpcore.SyncBackend):
         error: Exception | None = None
         for address in allowed:  # connect to a checked address, never to a fresh lookup
             try:
-                return super().connect_tcp(address, port, timeout, local_address, socket_options)
+                stream = super().connect_tcp(address, port, _within(timeout, httpcore.ConnectTimeout), local_address, socket_options)
+                return _DeadlineStream(stream)
             except httpcore.ConnectError as exc:
                 error = exc
         raise error

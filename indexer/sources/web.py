@@ -23,7 +23,7 @@ from indexer.embedders.remote import retry_after_seconds
 from indexer.errors import ErrorCode, IngestError
 from indexer.extract import ExtractionError, decode_text, extract_html, extract_markdown, extract_text
 from indexer.sources import SourceResult, limit_reached
-from indexer.sources.netguard import guarded_transport, refused
+from indexer.sources.netguard import guarded_transport, refused, total_deadline
 
 ROBOTS_AGENT = "static-rag"  # the product token robots.txt groups are matched against
 USER_AGENT = f"static-rag/{__version__} (+https://github.com/static-rag/static-rag)"
@@ -277,7 +277,7 @@ def read_sitemap(client: httpx.Client, url: str, pages: list[str], limit: int, n
             continue
         seen.add(current)
         try:
-            with client.stream("GET", current) as response:
+            with total_deadline(client.timeout.read), client.stream("GET", current) as response:
                 body = _read_capped(response)
         except (httpx.HTTPError, TooLarge) as exc:
             errors.append(f"sitemap {current}: {'too large' if isinstance(exc, TooLarge) else f'{type(exc).__name__}: {exc}'}")
@@ -364,7 +364,7 @@ class RobotsRules:
 
     def _fetch(self, origin: str) -> str:
         try:
-            with self.client.stream("GET", f"{origin}/robots.txt") as response:
+            with total_deadline(self.client.timeout.read), self.client.stream("GET", f"{origin}/robots.txt") as response:
                 body = _read_capped(response)
         except httpx.ConnectError:
             return self.ALLOW_ALL
@@ -407,7 +407,7 @@ def fetch_document(
 
     conditional = {k: v for k, v in (("If-None-Match", etag), ("If-Modified-Since", last_modified)) if v}
     try:
-        with client.stream("GET", url, headers=conditional, extensions={ROBOTS_CHECKED: True}) as response:
+        with total_deadline(client.timeout.read), client.stream("GET", url, headers=conditional, extensions={ROBOTS_CHECKED: True}) as response:
             media_type = response.headers.get("content-type", "text/html").split(";")[0].strip().lower()
             if response.status_code < 300 and media_type not in HTML_TYPES and media_type not in TEXT_TYPES:
                 return problem(ErrorCode.WEB_UNSUPPORTED_TYPE, "fetch", f"content type {media_type} is not HTML, plain text or Markdown; skipped", level="warning")
