@@ -267,3 +267,18 @@ def test_a_page_that_drips_is_cut_off_at_its_total_time_limit(drip):
             took = time.monotonic() - started
             assert fetched.problem is not None and fetched.problem.retryable and "timed out" in fetched.problem.message, fetched
             assert took < 4, f"{path}: {took:.1f} s against a 2 s limit (each byte came within the per-read timeout)"
+
+
+def test_a_redirect_to_a_non_http_url_says_so(site):
+    import httpx
+
+    from indexer.sources.netguard import guarded_transport
+    from indexer.sources.web import RobotsRules, fetch_document
+
+    site.routes["/to-file"] = (302, "text/plain", b"", {"Location": "file:///etc/hostname"})
+    site.routes["/to-gopher"] = (301, "text/plain", b"", {"Location": "gopher://127.0.0.1/1"})
+    with httpx.Client(transport=guarded_transport(["127.0.0.0/8"]), follow_redirects=True) as client:
+        client.event_hooks["request"].append(RobotsRules(client).check)
+        for path, scheme in (("/to-file", "file:"), ("/to-gopher", "gopher:")):
+            problem = fetch_document(client, site.url(path), "web").problem
+            assert problem.code == "WEB_FETCH_FAILED" and f"redirected to {scheme}" in problem.message and "which is not an http(s) URL" in problem.message

@@ -280,6 +280,11 @@ def _traverse(api: NotionAPI, source: SourceConfig, fetch_state: dict[str, Fetch
             result.errors.append(_error(exc, doc_id, source.name, visit.id))
             _follow(queue, state.links if state else (), visit.depth)
             continue
+        except Exception as exc:  # a page the renderer cannot read is that page's error, never the run's
+            result.errors.append(IngestError(ErrorCode.FILE_EXTRACTION_FAILED, "extract", f"page {visit.id}: {type(exc).__name__}: {exc}",
+                                             doc_id=doc_id, source=source.name))
+            _follow(queue, state.links if state else (), visit.depth)
+            continue
         result.warnings.extend(warnings)
         result.documents.append(replace(document, fetch_seconds=time.perf_counter() - started))
         _follow(queue, document.links, visit.depth)

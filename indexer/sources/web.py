@@ -79,6 +79,10 @@ class RobotsDisallowed(Exception):
     """robots.txt forbids a URL the fetch would request (the page itself or a redirect target)."""
 
 
+class NotHttp(Exception):
+    """A redirect to a URL that is not http(s): never followed."""
+
+
 ROBOTS_CHECKED = "static_rag.robots"  # request extension: check robots.txt before this request and its redirects
 
 
@@ -359,6 +363,8 @@ class RobotsRules:
     def check(self, request: httpx.Request) -> None:
         """httpx request hook: runs before every hop of a page fetch, so a redirect into a
         disallowed path is stopped before it is requested."""
+        if request.url.scheme not in ("http", "https"):
+            raise NotHttp(str(request.url))  # a redirect to file:, gopher:, … — httpx would refuse it too, with a vaguer error
         if request.extensions.get(ROBOTS_CHECKED) and not self.allowed(str(request.url)):
             raise RobotsDisallowed(str(request.url))
 
@@ -412,6 +418,8 @@ def fetch_document(
             if response.status_code < 300 and media_type not in HTML_TYPES and media_type not in TEXT_TYPES:
                 return problem(ErrorCode.WEB_UNSUPPORTED_TYPE, "fetch", f"content type {media_type} is not HTML, plain text or Markdown; skipped", level="warning")
             body = _read_capped(response, max_bytes)
+    except (NotHttp, httpx.UnsupportedProtocol) as exc:
+        return problem(ErrorCode.WEB_FETCH_FAILED, "fetch", f"redirected to {str(exc).split(' ')[0] if isinstance(exc, NotHttp) else exc}, which is not an http(s) URL; not followed")
     except RobotsDisallowed as exc:
         target = "" if str(exc) == url else f" (redirected to {exc})"
         return problem(ErrorCode.WEB_ROBOTS_DISALLOWED, "fetch", f"robots.txt disallows it{target} for {ROBOTS_AGENT} (set respect_robots = false for a site you own)")
