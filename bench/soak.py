@@ -1,0 +1,180 @@
+"""Soak: many `index run`s under randomized faults, with an invariant check after each one.
+
+    .venv/bin/python bench/soak.py --runs 40 --seed 1            # ≈ 1 s to 20 s a run
+    .venv/bin/python bench/soak.py --runs 200 --minutes 60       # stops at whichever comes first
+
+Loopback only: a fake Notion API (tests/fakes/notion_server.py) with 31 pages in a tree, a web
+site of 10 pages (tests/conftest.py's Site), and the fake OpenAI embedder. Each run, at random:
+Notion block listings answer 429 / 500 / 503 for a while (sometimes past every retry), the search
+listing is rate limited, web pages answer 503 / 500 or close the connection before their body,
+`--full-refresh` is passed, one or two pages are edited, and the `index run` process is SIGKILLed
+at a random moment. Nothing is ever deleted from the sources, so:
+
+- **no document ever published may go missing**: the served generation holds every doc id any
+  earlier generation held (a failed page keeps its last good version; a transient error never
+  turns into a deletion);
+- **the served generation always opens** (manifest sizes, DuckDB, FAISS, BM25, chunk store), and
+  it holds every page once a run succeeds without faults;
+- **every run is in the run log**, a killed one as `in_progress`.
+
+Prints one line per run and a JSON summary; exits 1 if any invariant broke.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from tests.conftest import Site  # noqa: E402
+from tests.fakes.notion_server import FakeNotion, paragraph  # noqa: E402
+from tests.fakes.openai_server import FakeOpenAI  # noqa: E402
+
+INDEX = Path(sys.executable).with_name("index")
+
+
+def build_notion(notion: FakeNotion) -> list[str]:
+    ws = notion.workspace
+    root = ws.page("Handbook", paragraph("How the team works."))
+    pages = [root]
+    for s in range(3):
+        section = ws.page(f"Section {s}", paragraph(f"Section {s} gathers ten guides."), parent=root)
+        pages.append(section)
+        pages += [ws.page(f"Guide {s}.{i}", paragraph(f"Guide {s}.{i} explains step {i} of part {s}."), parent=section) for i in range(9)]
+    return pages
+
+
+def web_page(i: int, version: int) -> bytes:
+    return (f"<html><head><title>Help {i}</title></head><body><main><h1>Help {i}</h1>"
+            f"<p>Help page {i}, version {version}, answers question {i} about refunds, parcels and accounts.</p></main></body></html>").encode()
+
+
+def served_documents(artifacts: Path) -> set[str]:
+    """The doc ids of the generation CURRENT names, after opening it the way a server does."""
+    from server.reader import Generation
+
+    generation = Generation.open_current(artifacts)
+    try:
+        (space,) = generation.spaces.values()
+        assert space.size == len(space.chunks.rows(list(range(space.size)))) if space.chunks else True
+        return {row["doc_id"] for row in generation.query("document_ids")}
+    finally:
+        generation.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=int, default=40)
+    parser.add_argument("--minutes", type=float, default=30.0)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--kill-rate", type=float, default=0.25, help="share of runs SIGKILLed at a random moment")
+    args = parser.parse_args()
+    rng = random.Random(args.seed)
+
+    notion, openai, site = FakeNotion().start(), FakeOpenAI().start(), Site()
+    pages = build_notion(notion)
+    versions = {i: 0 for i in range(10)}
+    failing: dict[str, int] = {}  # web path -> failures still to give
+
+    def route(i: int):
+        def answer():
+            path = f"/help/{i}"
+            if failing.get(path, 0) > 0:
+                failing[path] -= 1
+                return rng.choice([(503, "text/plain", b"busy", {"Retry-After": "0"}), (500, "text/plain", b"oops")])
+            return 200, "text/html; charset=utf-8", web_page(i, versions[i])
+        return answer
+
+    for i in range(10):
+        site.routes[f"/help/{i}"] = route(i)
+    folder = Path(tempfile.mkdtemp(prefix="static-rag-soak-"))
+    urls = json.dumps([site.url(f"/help/{i}") for i in range(10)])
+    config = folder / "index.toml"
+    config.write_text(
+        f'[[sources]]\nname = "wiki"\ntype = "notion"\nroots = ["{pages[0]}"]\nrequests_per_second = 100\nmax_depth = 4\n'
+        f'[[sources]]\nname = "help"\ntype = "urls"\nurls = {urls}\nallow_private_networks = ["127.0.0.0/8"]\nper_host_delay_seconds = 0\ntimeout_seconds = 5\n'
+        '[[spaces]]\nprovider = "openai"\ndimensions = 256\n', encoding="utf-8")
+    env = {**os.environ, "NOTION_TOKEN": notion.api_key, "NOTION_BASE_URL": notion.url, "OPENAI_API_KEY": openai.api_key,
+           "OPENAI_BASE_URL": f"{openai.url}/v1", "HF_HUB_OFFLINE": "1", "STATIC_RAG_DEBUG": "1"}
+    artifacts = folder / "artifacts"
+    ever: set[str] = set()
+    stats: Counter = Counter()
+    violations: list[str] = []
+    deadline = time.monotonic() + args.minutes * 60
+    for n in range(1, args.runs + 1):
+        if time.monotonic() > deadline:
+            break
+        faults = []
+        for page in rng.sample(pages, rng.randint(0, 4)):  # block listings failing for a while, sometimes past every retry
+            notion.path_faults[f"/v1/blocks/{page}/children"] = [{"status": rng.choice([429, 500, 503]), "headers": {"Retry-After": "0"}}] * rng.randint(1, 8)
+            faults.append("notion-page")
+        if rng.random() < 0.2:
+            notion.path_faults["/v1/search"] = [{"status": 429, "headers": {"Retry-After": "0"}}] * rng.randint(1, 3)
+            faults.append("notion-search")
+        for i in rng.sample(range(10), rng.randint(0, 3)):
+            failing[f"/help/{i}"] = rng.randint(1, 4)
+            faults.append("web-page")
+        for page in rng.sample(pages[1:], rng.randint(0, 2)):  # edits, so runs have work to do
+            notion.workspace.set_blocks(page, paragraph(f"Edited in run {n}: {rng.random():.6f}"), edited=f"2026-11-{10 + n % 15:02d}T10:00:00.000Z")
+        for i in rng.sample(range(10), rng.randint(0, 2)):
+            versions[i] += 1
+        flags = ["--full-refresh"] if rng.random() < 0.3 else []
+        kill_after = rng.uniform(0.2, 4.0) if rng.random() < args.kill_rate else None
+        started = time.monotonic()
+        process = subprocess.Popen([str(INDEX), "run", "-c", str(config), "--json", *flags], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        try:
+            out, err = process.communicate(timeout=kill_after if kill_after is not None else 300)
+            code = process.returncode
+        except subprocess.TimeoutExpired:
+            process.send_signal(signal.SIGKILL)
+            out, err = process.communicate()
+            code = "killed"
+        stats[f"exit {code}"] += 1
+        stats.update(faults)
+        notion.path_faults.clear()
+        failing.clear()
+
+        problems = []
+        if (artifacts / "CURRENT").exists():
+            try:
+                now = served_documents(artifacts)
+            except Exception as exc:
+                problems.append(f"the served generation does not open: {type(exc).__name__}: {exc}")
+                now = set()
+            missing = ever - now
+            if missing:
+                problems.append(f"{len(missing)} published document(s) missing, e.g. {sorted(missing)[:3]}")
+            ever |= now
+            if code == 0 and not faults and len(now) != len(pages) + 10:
+                problems.append(f"a clean run serves {len(now)} documents, not {len(pages) + 10}")
+        logged = [json.loads(line) for line in (artifacts / "runs.jsonl").read_text().split("\n") if line.strip()] if (artifacts / "runs.jsonl").exists() else []
+        if len({entry["run_id"] for entry in logged}) < n - stats["exit 2"]:
+            problems.append("a run is missing from runs.jsonl")
+        if code not in (0, 4, "killed"):
+            problems.append(f"exit {code}: {err.decode(errors='replace').strip()[-300:]}")
+        violations += [f"run {n}: {p}" for p in problems]
+        print(f"run {n:3d}: exit {code!s:6} {time.monotonic() - started:5.1f} s  flags {flags or '-'}  faults {dict(Counter(faults)) or '-'}  "
+              f"served {len(ever)}  {'; '.join(problems) or 'ok'}", flush=True)
+
+    notion.close()
+    openai.close()
+    site.close()
+    summary = {"runs": sum(v for k, v in stats.items() if k.startswith("exit")), "exits": {k: v for k, v in stats.items() if k.startswith("exit")},
+               "faults": {k: v for k, v in stats.items() if not k.startswith("exit")}, "documents_served": len(ever), "violations": violations,
+               "artifacts": str(artifacts)}
+    print(json.dumps(summary, indent=2))
+    sys.exit(1 if violations else 0)
+
+
+if __name__ == "__main__":
+    main()
