@@ -64,6 +64,18 @@ def examples_artifacts(tmp_path_factory, local_embedder):
 
 
 @pytest.fixture
+def notion(monkeypatch):
+    """A loopback fake of the Notion API, with NOTION_TOKEN and NOTION_BASE_URL pointing at it."""
+    from tests.fakes.notion_server import FakeNotion
+
+    fake = FakeNotion().start()
+    monkeypatch.setenv("NOTION_TOKEN", fake.api_key)
+    monkeypatch.setenv("NOTION_BASE_URL", fake.url)
+    yield fake
+    fake.close()
+
+
+@pytest.fixture
 def copy_of_examples(tmp_path) -> Path:
     """A writable copy of the example corpus and its config."""
     target = tmp_path / "examples"

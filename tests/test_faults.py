@@ -8,16 +8,7 @@ from click.testing import CliRunner
 
 from indexer.cli import cli
 from tests.conftest import write_config
-from tests.fakes.notion_server import FakeNotion, paragraph
-
-
-@pytest.fixture
-def notion(monkeypatch):
-    fake = FakeNotion().start()
-    monkeypatch.setenv("NOTION_TOKEN", fake.api_key)
-    monkeypatch.setenv("NOTION_BASE_URL", fake.url)
-    yield fake
-    fake.close()
+from tests.fakes.notion_server import paragraph
 
 
 def run(config, *args: str) -> tuple[int, dict]:

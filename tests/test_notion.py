@@ -9,18 +9,9 @@ from indexer.config import SourceConfig
 from indexer.documents import FetchState
 from indexer.sources.notion import RateLimiter, crawl_notion
 from tests.fakes.notion_server import (
-    FakeNotion, bookmark, bullet, callout, code, columns, embed, equation, heading, link_to_page,
+    bookmark, bullet, callout, code, columns, embed, equation, heading, link_to_page,
     mention_paragraph, numbered, paragraph, quote, synced_copy, synced_original, table, to_do, toggle,
 )
-
-
-@pytest.fixture
-def notion(monkeypatch):
-    fake = FakeNotion().start()
-    monkeypatch.setenv("NOTION_TOKEN", fake.api_key)
-    monkeypatch.setenv("NOTION_BASE_URL", fake.url)
-    yield fake
-    fake.close()
 
 
 def source(*roots: str, **keys) -> SourceConfig:
