@@ -1,6 +1,9 @@
 """What a public website needs from the API: CORS for its own origin only, API keys scoped to
 sources, a per-client rate limit, and caps checked before any work — every refusal a JSON body."""
 
+import json
+import sys
+
 import pytest
 from litestar.testing import TestClient
 
@@ -117,3 +120,47 @@ def test_a_hostile_body_is_a_400_with_a_json_error_not_a_500(examples_artifacts,
     with TestClient(create_app(Settings(artifacts=examples_artifacts, server=ServerConfig(requests_per_minute=0)))) as client:
         response = client.post("/v1/search", content=body, headers={"content-type": "application/json"})
     assert response.status_code == 400 and response.json() == {"code": "INVALID_REQUEST", "message": message, "retryable": False}
+
+
+def test_slow_or_broken_request_heads_cannot_hold_the_server(examples_artifacts, tmp_path):
+    """Slowloris: connections that never finish their headers are closed after HEAD_SECONDS while
+    normal requests keep being answered; a garbage request line or an oversized header gets the
+    API's JSON 400, not uvicorn's plain text."""
+    import socket
+    import time
+
+    import httpx
+
+    from server.launch import HEAD_SECONDS
+    from tests.servers import running_server
+
+    with running_server(examples_artifacts, tmp_path) as server:
+        host, port = server.base.removeprefix("http://").split(":")
+        slow = []
+        for _ in range(200):
+            sock = socket.create_connection((host, int(port)), timeout=5)
+            sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: ")
+            slow.append(sock)
+        started = time.monotonic()
+        assert httpx.post(f"{server.base}/v1/search", json={"query": "rollback"}, timeout=5).status_code == 200, "served during the attack"
+        assert time.monotonic() - started < 3
+        time.sleep(HEAD_SECONDS + 1.5)
+        closed = 0
+        for sock in slow:
+            sock.settimeout(2)
+            try:
+                closed += sock.recv(1) == b""
+            except (ConnectionResetError, TimeoutError, socket.timeout):
+                closed += isinstance(sys.exc_info()[1], ConnectionResetError)
+            sock.close()
+        assert closed == len(slow), f"{closed} of {len(slow)} half-open requests closed after {HEAD_SECONDS} s"
+
+        for raw in (b"\x16\x03\x01garbage\r\n\r\n", b"GET / HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 200_000 + b"\r\n\r\n"):
+            with socket.create_connection((host, int(port)), timeout=5) as sock:
+                sock.sendall(raw)
+                answer = b""
+                while chunk := sock.recv(65536):
+                    answer += chunk
+            head, _, body = answer.partition(b"\r\n\r\n")
+            assert head.startswith(b"HTTP/1.1 400") and b"application/json" in head, head
+            assert json.loads(body)["code"] == "INVALID_REQUEST"
