@@ -163,6 +163,8 @@ def run(config_path, artifacts, as_json, silent, providers, max_cost, allow_mass
     else:
         _print_summary(report, config.artifacts)
     if dry_run:
+        if report.delete_guard:  # the real run would stop: say so the way a scheduled job can act on
+            sys.exit(EXIT_DELETE_GUARD)
         return
     if report.errors:
         if not as_json:
@@ -628,6 +630,9 @@ def serve(config_path, artifacts, host, port, log_level, workers, access_log):
         launch.run(host=host, port=port, log_level=log_level, workers=workers, timeout_graceful_shutdown=10, access_log=False, log_config=log_config)
 
 
+PLAN_LINES = 50  # documents a dry run lists by name before summarizing the rest
+
+
 def _print_plan(report) -> None:
     plan = report.as_dict()
     changes = ", ".join(f"{n} {name.replace('_', '-')}" for name, n in plan["documents"].items() if n) or "no changes"
@@ -635,8 +640,15 @@ def _print_plan(report) -> None:
     for space_id, estimate in plan["spaces"].items():
         click.echo(f"  {space_id}: {estimate['chunks_to_embed']} chunks to embed ({estimate['tokens_to_embed']} tokens, "
                    f"~${estimate['estimated_cost_usd']:.4f}), {estimate['chunks_reused']} from the vector cache")
+    changed = [d for d in plan["decisions"] if d["decision"] != "skip"]
+    if changed:
+        click.echo("Per document (unchanged ones left out):")
+        for d in changed[:PLAN_LINES]:
+            click.echo(f"  {d['decision']:<8} {d['doc_id']}  ({d['reason']})")
+        if len(changed) > PLAN_LINES:
+            click.echo(f"  … and {len(changed) - PLAN_LINES} more (--json lists every document)")
     if plan["delete_guard"]:
-        click.echo(f"The delete guard would stop this run: {plan['delete_guard']}", err=True)
+        click.echo(f"The delete guard would stop this run (exit 3): {plan['delete_guard']}", err=True)
     _print_problems(report)
 
 

@@ -150,10 +150,15 @@ def test_dry_run_shows_the_plan_writes_nothing_and_calls_no_provider(tmp_path, l
         (tmp_path / "docs" / name).unlink()
     before = sorted(p.name for p in (tmp_path / "artifacts" / "generations").iterdir())
     code, plan = run_json("run", "-c", str(config), "--dry-run")
-    assert code == 0 and plan["dry_run"] is True
+    assert code == 3 and plan["dry_run"] is True, "the real run would be stopped by the delete guard: so is the dry run's exit"
     assert plan["documents"] == {"added": 0, "updated": 1, "metadata_only": 0, "skipped": 2, "deleted": 2, "failed": 0}
     assert plan["spaces"]["local-all-minilm-l6-v2-384"]["chunks_to_embed"] == 1
     assert "would delete 2 of 5 documents (40%)" in plan["delete_guard"]
+    decided = {d["doc_id"]: d["decision"] for d in plan["decisions"]}
+    assert decided == {"file:d0.md": "full", "file:d1.md": "delete", "file:d2.md": "delete", "file:d3.md": "skip", "file:d4.md": "skip"}
+    text = run("run", "-c", str(config), "--dry-run")
+    assert text.exit_code == 3 and "full     file:d0.md  (content changed)" in text.output and "delete   file:d1.md" in text.output
+    assert "file:d3.md" not in text.output, "unchanged documents are left out of the listing"
     assert sorted(p.name for p in (tmp_path / "artifacts" / "generations").iterdir()) == before
     assert (tmp_path / "artifacts" / "CURRENT").read_text().strip() == first
 
