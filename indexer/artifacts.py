@@ -192,7 +192,7 @@ def _write(folder: Path, generation_id: str, documents: list[Document], spaces: 
         "run_id": run.run_id,
         "generation": generation_id,
         "summary": {k: v for k, v in run.summary.items() if k != "errors"},
-        "decisions": [{"doc_id": d.doc_id, "source": d.source, "decision": str(d.action), "reason": d.reason} for d in run.decisions],
+        "decisions": [d.as_dict() for d in run.decisions],
         "errors": run.summary["errors"],
     })
     now = datetime.now(timezone.utc)
@@ -367,6 +367,17 @@ def read_manifest(folder: Path) -> dict:
         if not file.is_file() or file.stat().st_size != info["bytes"]:
             raise ArtifactError(f"{file} is missing or has the wrong size: the generation is damaged")
     return manifest
+
+
+def read_stale(space_dir: Path) -> frozenset[str]:
+    """The documents `spaces/<id>/stale.json` lists (none when the file is absent)."""
+    path = Path(space_dir) / STALE
+    return frozenset(json.loads(path.read_text(encoding="utf-8"))["documents"]) if path.exists() else frozenset()
+
+
+def space_rebuilt_at(manifest: dict, space_id: str) -> str:
+    """When a run last embedded the space; generations from before the field: their creation."""
+    return manifest["spaces"].get(space_id, {}).get("rebuilt_at") or manifest["created_at"]
 
 
 def check_manifest_paths(manifest: dict, where: object) -> None:

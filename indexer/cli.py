@@ -214,7 +214,8 @@ def evaluate(dataset_dir, config_path, artifacts, as_json, split, limit_queries,
             raise ConfigProblem(str(exc)) from None
     dataset = _library_call(evaluation.load_dataset, dataset_dir, split, limit_queries)
     off_topic = {d.name: _library_call(evaluation.load_queries, d, split) for d in off_topic_dirs}
-    spaces = _load_config(config_path, None).spaces if (config_path or Path(DEFAULT_CONFIG).exists()) else None
+    config = _optional_config(config_path)
+    spaces = config.spaces if config else None
     with tempfile.TemporaryDirectory(prefix="static-rag-eval-") as tmp:
         folder = artifacts
         if folder is None:
@@ -481,8 +482,9 @@ def search(query, config_path, artifacts, as_json, top_k, mode, space, source):
     from server.search import SearchFilters
     from server.service import SearchService, ServiceError, Settings
 
-    server = _load_config(config_path, None).server if (config_path or Path(DEFAULT_CONFIG).exists()) else ServerConfig()
-    service = SearchService(Settings(artifacts=_artifacts_dir(config_path, artifacts), server=server))  # [server] default_space applies
+    config = _optional_config(config_path)  # its [server] default_space applies
+    folder = artifacts or (config.artifacts if config else Path("artifacts"))
+    service = SearchService(Settings(artifacts=folder, server=config.server if config else ServerConfig()))
     try:
         service.load()
         result = service.search(query, space_id=space, top_k=top_k, mode=mode, filters=SearchFilters(source=source))
@@ -705,13 +707,17 @@ def _load_config(config_path: Path | None, artifacts: Path | None):
         raise ConfigProblem(str(exc)) from None
 
 
+def _optional_config(config_path: Path | None):
+    """The config when one is given or ./index.toml exists (commands that also work from --artifacts alone)."""
+    return _load_config(config_path, None) if (config_path or Path(DEFAULT_CONFIG).exists()) else None
+
+
 def _artifacts_dir(config_path: Path | None, artifacts: Path | None) -> Path:
     """--artifacts wins; else the config's `artifacts`; else ./artifacts."""
     if artifacts is not None:
         return artifacts
-    if config_path is not None or Path(DEFAULT_CONFIG).exists():
-        return _load_config(config_path, None).artifacts
-    return Path("artifacts")
+    config = _optional_config(config_path)
+    return config.artifacts if config else Path("artifacts")
 
 
 @contextmanager

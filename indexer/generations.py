@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from indexer.artifacts import GENERATIONS, current_generation, list_generations, read_current_id, read_manifest, set_current
+from indexer.artifacts import GENERATIONS, current_generation, list_generations, read_current_id, read_manifest, set_current, space_rebuilt_at
 from indexer.errors import ArtifactError
 from indexer.sql import load_sql
 
@@ -40,7 +40,7 @@ def status(artifacts: Path) -> dict:
         "built_at": manifest["created_at"],
         "documents": manifest["counts"]["documents"],
         "spaces": {
-            space_id: {"vectors": info["vectors"], "stale_documents": info.get("stale_documents", 0), "rebuilt_at": info.get("rebuilt_at", manifest["created_at"])}
+            space_id: {"vectors": info["vectors"], "stale_documents": info.get("stale_documents", 0), "rebuilt_at": space_rebuilt_at(manifest, space_id)}
             for space_id, info in manifest["spaces"].items()
         },
         "last_run": run_of(folder),

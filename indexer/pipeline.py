@@ -62,7 +62,7 @@ class RunReport:
                 "spaces": self.spaces,
                 "estimated_cost_usd": round(sum(s["estimated_cost_usd"] for s in self.spaces.values()), 8),
                 "delete_guard": self.delete_guard,
-                "decisions": [{"doc_id": d.doc_id, "source": d.source, "decision": str(d.action), "reason": d.reason} for d in self.decisions],
+                "decisions": [d.as_dict() for d in self.decisions],
                 "errors": [e.as_dict() for e in self.errors],
                 "warnings": [e.as_dict() for e in self.warnings],
             }

@@ -43,6 +43,10 @@ class Decision:
     action: Action
     reason: str
 
+    def as_dict(self) -> dict:
+        """As report.json and a dry run's --json list it."""
+        return {"doc_id": self.doc_id, "source": self.source, "decision": str(self.action), "reason": self.reason}
+
 
 class DeleteGuard(StaticRagError):
     """The run would delete too much of a source; nothing is published (exit 3)."""

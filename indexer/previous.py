@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from indexer.artifacts import STALE, current_generation, open_index, read_manifest
+from indexer.artifacts import current_generation, open_index, read_manifest, read_stale, space_rebuilt_at
 from indexer.documents import Chunk, Document, FetchState, utc_aware
 from indexer.embedders import same_space
 from indexer.errors import ArtifactError
@@ -98,15 +98,12 @@ class PreviousGeneration:
         chunks = [Chunk(doc_id, ordinal, start, end, text, tuple(path), tokens) for _, doc_id, ordinal, path, start, end, tokens, text in kept]
         return chunks, [r[0] for r in kept], len(kept) == len(rows)
 
-    def stale_documents(self, space_id: str) -> set[str]:
+    def stale_documents(self, space_id: str) -> frozenset[str]:
         """Documents whose chunks in this space are an older version's (it was not rebuilt since they changed)."""
-        path = self.space_folder(space_id) / STALE
-        return set(json.loads(path.read_text(encoding="utf-8"))["documents"]) if path.exists() else set()
+        return read_stale(self.space_folder(space_id))
 
-    def rebuilt_at(self, space_id: str) -> str | None:
-        """When a run last embedded this space (generations from before the field: their creation)."""
-        info = self.manifest["spaces"].get(space_id, {})
-        return info.get("rebuilt_at") or self.manifest.get("created_at")
+    def rebuilt_at(self, space_id: str) -> str:
+        return space_rebuilt_at(self.manifest, space_id)
 
     def space_folder(self, space_id: str) -> Path:
         return self.folder / self.manifest["spaces"][space_id]["path"]

@@ -71,13 +71,13 @@ def abstain(artifacts: Path, dataset: evaluation.Dataset, off_topic: dict[str, d
     """Per space and off-topic set: AUROC of relevance@1 (own queries against off-topic ones), and at
     the space's threshold the share of off-topic queries answered and of own queries with a relevant
     document in the top 10 that abstained."""
-    from server.relevance import MIN_RELEVANCE
+    from server.relevance import threshold as space_threshold
 
     run = Run(artifacts, dataset)
     out: dict[str, dict] = {}
     try:
         for space_id, space in run.generation.spaces.items():
-            threshold = space.search.get("min_relevance", MIN_RELEVANCE)
+            threshold = space_threshold(space.search)
             own, found = [], []
             with progress(f"answerable {space_id}", len(dataset.queries)) as advance:
                 for query_id, text in dataset.queries.items():

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from indexer.artifacts import STALE, current_generation, open_index, read_manifest
+from indexer.artifacts import current_generation, open_index, read_manifest, read_stale, space_rebuilt_at
 from indexer.chunkstore import LINES as CHUNK_LINES, ChunkStore
 from indexer.documents import utc_aware
 from indexer.errors import ArtifactError
@@ -65,9 +65,8 @@ class Generation:
             manifest = json.loads((space_dir / "space.json").read_text(encoding="utf-8"))
             dense = open_index(space_dir / "index.faiss")
             chunks = ChunkStore(space_dir) if (space_dir / CHUNK_LINES).exists() else None
-            stale = frozenset(json.loads((space_dir / STALE).read_text(encoding="utf-8"))["documents"]) if (space_dir / STALE).exists() else frozenset()
-            rebuilt_at = info.get("rebuilt_at") or self.manifest["created_at"]
-            self.spaces[space_id] = SpaceIndex(space_id, manifest, dense, LexicalIndex(space_dir / "lexical"), chunks, stale, rebuilt_at, info.get("search", {}))
+            self.spaces[space_id] = SpaceIndex(space_id, manifest, dense, LexicalIndex(space_dir / "lexical"), chunks,
+                                               read_stale(space_dir), space_rebuilt_at(self.manifest, space_id), info.get("search", {}))
 
     @classmethod
     def open_current(cls, artifacts: Path) -> "Generation":

@@ -9,8 +9,9 @@ search), that side's own fit is used. "Calibrated" means: among hits with releva
 share r were judged relevant on that data (the reliability table is in bench/README.md).
 
 The coefficients were measured for the bundled local model (all-MiniLM-L6-v2). Cosines of other
-models sit on other scales: `index eval --tune` on your own labeled questions prints a
-`min_relevance` for a space (see the README).
+models sit on other scales: `index eval --dataset … --off-topic …` on your own labeled questions
+reports the rates at a space's threshold, and `min_relevance` in its `[[spaces]]` table sets it
+(see the README).
 """
 
 from __future__ import annotations
@@ -34,3 +35,8 @@ def relevance(dense: float | None, lexical: float | None, mode: str = "hybrid") 
     a, b, c = COEFFICIENTS[mode]
     z = a * max(0.0, dense or 0.0) + b * (lexical or 0.0) + c
     return round(1.0 / (1.0 + math.exp(-z)), 4)
+
+
+def threshold(space_settings: dict) -> float:
+    """The relevance a space's best hit needs for `answerable`: its `min_relevance`, else the default."""
+    return space_settings.get("min_relevance", MIN_RELEVANCE)

@@ -11,7 +11,7 @@ import numpy as np
 
 from indexer.embedders import Embedder
 from server.fusion import DENSE_WEIGHT, convex_combination
-from server.relevance import MIN_RELEVANCE, relevance
+from server.relevance import relevance, threshold
 from indexer.documents import utc_naive
 from server.reader import Generation, SpaceIndex
 from server.snippets import snippet
@@ -108,7 +108,7 @@ def search(
     `min_relevance`. `dense_weight` and `min_relevance` default to the space's settings, then the product's."""
     settings = space.search
     weight = dense_weight if dense_weight is not None else settings.get("hybrid_weight", DENSE_WEIGHT)
-    threshold = min_relevance if min_relevance is not None else settings.get("min_relevance", MIN_RELEVANCE)
+    needed = min_relevance if min_relevance is not None else threshold(settings)
     started = time.perf_counter()
     allowed = generation.allowed_vector_ids(space.space_id, filters.as_params()) if filters.active() else None
     pool = space.size if allowed is None else len(allowed)
@@ -137,7 +137,7 @@ def search(
         took_ms=(time.perf_counter() - started) * 1000,
         more=len(hits) > offset + top_k,
         candidates=len(ranked),
-        answerable=bool(hits) and max(h.relevance for h in hits) >= threshold,
+        answerable=bool(hits) and max(h.relevance for h in hits) >= needed,
     )
 
 
