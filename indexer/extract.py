@@ -46,33 +46,34 @@ FRONT_MATTER_MAX_DEPTH = 32
 
 
 def load_front_matter(text: str) -> dict | list | str | None:
-    """YAML front matter, safely: composed first and refused when it would expand past
-    FRONT_MATTER_MAX_NODES (an alias bomb) or nest deeper than FRONT_MATTER_MAX_DEPTH."""
+    """YAML front matter, safely: parsed into nodes first and refused when it would expand past
+    FRONT_MATTER_MAX_NODES (an alias bomb) or nest deeper than FRONT_MATTER_MAX_DEPTH; only then
+    are the nodes turned into Python values."""
+    loader = YAML_LOADER(text)
     try:
-        node = yaml.compose(text, Loader=YAML_LOADER)
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        budget = FRONT_MATTER_MAX_NODES
+        stack = [(node, 1)]
+        while stack:  # iterative: a 20,000-deep document must not exhaust Python's stack here either
+            current, depth = stack.pop()
+            budget -= 1
+            if budget < 0:
+                raise ExtractionError(f"front matter expands to more than {FRONT_MATTER_MAX_NODES} values (YAML aliases?)")
+            if depth > FRONT_MATTER_MAX_DEPTH:
+                raise ExtractionError(f"front matter nests deeper than {FRONT_MATTER_MAX_DEPTH} levels")
+            if isinstance(current, yaml.SequenceNode):
+                stack.extend((child, depth + 1) for child in current.value)
+            elif isinstance(current, yaml.MappingNode):
+                stack.extend((part, depth + 1) for pair in current.value for part in pair)
+        return loader.construct_document(node)
     except RecursionError:
         raise ExtractionError(f"front matter nests deeper than {FRONT_MATTER_MAX_DEPTH} levels") from None
     except yaml.YAMLError as exc:
         raise ExtractionError(f"front matter is not valid YAML: {exc}") from None
-    if node is None:
-        return None
-    budget = [FRONT_MATTER_MAX_NODES]
-    stack = [(node, 1)]
-    while stack:  # iterative: a 20,000-deep document must not exhaust Python's stack here either
-        current, depth = stack.pop()
-        budget[0] -= 1
-        if budget[0] < 0:
-            raise ExtractionError(f"front matter expands to more than {FRONT_MATTER_MAX_NODES} values (YAML aliases?)")
-        if depth > FRONT_MATTER_MAX_DEPTH:
-            raise ExtractionError(f"front matter nests deeper than {FRONT_MATTER_MAX_DEPTH} levels")
-        if isinstance(current, yaml.SequenceNode):
-            stack.extend((child, depth + 1) for child in current.value)
-        elif isinstance(current, yaml.MappingNode):
-            stack.extend((part, depth + 1) for pair in current.value for part in pair)
-    try:
-        return yaml.load(text, Loader=YAML_LOADER)
-    except (yaml.YAMLError, RecursionError) as exc:
-        raise ExtractionError(f"front matter is not valid YAML: {exc}") from None
+    finally:
+        loader.dispose()
 
 
 def decode_text(body: bytes, charset: str | None) -> str:

@@ -61,7 +61,10 @@ def runs(artifacts: Path, limit: int = 10) -> list[dict]:
     current = read_current_id(artifacts)
     out = [_logged_run(row, current) for row in runlog.read(artifacts)]
     known = {row["run_id"] for row in out}
+    logged_generations = {row["generation_id"] for row in out if row["generation_id"]}
     for generation_id in list_generations(artifacts):
+        if generation_id in logged_generations:
+            continue  # its run is in the log already: no need to open its database
         folder = Path(artifacts) / GENERATIONS / generation_id
         try:
             row = run_of(folder)

@@ -81,16 +81,16 @@ def crawl_files(source: SourceConfig, progress=None, fetch_state: dict[str, Fetc
             problem(ErrorCode.FILE_OUTSIDE_SOURCE, f"a link to {path.resolve()}, outside the source folder; skipped (set follow_symlinks = true to index it)", "warning")
             continue
         try:
-            size = path.stat().st_size
-            if size > source.max_bytes:
-                problem(ErrorCode.FILE_TOO_LARGE, f"{size:,} bytes, more than max_bytes ({source.max_bytes:,}); skipped")
+            stat = path.stat()
+            if stat.st_size > source.max_bytes:
+                problem(ErrorCode.FILE_TOO_LARGE, f"{stat.st_size:,} bytes, more than max_bytes ({source.max_bytes:,}); skipped")
                 continue
             started = time.perf_counter()
             raw = path.read_bytes()
             digest = hashlib.sha256(raw).hexdigest()
             state = fetch_state.get(doc_id)
             kept = parse_timestamp(state.last_modified) if state is not None and state.etag == digest else None
-            fallback = committed.get(relative) or kept or datetime.fromtimestamp(path.stat().st_mtime, tz=timezone.utc)
+            fallback = committed.get(relative) or kept or datetime.fromtimestamp(stat.st_mtime, tz=timezone.utc)
             document = read_file(path, relative, doc_id, source.name, raw, fallback)
             document = replace(document, fetch_seconds=time.perf_counter() - started, etag=digest,
                                last_modified=document.updated_at.isoformat() if document.updated_at else None)
