@@ -12,9 +12,10 @@ from click.testing import CliRunner
 from litestar.testing import TestClient
 
 from indexer.cli import cli
-from indexer.embedders.remote import plan_batches, retry_after_seconds
+from indexer.embedders.remote import plan_batches
 from server.app import create_app
 from indexer.config import ServerConfig
+from indexer.retrying import retry_after_seconds
 from server.service import Settings
 from tests.conftest import write_config
 from tests.fakes.gemini_server import FakeGemini

@@ -5,7 +5,8 @@ from __future__ import annotations
 import os
 
 from indexer.config import SpaceConfig
-from indexer.embedders.remote import Budget, ProviderError, RemoteEmbedder, Reply, env_key, retry_after_seconds
+from indexer.embedders.remote import Budget, ProviderError, RemoteEmbedder, Reply, env_key
+from indexer.retrying import retry_after_seconds
 from indexer.errors import MissingDependency
 
 

@@ -10,13 +10,10 @@ single request with the provider's real client and translates its errors into
 from __future__ import annotations
 
 import os
-import random
-import re
 import threading
 import time
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
-from email.utils import parsedate_to_datetime
 from typing import Callable
 
 import numpy as np
@@ -25,10 +22,9 @@ from indexer.chunking import count_tokens
 from indexer.config import SpaceConfig
 from indexer.embedders import space_manifest
 from indexer.errors import StaticRagError
+from indexer.retrying import backoff
 
 MAX_ATTEMPTS = 6
-BACKOFF_BASE_SECONDS = 0.5
-BACKOFF_CAP_SECONDS = 30.0
 QUERY_ATTEMPTS = 2  # a chatbot is waiting: fail fast and let the caller retry
 QUERY_MAX_WAIT_SECONDS = 2.0  # a longer Retry-After fails the query (retryable) instead of stalling it
 
@@ -255,45 +251,3 @@ def plan_batches(tokens: list[int], titles: list[str] | None, max_inputs: int, m
         if current:
             batches.append(current)
     return batches
-
-
-def backoff(attempt: int, retry_after: float | None) -> float:
-    """The server's own hint when it gives one; else exponential backoff with full jitter."""
-    if retry_after is not None:
-        return min(max(retry_after, 0.0), BACKOFF_CAP_SECONDS * 2)
-    return random.uniform(0, min(BACKOFF_CAP_SECONDS, BACKOFF_BASE_SECONDS * 2**attempt))
-
-
-DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h)")
-
-
-def retry_after_seconds(headers) -> float | None:
-    """`Retry-After` (seconds or an HTTP date), `retry-after-ms`, or OpenAI's `x-ratelimit-reset-*` ("6m0s", "20ms")."""
-    if headers is None:
-        return None
-    if value := headers.get("retry-after-ms"):
-        try:
-            return float(value) / 1000
-        except ValueError:
-            pass
-    if value := headers.get("retry-after"):
-        try:
-            return float(value)
-        except ValueError:
-            try:
-                return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
-            except (TypeError, ValueError):
-                pass
-    resets = [parse_duration(headers.get(h)) for h in ("x-ratelimit-reset-requests", "x-ratelimit-reset-tokens")]
-    resets = [r for r in resets if r is not None]
-    return max(resets) if resets else None
-
-
-def parse_duration(value: str | None) -> float | None:
-    if not value:
-        return None
-    parts = DURATION_PART.findall(value)
-    if not parts:
-        return None
-    scale = {"ms": 0.001, "s": 1, "m": 60, "h": 3600}
-    return sum(float(n) * scale[u] for n, u in parts)

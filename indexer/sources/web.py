@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import random
 import re
 import threading
 import time
@@ -19,9 +18,9 @@ from protego import Protego
 from indexer import __version__
 from indexer.config import TRACKING_PARAMETERS, SourceConfig
 from indexer.documents import Document, FetchState
-from indexer.embedders.remote import retry_after_seconds
 from indexer.errors import ErrorCode, IngestError
 from indexer.extract import ExtractionError, decode_text, extract_html, extract_markdown, extract_text
+from indexer.retrying import backoff, retry_after_seconds
 from indexer.sources import SourceResult, limit_reached
 from indexer.sources.netguard import guarded_transport, refused, total_deadline
 
@@ -31,7 +30,6 @@ DEFAULT_PORTS = {"http": 80, "https": 443}
 MAX_REDIRECTS = 5
 MAX_BYTES = 10 * 1024 * 1024  # per response, enforced while streaming (the seed's 10 MB)
 PAGE_ATTEMPTS = 3  # a page that fails in a retryable way is tried this often in one run
-RETRY_BASE_SECONDS = 0.5  # first backoff (then doubled, with jitter) when the server names no wait
 MAX_RETRY_WAIT_SECONDS = 30.0  # a longer Retry-After is cut to this: the run moves on, the page fails
 TEXT_TYPES = {"text/plain": "text", "text/markdown": "markdown", "text/x-markdown": "markdown"}
 HTML_TYPES = {"text/html", "application/xhtml+xml"}
@@ -160,7 +158,7 @@ def crawl_urls(source: SourceConfig, progress=None, fetch_state: dict[str, Fetch
 
 def _fetch_page(client: httpx.Client, source: SourceConfig, fetch_state: dict[str, FetchState], url: str) -> Fetched:
     """One page, tried again after a retryable failure (429, 5xx, timeout, dropped connection) up to
-    `PAGE_ATTEMPTS` times, waiting what Retry-After asks (capped) or a growing backoff with jitter."""
+    `PAGE_ATTEMPTS` times, waiting what Retry-After asks or the shared backoff, at most MAX_RETRY_WAIT_SECONDS."""
     state = fetch_state.get(f"url:{url}", FetchState())
     started = time.perf_counter()
     for attempt in range(1, PAGE_ATTEMPTS + 1):
@@ -171,8 +169,7 @@ def _fetch_page(client: httpx.Client, source: SourceConfig, fetch_state: dict[st
             return Fetched(problem=IngestError(ErrorCode.FILE_EXTRACTION_FAILED, "extract", message, doc_id=f"url:{url}", source=source.name))
         if fetched.problem is None or not fetched.problem.retryable or attempt == PAGE_ATTEMPTS:
             break
-        backoff = RETRY_BASE_SECONDS * 2 ** (attempt - 1) * (0.5 + random.random() / 2)
-        time.sleep(min(MAX_RETRY_WAIT_SECONDS, fetched.retry_after if fetched.retry_after is not None else backoff))
+        time.sleep(min(MAX_RETRY_WAIT_SECONDS, backoff(attempt - 1, fetched.retry_after)))
     if attempt > 1:
         fetched = replace(fetched, attempts=attempt)
         if fetched.problem is not None:
