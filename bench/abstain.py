@@ -90,8 +90,7 @@ def main() -> None:
     rows = []
     for corpus in dict.fromkeys(c for c, _ in pairs):
         own = load(f"{corpus}-{corpus}")
-        drop = bool(own.get("identical_ids", corpus == "arguana"))
-        for qid, hits in top_hits(own, drop).items():
+        for qid, hits in top_hits(own, own["identical_ids"]).items():
             found = any(own["qrels"][qid].get(d, 0) > 0 for d, *_ in hits)
             rows += [(corpus, "own", qid, r, c, l, t, int(own["qrels"][qid].get(d, 0) > 0), found) for r, (d, c, l, t) in enumerate(hits)]
     for corpus, other in pairs:

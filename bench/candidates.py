@@ -65,7 +65,8 @@ def main() -> None:
     dataset = evaluation.load_dataset(args.queries, "test", args.limit)
     started = time.perf_counter()
     data = collect(args.index, dataset.queries)
-    data |= {"qrels": dataset.qrels, "query_set": dataset.name, "query_set_path": str(args.queries.resolve()), "index": str(args.index)}
+    # BEIR's identical-id rule, decided as `index eval` decides it: for a corpus's own queries when they are its documents (ArguAna).
+    data |= {"qrels": dataset.qrels, "query_set": dataset.name, "index": str(args.index), "identical_ids": evaluation.queries_are_documents(dataset)}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_bytes(pickle.dumps(data))
     print(f"{len(dataset.queries)} queries of {dataset.name} against {args.index}: {time.perf_counter() - started:.0f} s → {args.out}")

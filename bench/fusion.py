@@ -113,8 +113,7 @@ def main() -> None:
         if not path.is_file():
             parser.error(f"{path}: missing; make it with bench/candidates.py (see the docstring)")
         data = pickle.loads(path.read_bytes())
-        identical = evaluation.queries_are_documents(evaluation.load_dataset(Path(data["query_set_path"]))) if "query_set_path" in data else name == "arguana"
-        results[name] = table(data, identical, np.random.default_rng(0))
+        results[name] = table(data, data["identical_ids"], np.random.default_rng(0))
     for situation in ("real", "dense-noise", "lexical-noise"):
         print(f"\n{situation}: nDCG@10 (gain over the better input)")
         for method in METHODS:
