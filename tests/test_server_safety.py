@@ -122,10 +122,28 @@ def test_a_hostile_body_is_a_400_with_a_json_error_not_a_500(examples_artifacts,
     assert response.status_code == 400 and response.json() == {"code": "INVALID_REQUEST", "message": message, "retryable": False}
 
 
+def kept_alive_search(sock) -> bytes:
+    """One search on an open connection, kept alive; returns the response head."""
+    body = b'{"query": "rollback", "top_k": 1}'
+    sock.sendall(b"POST /v1/search HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body))
+    answer = b""
+    while b"\r\n\r\n" not in answer:
+        answer += sock.recv(65536) or b"<closed>"
+        if answer.endswith(b"<closed>"):
+            return answer
+    head, _, rest = answer.partition(b"\r\n\r\n")
+    length = int(next(line.split(b":")[1] for line in head.split(b"\r\n") if line.lower().startswith(b"content-length")))
+    while len(rest) < length:
+        rest += sock.recv(65536)
+    return head
+
+
 def test_slow_or_broken_request_heads_cannot_hold_the_server(examples_artifacts, tmp_path):
     """Slowloris: connections that never finish their headers are closed after HEAD_SECONDS while
     normal requests keep being answered; a garbage request line or an oversized header gets the
-    API's JSON 400, not uvicorn's plain text."""
+    API's JSON 400, not uvicorn's plain text. A client's kept-alive connection, idle meanwhile for
+    longer than clients keep theirs (httpx: 5 s), still answers: the server must not close it
+    under a client that is reusing it."""
     import socket
     import time
 
@@ -141,6 +159,8 @@ def test_slow_or_broken_request_heads_cannot_hold_the_server(examples_artifacts,
             sock = socket.create_connection((host, int(port)), timeout=5)
             sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: ")
             slow.append(sock)
+        kept = socket.create_connection((host, int(port)), timeout=5)
+        assert kept_alive_search(kept).startswith(b"HTTP/1.1 200")
         started = time.monotonic()
         assert httpx.post(f"{server.base}/v1/search", json={"query": "rollback"}, timeout=5).status_code == 200, "served during the attack"
         assert time.monotonic() - started < 3
@@ -154,6 +174,8 @@ def test_slow_or_broken_request_heads_cannot_hold_the_server(examples_artifacts,
                 closed += isinstance(sys.exc_info()[1], ConnectionResetError)
             sock.close()
         assert closed == len(slow), f"{closed} of {len(slow)} half-open requests closed after {HEAD_SECONDS} s"
+        assert kept_alive_search(kept).startswith(b"HTTP/1.1 200"), "a connection idle for 11 s was closed"
+        kept.close()
 
         for raw in (b"\x16\x03\x01garbage\r\n\r\n", b"GET / HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 200_000 + b"\r\n\r\n"):
             with socket.create_connection((host, int(port)), timeout=5) as sock:
