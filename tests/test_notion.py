@@ -2,6 +2,7 @@
 
 import json
 import time
+from datetime import datetime, timedelta, timezone
 
 import pytest
 
@@ -143,6 +144,23 @@ def test_429_with_retry_after_and_a_500_are_retried(notion):
     assert [d.title for d in result.documents] == ["Home"] and not result.errors
     assert time.monotonic() - started >= 2.0, "each Retry-After was waited out"
     assert [c.status for c in notion.calls] == [429, 429, 200, 500, 200]
+
+
+def test_a_long_rate_limit_storm_is_waited_out_not_counted_as_failures(notion):
+    """Twelve 429s in a row (twice MAX_ATTEMPTS) and three 503s on one page: the API asked us to
+    slow down, it did not fail — the page arrives. A Retry-After given as an HTTP date is honoured."""
+    from email.utils import format_datetime
+
+    ws = notion.workspace
+    root = ws.page("Home", paragraph("Hello."))
+    soon = format_datetime(datetime.now(timezone.utc) + timedelta(seconds=2), usegmt=True)
+    notion.path_faults[f"/v1/blocks/{root}/children"] = ([{"status": 429, "headers": {"Retry-After": "0"}}] * 12
+                                                         + [{"status": 503}] * 3 + [{"status": 429, "headers": {"Retry-After": soon}}])
+    started = time.monotonic()
+    result = crawl_notion(source(root))
+    assert [d.title for d in result.documents] == ["Home"] and not result.errors
+    assert [c.status for c in notion.calls].count(429) == 13
+    assert time.monotonic() - started >= 1.0, "the HTTP-date Retry-After was waited out"
 
 
 def test_an_expired_cursor_restarts_the_listing(notion):

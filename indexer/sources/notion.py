@@ -13,7 +13,7 @@ changed within the same minute: it is fetched again and compared by hash.
 
 Every request goes through one process-wide token bucket (`requests_per_second`, default 3, the
 API's documented average) and our own retries: a 429 waits its Retry-After (and holds back every
-other request), 5xx answers, timeouts and connection errors back off exponentially, and an expired
+other request) for as long as RATE_LIMIT_PATIENCE allows, 5xx answers, timeouts and connection errors back off exponentially, and an expired
 or invalid cursor restarts that listing.
 """
 
@@ -35,14 +35,17 @@ from indexer.config import SourceConfig
 from indexer.documents import Document, FetchState
 from indexer.errors import ConfigError, ErrorCode, IngestError
 from indexer.extract import parse_timestamp
+from indexer.retrying import retry_after_seconds
 from indexer.sources import SourceResult, check_credentials, limit_reached
 
 NOTION_VERSION = "2025-09-03"  # databases are read through their data sources from this version on
 DEFAULT_BASE_URL = "https://api.notion.com"
 SETTLE = timedelta(minutes=3)  # last_edited_time is rounded to the minute; allow for clock skew too
 BURST = 3  # requests the token bucket lets through at once
-MAX_ATTEMPTS = 6  # per request, for 429 / 5xx / timeouts
-MAX_RETRY_AFTER = 60.0
+MAX_ATTEMPTS = 6  # per request, for 5xx / timeouts / connection errors
+MAX_RETRY_AFTER = 60.0  # one 429's wait, whatever its Retry-After says
+RATE_LIMIT_PATIENCE = 300.0  # seconds one request waits out 429s in all before its page fails
+MIN_RATE_LIMIT_CHARGE = 0.25  # what a 429 with Retry-After 0 costs that patience
 MAX_LISTING_RESTARTS = 3  # an expired cursor restarts its listing at most this often
 ID = re.compile(r"([0-9a-f]{8})-?([0-9a-f]{4})-?([0-9a-f]{4})-?([0-9a-f]{4})-?([0-9a-f]{12})(?![0-9a-f])", re.IGNORECASE)
 HINT = "share the page with the integration (… menu → Connections)"
@@ -160,23 +163,32 @@ class NotionAPI:
         raise NotionFailure(ErrorCode.NOTION_REQUEST_FAILED, f"listing kept failing on its cursor after {MAX_LISTING_RESTARTS} restarts", retryable=True)
 
     def _call(self, method, **kwargs) -> dict:
+        """One API call with its retries. A 429 is the API asking us to slow down, not a failure:
+        it waits its Retry-After and does not use up an attempt, up to RATE_LIMIT_PATIENCE seconds
+        of waiting for this call. 5xx answers, timeouts and connection errors get MAX_ATTEMPTS."""
         from notion_client import APIResponseError
         from notion_client.errors import HTTPResponseError, RequestTimeoutError
 
-        for attempt in range(MAX_ATTEMPTS):
+        attempts, waited = 0, 0.0
+        while True:
             self.requests += 1
             try:
                 return method(**kwargs)
             except APIResponseError as exc:
-                status, retry_after, message = exc.status, exc.headers.get("retry-after"), f"{getattr(exc.code, 'value', exc.code)}: {exc}"
+                status, headers, message = exc.status, exc.headers, f"{getattr(exc.code, 'value', exc.code)}: {exc}"
             except HTTPResponseError as exc:  # a non-JSON error body (a proxy's 502 page)
-                status, retry_after, message = exc.status, exc.headers.get("retry-after"), f"HTTP {exc.status}"
+                status, headers, message = exc.status, exc.headers, f"HTTP {exc.status}"
             except RequestTimeoutError:
-                status, retry_after, message = None, None, "timed out"
+                status, headers, message = None, None, "timed out"
             except httpx.TransportError as exc:
-                status, retry_after, message = None, None, f"{type(exc).__name__}: {exc}"
+                status, headers, message = None, None, f"{type(exc).__name__}: {exc}"
             if status == 429:
-                wait = min(_seconds(retry_after, 1.0), MAX_RETRY_AFTER)
+                hinted = retry_after_seconds(headers)
+                wait = min(1.0 if hinted is None else hinted, MAX_RETRY_AFTER)
+                waited += max(wait, MIN_RATE_LIMIT_CHARGE)  # a Retry-After of 0 still spends patience
+                if waited > RATE_LIMIT_PATIENCE:
+                    raise NotionFailure(ErrorCode.NOTION_RATE_LIMITED, f"{message} (still rate limited after waiting {RATE_LIMIT_PATIENCE:.0f} s)",
+                                        retryable=True, status=status)
                 self.limiter.hold(wait)  # everyone waits, not just this request
                 time.sleep(wait)
                 continue
@@ -184,21 +196,14 @@ class NotionAPI:
                 raise ConfigError(f"Notion refused NOTION_TOKEN ({message}); set it to the integration's secret")
             if status is not None and status < 500:
                 raise NotionFailure(_code(status), message, status=status)
-            if attempt + 1 < MAX_ATTEMPTS:
-                time.sleep(min(0.25 * 2**attempt, 8.0) * (1 + random.random() / 2))
-        code = ErrorCode.NOTION_RATE_LIMITED if status == 429 else ErrorCode.NOTION_REQUEST_FAILED
-        raise NotionFailure(code, f"{message} (gave up after {MAX_ATTEMPTS} attempts)", retryable=True, status=status)
+            attempts += 1
+            if attempts == MAX_ATTEMPTS:
+                raise NotionFailure(ErrorCode.NOTION_REQUEST_FAILED, f"{message} (gave up after {MAX_ATTEMPTS} attempts)", retryable=True, status=status)
+            time.sleep(min(0.25 * 2 ** (attempts - 1), 8.0) * (1 + random.random() / 2))
 
 
 def _code(status: int) -> ErrorCode:
     return {404: ErrorCode.NOTION_OBJECT_NOT_FOUND, 403: ErrorCode.NOTION_FORBIDDEN}.get(status, ErrorCode.NOTION_REQUEST_FAILED)
-
-
-def _seconds(value: str | None, default: float) -> float:
-    try:
-        return max(0.0, float(value)) if value is not None else default
-    except ValueError:
-        return default
 
 
 @dataclass(frozen=True)
