@@ -17,6 +17,11 @@ def run(config, *args: str) -> tuple[int, dict]:
     return result.exit_code, json.loads(result.output) if result.output.strip().startswith("{") else {"output": result.output}
 
 
+def last_logged(config) -> dict:
+    """The newest run in `index runs`: what an admin sees the morning after."""
+    return json.loads(CliRunner().invoke(cli, ["runs", "-c", str(config), "--json"]).output)[0]
+
+
 @pytest.mark.parametrize("flags", [(), ("--full-refresh",)])
 def test_a_notion_page_that_keeps_failing_deletes_nothing_below_it(notion, tmp_path, local_embedder, flags):
     ws = notion.workspace
@@ -36,6 +41,8 @@ def test_a_notion_page_that_keeps_failing_deletes_nothing_below_it(notion, tmp_p
     assert second["documents"]["deleted"] == 0, "a page that could not be read proves nothing about the pages below it"
     status = json.loads(CliRunner().invoke(cli, ["status", "-c", str(config), "--json"]).output)
     assert status["documents"] == 7
+    logged = last_logged(config)
+    assert logged["status"] == "partial" and logged["exit_code"] == 4 and logged["error_count"] == 1
 
 
 # ---------------------------------------------------------------- one input never sinks a run
@@ -65,6 +72,7 @@ def test_hostile_front_matter_and_oversized_or_outside_files_fail_alone(tmp_path
     assert errors["file:big.txt"]["code"] == "FILE_TOO_LARGE"
     warning = next(w for w in report["warnings"] if w["doc_id"] == "file:link.md")
     assert warning["code"] == "FILE_OUTSIDE_SOURCE" and "follow_symlinks" in warning["message"]
+    assert last_logged(config)["status"] == "partial" and last_logged(config)["error_count"] == 3
 
     followed = files_config(tmp_path, "max_bytes = 1048576\nfollow_symlinks = true\n")
     code, report = run(followed)
@@ -94,6 +102,7 @@ def test_pages_that_break_parsers_are_each_one_documents_error(tmp_path, local_e
     assert code == 4, report.get("output", report.get("errors"))  # the sitemap's failure is reported, the pages are published
     assert report["documents"]["added"] == 4, (report["errors"], report["warnings"])
     assert any("more than 10 MB once decompressed" in e["message"] for e in report["errors"])
+    assert last_logged(config)["status"] == "partial"
 
 
 # ---------------------------------------------------------------- every run can be seen
