@@ -73,7 +73,7 @@ class ProviderError(Exception):
 
 @dataclass(frozen=True)
 class Reply:
-    vectors: list[list[float]]
+    vectors: list[list[float]] | np.ndarray
     tokens: int | None = None  # as counted by the provider, when it says
 
 
