@@ -14,9 +14,12 @@ Promises, checked by property tests:
 from __future__ import annotations
 
 import re
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Callable, Iterator
+
+import numpy as np
 
 from indexer.documents import Chunk
 
@@ -40,6 +43,33 @@ def encoding():
 
 def count_tokens(text: str) -> int:
     return len(encoding().encode(text, disallowed_special=()))
+
+
+def token_starts(text: str) -> list[int]:
+    """The character offset where each of `text`'s tokens starts (a token that starts inside a
+    multi-byte character counts from that character). tiktoken's decode_with_offsets loops over
+    the tokens in Python and cost more than the encoding; this is one lookup in the vocabulary's
+    byte lengths and a cumulative sum."""
+    tokens = encoding().encode_to_numpy(text, disallowed_special=())
+    byte_starts = np.zeros(len(tokens), dtype=np.int64)
+    np.cumsum(token_byte_lengths()[tokens][:-1], out=byte_starts[1:])
+    if text.isascii():
+        return byte_starts.tolist()
+    data = np.frombuffer(text.encode("utf-8", "surrogatepass"), dtype=np.uint8)
+    char_of_byte = np.cumsum((data & 0xC0) != 0x80) - 1
+    return char_of_byte[byte_starts].tolist()
+
+
+@lru_cache(maxsize=1)
+def token_byte_lengths() -> np.ndarray:
+    enc = encoding()
+    lengths = np.zeros(enc.n_vocab, dtype=np.int64)
+    for token in range(enc.n_vocab):
+        try:
+            lengths[token] = len(enc.decode_single_token_bytes(token))
+        except KeyError:  # ids between the ordinary and the special tokens
+            pass
+    return lengths
 
 
 @dataclass(frozen=True)
@@ -101,25 +131,47 @@ def chunk_text(
     fits: Callable[[str], bool] | None = None,
     doc_id: str = "",
 ) -> list[Chunk]:
-    """Chunk `text`; `fits` is an extra limit (e.g. the embedding model's own tokenizer)."""
-    chunker = _Chunker(text, params, fits or (lambda _: True))
+    """Chunk `text`; `fits` is an extra limit (e.g. the embedding model's own tokenizer).
+
+    The document is tokenized once; packing decisions count a span's tokens from that (every
+    token touching the span, so never fewer than the span has on its own, in practice). Each
+    chunk is then counted exactly once; if one would break a promise (it never did on the
+    property tests' texts), the document is chunked again counting every decision exactly."""
+    fits = fits or (lambda _: True)
+    spans = list(_Chunker(text, params, fits, estimate=True).run())
+    counted = []
+    for s, e, path, _ in spans:
+        tokens = count_tokens(text[s:e])
+        if tokens > params.max_tokens or not fits(text[s:e]):
+            counted = list(_Chunker(text, params, fits, estimate=False).run())
+            break
+        counted.append((s, e, path, tokens))
     return [
         Chunk(doc_id=doc_id, ordinal=i, start=s, end=e, text=text[s:e], heading_path=path, token_count=tokens)
-        for i, (s, e, path, tokens) in enumerate(chunker.run())
+        for i, (s, e, path, tokens) in enumerate(counted)
     ]
 
 
 class _Chunker:
-    def __init__(self, text: str, params: ChunkingParams, fits: Callable[[str], bool]):
+    def __init__(self, text: str, params: ChunkingParams, fits: Callable[[str], bool], estimate: bool = False):
         self.text = text
         self.max_tokens = params.max_tokens
         self.overlap = params.overlap
         self.fits = fits
+        self.estimate = estimate
+        if estimate:
+            self.starts = token_starts(text)
+            self.ends = self.starts[1:] + [len(text)]
+
+    def count(self, start: int, end: int) -> int:
+        """Tokens of `text[start:end]`: exactly, or (estimating) the document's tokens that touch the span."""
+        if not self.estimate:
+            return count_tokens(self.text[start:end])
+        return bisect_left(self.starts, end) - bisect_right(self.ends, start)
 
     def ok(self, start: int, end: int) -> tuple[bool, int]:
-        span = self.text[start:end]
-        tokens = count_tokens(span)
-        return tokens <= self.max_tokens and self.fits(span), tokens
+        tokens = self.count(start, end)
+        return tokens <= self.max_tokens and (self.estimate or self.fits(self.text[start:end])), tokens
 
     def run(self) -> Iterator[tuple[int, int, tuple[str, ...], int]]:
         path: list[tuple[int, str]] = []
@@ -194,7 +246,7 @@ class _Chunker:
         for prev in reversed(previous[1:]):  # never carry the whole previous chunk
             if prev[1] > unit[0]:  # overlapping token windows already overlap
                 break
-            if count_tokens(self.text[prev[0] : previous[-1][1]]) > self.overlap:
+            if self.count(prev[0], previous[-1][1]) > self.overlap:
                 break
             if not self.ok(prev[0], unit[1])[0]:
                 break

@@ -49,13 +49,17 @@ def load_embedder(space: SpaceConfig, budget=None) -> Embedder:
     raise ValueError(f"no embedder for provider {space.provider!r}")
 
 
-def fits_for(space: SpaceConfig) -> Callable[[str], bool]:
-    """Whether a text fits the model's input, without credentials: hosted models count cl100k tokens."""
+def fits_for(space: SpaceConfig) -> Callable[[str], bool] | None:
+    """Whether a text fits the model's input, without credentials; None when the chunker's own
+    limit already says so (hosted models count cl100k tokens, as the chunker does, and allow
+    more than `chunk_tokens`): counting every chunk a second time cost as much as chunking."""
     if space.provider == "local":
         return _local_embedder(space).fits
+    limit = space.info.max_input_tokens
+    if space.chunk_tokens <= limit:
+        return None
     from indexer.chunking import count_tokens
 
-    limit = space.info.max_input_tokens
     return lambda text: count_tokens(text) <= limit
 
 
