@@ -108,6 +108,35 @@ def test_snippets_mark_query_terms_and_escape_the_rest(zoo):
     assert "<mark>140</mark>" in long["snippet"] and len(long["snippet"]) < 400
 
 
+def test_snippets_mark_exactly_the_words_whose_index_term_the_query_has():
+    """Snippets stem only words that begin like a query term; checked against stemming every word,
+    over every text of the examples and queries made of their own words (inflections, y/i stems
+    such as "dying"/"die" and "studies"/"study", capitals)."""
+    import re
+    from pathlib import Path
+
+    from indexer.lexical import TOKEN, analyze, query_terms
+    from server.snippets import readable, snippet
+
+    texts = [p.read_text(encoding="utf-8") for p in sorted(Path("examples/docs").rglob("*.md"))]
+    texts.append("Dying plants, the die is cast; Studies study STUDIED studying. Happy happiness HAPPILY; lying liars lie.")
+    queries = ["die", "study", "happy", "lie", "rolling back", "Index RUNS", "widget embed", "costs", "generations published"]
+    queries += [" ".join(re.findall(r"[A-Za-z]+", t)[i:i + 3]) for t in texts for i in (5, 40)]
+    for text in texts:
+        plain = readable(text)
+        for query in queries:
+            terms = set(query_terms(query))
+            expected = [w for w in (m.group() for m in TOKEN.finditer(plain)) if analyze(w) and analyze(w)[0] in terms]
+            marked = re.findall(r"<mark>(.*?)</mark>", snippet(text, query, width=100_000))
+            assert marked == [escape_html(w) for w in expected], (query, text[:60])
+
+
+def escape_html(word: str) -> str:
+    from html import escape
+
+    return escape(word, quote=False)
+
+
 def test_offset_pages_through_the_results(zoo):
     whole = ask(zoo, top_k=14, max_chunks_per_doc=1)
     pages = [ask(zoo, top_k=5, offset=o, max_chunks_per_doc=1) for o in (0, 5, 10)]
