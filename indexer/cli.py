@@ -311,6 +311,8 @@ def runs(config_path, artifacts, as_json, limit):
         numbers = " ".join(f"{counts.get(k, '-'):>{w}}" for k, w in (("added", 5), ("updated", 7), ("metadata_only", 8), ("deleted", 7), ("failed", 6)))
         started = (row.get("started_at") or "")[:19].replace("T", " ")
         tail = row.get("generation_id") or (row.get("error") or "")[:100]
+        if row.get("unchanged"):
+            tail += " (nothing changed: kept, not written again)"
         click.echo(f"{mark} {started:<20}  {row['status']:<11} {numbers}  {tail}")
     click.echo("* = the generation being served. failed and in_progress runs published nothing; `index report RUN_ID` for details.")
 
@@ -660,6 +662,9 @@ def _print_summary(report, artifacts: Path) -> None:
     from rich.table import Table
 
     changes = ", ".join(f"{n} {name.replace('_', '-')}" for name, n in report.counts.items() if n) or "no changes"
+    if report.unchanged:
+        click.echo(f"Nothing changed: generation {report.generation_id} stays current ({report.documents} documents); nothing was written.")
+        return
     click.echo(f"Published generation {report.generation_id}: {report.documents} documents ({changes}).")
     table = Table("space", "chunks", "embedded", "reused", "kept", "tokens", "cost (USD)", box=None, pad_edge=False)
     for space_id, stats in report.spaces.items():

@@ -55,7 +55,8 @@ COUNTS = ("added", "updated", "metadata_only", "skipped", "deleted", "failed")
 def runs(artifacts: Path, limit: int = 10) -> list[dict]:
     """Every run newest first, failed ones too: the run log (`runs.jsonl`), then the runs behind
     kept generations that predate it. One shape: run_id, status, started_at, finished_at,
-    generation_id, current, documents (counts by decision), error_count, error."""
+    generation_id, current, unchanged (nothing changed, no generation written), documents
+    (counts by decision), error_count, error."""
     from indexer import runlog
 
     current = read_current_id(artifacts)
@@ -85,7 +86,7 @@ def _logged_run(row: dict, current: str | None) -> dict:
     return {
         "run_id": row["run_id"], "status": row["status"], "started_at": row.get("started_at"), "finished_at": row.get("finished_at"),
         "generation_id": row.get("generation_id"), "current": bool(row.get("generation_id")) and row.get("generation_id") == current,
-        "documents": row.get("documents"), "total_documents": row.get("total_documents"), "exit_code": row.get("exit_code"),
+        "unchanged": row.get("unchanged", False), "documents": row.get("documents"), "total_documents": row.get("total_documents"), "exit_code": row.get("exit_code"),
         "error_count": row.get("error_count", 0), "error": row.get("error"), "errors": row.get("errors", []),
     }
 

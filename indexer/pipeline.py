@@ -54,6 +54,7 @@ class RunReport:
     seconds: dict[str, float] = field(default_factory=dict)
     slowest: list[dict] = field(default_factory=list)  # the documents that took longest to fetch this run
     retries: dict[str, int] = field(default_factory=dict)  # source → fetches tried again after a retryable failure
+    unchanged: bool = False  # nothing changed: no generation written, `generation_id` is the served one
 
     def as_dict(self) -> dict:
         """The summary `index run --json` prints and `ingest_runs.report` stores."""
@@ -73,6 +74,7 @@ class RunReport:
         return {
             "run_id": self.run_id,
             "generation": self.generation_id,
+            "unchanged": self.unchanged,
             "documents": self.counts,
             "total_documents": self.documents,
             "chunks": {
@@ -141,7 +143,7 @@ def run_index(
     previous = PreviousGeneration.open(config.artifacts)
     try:
         with timer("crawl"):
-            fetch_state = previous.fetch_state() if previous else {}
+            stored_fetch = fetch_state = previous.fetch_state() if previous else {}
             if full_refresh:  # forget the validators, never where pages led: a page failing now must not orphan what it linked to
                 fetch_state = {doc_id: FetchState(links=state.links) for doc_id, state in fetch_state.items()}
             crawled_list: list[Document] = []
@@ -265,12 +267,16 @@ def run_index(
                 order = sorted(range(len(chunks)), key=lambda i: (chunks[i].doc_id, chunks[i].ordinal))
                 builds.append(artifacts.SpaceBuild(space_id, manifest, [chunks[i] for i in order], vectors[order], **extra))
             report.spaces[space_id] = stats
+        unchanged_generation = previous is not None and _nothing_changed(previous, decisions, documents, builds, stored_fetch, report)
     finally:
         if previous is not None:
             previous.close()
     report.documents = len(documents)
     report.decisions = list(decisions.values())
     report.counts = counts(report.decisions, before)
+    if unchanged_generation:  # the served generation is already what this run would write
+        report.generation_id, report.unchanged = previous.folder.name, True
+        return report
 
     generation_id = artifacts.new_generation_id(started)
     report.generation_id = generation_id
@@ -285,6 +291,24 @@ def run_index(
     with timer("publish"):
         artifacts.publish(config.artifacts, folder, generation_id, config.keep_generations)
     return report
+
+
+def _nothing_changed(previous: PreviousGeneration, decisions: dict[str, Decision], documents: list[Document], builds: list, stored_fetch: dict, report: RunReport) -> bool:
+    """True when publishing would write the current generation again: every document skipped
+    and fetched as it was, nothing failed, every space reused as it is with the same search
+    settings and stale documents. Such a run publishes nothing (10,000 documents: the rewrite of
+    meta.duckdb and the chunk store was most of a no-op run's time)."""
+    if report.errors or any(d.action is not Action.SKIP for d in decisions.values()):
+        return False
+    if {b.space_id for b in builds} != set(previous.manifest["spaces"]):
+        return False
+    for build in builds:
+        stored = previous.manifest["spaces"][build.space_id]
+        if build.reuse_from is None or not previous.compatible(build.space_id, build.manifest):
+            return False
+        if (build.search or None) != stored.get("search") or set(build.stale) != set(previous.stale_documents(build.space_id)):
+            return False
+    return all(FetchState(d.etag, d.last_modified, d.fetched_at, d.links) == stored_fetch.get(d.doc_id) for d in documents)
 
 
 def _slowest(documents, count: int = SLOWEST_REPORTED) -> list[dict]:

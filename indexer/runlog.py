@@ -45,6 +45,7 @@ def finished(artifacts: Path, run_id: str, status: str, exit_code: int, summary:
         errors = summary.get("errors", [])
         entry |= {
             "generation_id": summary.get("generation"),
+            "unchanged": summary.get("unchanged", False),
             "documents": summary.get("documents"),
             "total_documents": summary.get("total_documents"),
             "chunks": summary.get("chunks"),

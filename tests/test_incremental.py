@@ -231,7 +231,10 @@ def test_an_unchanged_space_reuses_its_index_files_and_the_manifest_stays_true(t
 
     config = corpus(tmp_path)
     first = json.loads(run("run", "-c", str(config), "--json").output)["generation"]
+    page = tmp_path / "docs" / "d1.md"
+    page.write_text(page.read_text().replace("title: Page 1", "title: Shipping"))  # a new generation whose chunks did not change
     second = json.loads(run("run", "-c", str(config), "--json").output)["generation"]
+    assert second != first
     old, new = (tmp_path / "artifacts" / "generations" / g for g in (first, second))
     space = "spaces/local-all-minilm-l6-v2-384"
     assert (new / space / "index.faiss").stat().st_ino == (old / space / "index.faiss").stat().st_ino, "hard-linked, not rebuilt"
@@ -243,6 +246,25 @@ def test_an_unchanged_space_reuses_its_index_files_and_the_manifest_stays_true(t
     (tmp_path / "docs" / "d0.md").unlink()  # prune the old generation later: the new one keeps its files
     shutil.rmtree(old)
     assert search_titles(config, "gift cards")[0] == "Page 3"
+
+
+def test_a_run_that_finds_nothing_changed_writes_nothing(tmp_path, local_embedder):
+    config = corpus(tmp_path)
+    code, first = run_json("run", "-c", str(config))
+    generations = tmp_path / "artifacts" / "generations"
+    written = {p: p.stat().st_mtime_ns for p in (tmp_path / "artifacts").rglob("*") if p.is_file() and p.name != "runs.jsonl"}
+    code, second = run_json("run", "-c", str(config))
+    assert code == 0 and second["unchanged"] and second["generation"] == first["generation"]
+    assert [g.name for g in generations.iterdir()] == [first["generation"]]
+    now = {p: p.stat().st_mtime_ns for p in (tmp_path / "artifacts").rglob("*") if p.is_file() and p.name != "runs.jsonl"}
+    assert now == written, "no file was written again"
+    assert "Nothing changed" in run("run", "-c", str(config)).output
+    runs = json.loads(run("runs", "-c", str(config), "--json").output)
+    assert [r["unchanged"] for r in runs] == [True, True, False] and all(r["current"] for r in runs)
+    assert search_titles(config, "gift cards")[0] == "Page 3"
+    (tmp_path / "docs" / "d0.md").unlink()
+    code, third = run_json("run", "-c", str(config))
+    assert code == 0 and not third["unchanged"] and third["documents"]["deleted"] == 1, "a change publishes again"
 
 
 def test_a_crawl_follows_the_links_of_pages_that_did_not_change(tmp_path, site, local_embedder):

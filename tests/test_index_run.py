@@ -32,6 +32,11 @@ def small_corpus(folder: Path, keep: int = 3) -> Path:
     return write_config(folder, f'keep_generations = {keep}\n[[sources]]\nname = "docs"\ntype = "files"\npath = "docs"\n' + LOCAL)
 
 
+def edit(folder: Path, n: int) -> None:
+    """A change, so that the next run publishes a generation (a run that finds none writes nothing)."""
+    (folder / "docs" / "shipping.txt").write_text(f"Shipping\n\nOrders ship from our warehouse in Lisbon within {n + 2} business days.\n")
+
+
 def generation_ids(artifacts: Path) -> list[str]:
     return sorted(p.name for p in (artifacts / "generations").iterdir())
 
@@ -109,6 +114,7 @@ def test_a_generation_without_a_chunk_store_is_still_served(tmp_path, examples_a
 def test_two_runs_leave_two_generations_and_current_names_the_second(tmp_path):
     config = small_corpus(tmp_path)
     first = json.loads(run_cli("run", "-c", str(config), "--json").output)
+    edit(tmp_path, 1)
     second = json.loads(run_cli("run", "-c", str(config), "--json").output)
     artifacts = tmp_path / "artifacts"
     assert generation_ids(artifacts) == sorted([first["generation"], second["generation"]])
@@ -118,7 +124,10 @@ def test_two_runs_leave_two_generations_and_current_names_the_second(tmp_path):
 
 def test_only_the_newest_generations_are_kept(tmp_path):
     config = small_corpus(tmp_path, keep=2)
-    ids = [json.loads(run_cli("run", "-c", str(config), "--json", "--artifacts", str(tmp_path / "out")).output)["generation"] for _ in range(3)]
+    ids = []
+    for n in range(3):
+        edit(tmp_path, n)
+        ids.append(json.loads(run_cli("run", "-c", str(config), "--json", "--artifacts", str(tmp_path / "out")).output)["generation"])
     assert generation_ids(tmp_path / "out") == sorted(ids[1:])
     assert not (tmp_path / "artifacts").exists(), "--artifacts overrides the config's folder"
 
