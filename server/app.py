@@ -5,12 +5,14 @@
 
 from __future__ import annotations
 
+import difflib
 import logging
 import os
+import re
 from contextlib import asynccontextmanager
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Annotated, AsyncIterator, Literal
+from typing import Annotated, AsyncIterator, Literal, get_args, get_type_hints
 from urllib.parse import unquote
 from zoneinfo import available_timezones
 
@@ -27,7 +29,9 @@ from litestar.params import FromPath, JSONBody
 from indexer import __version__
 from indexer.errors import ArtifactError, StaticRagError
 from server.guard import Guard
-from server.observe import exposition, json_logging, observe
+from server.apidocs import render_plugins
+from server.reader import Generation
+from server.observe import exposition, json_logging, observe, warn_refused_origins
 from server.search import MAX_CHUNKS_PER_DOC, SearchFilters, SearchHit
 from server.service import SearchService, ServiceError, Settings
 from server.timefilter import UPDATED_WITHIN_PATTERN, intersect, updated_range, zone
@@ -37,8 +41,8 @@ Service = NamedDependency[SearchService]
 
 
 class Filters(msgspec.Struct, forbid_unknown_fields=True):
-    source: str | None = None
-    source_type: str | None = None
+    source: Annotated[str, msgspec.Meta(description="A source's name from the config; GET /v1/info lists them")] | None = None
+    source_type: Literal["files", "urls", "notion"] | None = None
     doc_id: str | None = None
     updated_after: datetime | None = None
     updated_before: datetime | None = None
@@ -197,11 +201,15 @@ class SearchController(Controller):
         )
 
     @get("/info", sync_to_thread=False, summary="The generation being served", responses=_errors(503))
-    def info(self, service: Service) -> dict:
+    def info(self, request: Request, service: Service) -> dict:
         refused = [{"generation": g, "error": e} for g, e in service.refused.items()]
         generation = service.current()
         default = generation.default_space(service.settings.server.default_space).space_id
-        return {**generation.info(), "default_space": default, "version": __version__, **({"refused": refused} if refused else {})}
+        info = generation.info()
+        scope = _scope(request)
+        if scope is not None:  # a scoped key learns its own sources only
+            info["sources"] = [s for s in info["sources"] if s in scope]
+        return {**info, "default_space": default, "version": __version__, **({"refused": refused} if refused else {})}
 
     @get("/documents/{doc_id:path}", sync_to_thread=True, summary="One document, with its full text", responses=_errors(404, 503))
     def document(self, request: Request, service: Service) -> dict:
@@ -263,7 +271,8 @@ def _error_response(request: Request, exc: Exception) -> Response:
     if isinstance(exc, ServiceError):
         return Response(ErrorBody(exc.code, exc.message, exc.retryable), status_code=exc.status, headers=exc.headers)
     if isinstance(exc, ValidationException):
-        details = "; ".join(f"{e.get('key') or 'body'}: {e.get('message')}" for e in (exc.extra or []) if isinstance(e, dict))
+        details = "; ".join(f"{_BODY_KEYS.get(e.get('key') or 'data', e.get('key'))}: {_explain(e.get('key'), str(e.get('message')))}"
+                            for e in (exc.extra or []) if isinstance(e, dict))
         return Response(ErrorBody("INVALID_REQUEST", details or exc.detail), status_code=400)
     if isinstance(exc, HTTPException):
         codes = {404: "NOT_FOUND", 405: "METHOD_NOT_ALLOWED", 413: "REQUEST_TOO_LARGE", 415: "UNSUPPORTED_MEDIA_TYPE"}
@@ -276,6 +285,36 @@ def _error_response(request: Request, exc: Exception) -> Response:
         return Response(ErrorBody("GENERATION_UNAVAILABLE", str(exc), True), status_code=503)
     log.exception("unhandled error on %s %s", request.method, request.url.path)
     return Response(ErrorBody("SERVER_ERROR", "internal error; see the server log"), status_code=500)
+
+
+REQUEST_FIELDS = {"data": SearchRequest, "filters": Filters}  # the decoder's key for each body object
+_BODY_KEYS = {"data": "body"}  # the decoder calls the whole body `data`
+UNKNOWN_FIELD = re.compile(r"unknown field `([^`]*)`")
+
+
+def _explain(key: str | None, message: str) -> str:
+    """The decoder's message, plus what the caller most likely meant: the field name closest to an
+    unknown one and the fields allowed there, or the values a choice allows."""
+    unknown = UNKNOWN_FIELD.search(message)
+    if unknown and key in REQUEST_FIELDS:
+        fields = REQUEST_FIELDS[key].__struct_fields__
+        close = difflib.get_close_matches(unknown.group(1).lower(), fields, n=1, cutoff=0.6)
+        hint = f"; did you mean `{close[0]}`?" if close else ""
+        return f"{message}{hint} Allowed: {', '.join(fields)}"
+    if message.startswith("Invalid enum value") and key:
+        field = key.rsplit(".", 1)[-1]  # "filters.source_type" names a field of Filters
+        choices = next((_choices(t) for struct in REQUEST_FIELDS.values() for name, t in get_type_hints(struct).items() if name == field and _choices(t)), ())
+        if choices and all(isinstance(c, str) for c in choices):
+            return f"{message}; one of {', '.join(choices)}"
+    return message
+
+
+def _choices(annotation) -> tuple:
+    """The values a Literal field (optional or not) allows; () for any other type."""
+    args = get_args(annotation)
+    if args and all(isinstance(a, str) for a in args):
+        return args
+    return next((get_args(a) for a in args if get_args(a) and all(isinstance(v, str) for v in get_args(a))), ())
 
 
 def _raised_while_parsing(exc: BaseException) -> bool:
@@ -348,7 +387,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
         lifespan=[lifespan],
         dependencies={"service": Provide(provide_service, sync_to_thread=False)},
         exception_handlers={Exception: _error_response},
-        openapi_config=OpenAPIConfig(title="static-rag search API", version=__version__, path="/schema"),
+        openapi_config=OpenAPIConfig(title="static-rag search API", version=__version__, path="/schema", render_plugins=render_plugins()),
         request_max_body_size=64 * 1024,
         before_request=admit,
         cors_config=CORSConfig(
@@ -356,9 +395,25 @@ def create_app(settings: Settings | None = None) -> Litestar:
             expose_headers=["retry-after"],
         ) if settings.server.cors_origins else None,
     )
-    app.asgi_handler = observe(app.asgi_handler)  # outermost: refusals before any handler count too
+    app.asgi_handler = observe(warn_refused_origins(app.asgi_handler, frozenset(settings.server.cors_origins)))  # outermost: refusals before any handler count too
     _document_limits(app, settings.server)
+    _document_sources(app, settings.artifacts)
     return app
+
+
+def _document_sources(app: Litestar, artifacts: Path) -> None:
+    """The sources of the generation served at start, as the schema's choices for filters.source
+    (a name the index does not have is a 400 UNKNOWN_SOURCE; GET /v1/info lists the current ones)."""
+    try:
+        generation = Generation.open_current(artifacts)
+    except (ArtifactError, OSError):
+        return  # nothing published yet: any name is documented as possible
+    try:
+        sources = sorted(generation.sources)
+    finally:
+        generation.close()
+    field = app.openapi_schema.components.schemas["Filters"].properties["source"]
+    (field.one_of[0] if field.one_of else field).enum = sources or None
 
 
 def _document_limits(app: Litestar, server) -> None:

@@ -127,3 +127,29 @@ def observe(app):
                 access_log.info("request", extra={"fields": fields})
 
     return observed
+
+
+REFUSED_ORIGINS_LOGGED = 100  # distinct origins warned about per process; past that, silence
+
+
+def warn_refused_origins(app, allowed: frozenset[str]):
+    """Wrap `app` so a browser request from an origin not in `[server] cors_origins` is logged as
+    a warning that names the origin and the fix, once per origin: the browser refuses it without a
+    word to the page, and the access log alone showed a plain 204 for the preflight."""
+    if "*" in allowed:
+        return app
+    warned: set[str] = set()
+
+    async def checked(scope, receive, send):
+        if scope["type"] == "http" and len(warned) < REFUSED_ORIGINS_LOGGED:
+            headers = dict(scope.get("headers") or ())
+            origin = headers.get(b"origin", b"").decode("latin-1")
+            own = f"{scope.get('scheme', 'http')}://{headers.get(b'host', b'').decode('latin-1')}"
+            if origin and origin != "null" and origin != own and origin not in allowed and origin not in warned:
+                warned.add(origin)
+                logging.getLogger("static_rag.server").warning(
+                    "refused a browser request from origin %s (%s %s): add it to [server] cors_origins to let that site's pages search",
+                    origin, scope.get("method"), scope.get("path"))
+        return await app(scope, receive, send)
+
+    return checked

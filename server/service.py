@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from indexer.config import ServerConfig, SpaceConfig
+from indexer.config import SOURCE_TYPES, ServerConfig, SpaceConfig
 from indexer.embedders import Embedder, load_embedder, same_space
 from indexer.embedders.remote import EmbeddingsFailed, MissingCredentials
 from indexer.errors import ArtifactError
@@ -147,6 +147,7 @@ class SearchService:
         degraded = None
         with self.leased() as generation:
             space = self.space(generation, space_id)
+            check_filters(generation, filters)
             vector = None
             if mode != "lexical":
                 try:
@@ -213,3 +214,13 @@ class SearchService:
         if self.generation is not None:
             self.generation.retire()
             self.generation = None
+
+
+def check_filters(generation: Generation, filters: SearchFilters) -> None:
+    """A source the index does not have, or a source type the product does not have, is a typo,
+    not an empty result: say so and name what there is (only what the caller's key may search)."""
+    visible = sorted(generation.sources if filters.sources is None else generation.sources & set(filters.sources))
+    if filters.source is not None and filters.source not in visible:
+        raise ServiceError("UNKNOWN_SOURCE", f"no source is named {filters.source!r}; sources: {', '.join(visible) or 'none'}", 400)
+    if filters.source_type is not None and filters.source_type not in SOURCE_TYPES:
+        raise ServiceError("UNKNOWN_SOURCE", f"there is no source type {filters.source_type!r}; types: {', '.join(SOURCE_TYPES)}", 400)

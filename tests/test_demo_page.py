@@ -64,7 +64,11 @@ def test_the_demo_page_shows_results_with_highlights(browser, examples_artifacts
 
 
 def test_the_widget_works_on_another_site_only_when_cors_allows_it(browser, examples_artifacts, tmp_path, site):
+    """Allowed: results. Refused by CORS: the widget says so, and the server log names the origin
+    and the fix. A server that is down: the widget says that instead (a script sees the same
+    "Failed to fetch" for both)."""
     from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
 
     with running_server(examples_artifacts, tmp_path, server_table=f'requests_per_minute = 0\ncors_origins = ["{site.base}"]\n') as server:
         page = f'<!doctype html><title>Help</title><h1>Help center</h1><div id="help"></div><script src="{server.base}/widget.js" data-target="#help" data-top-k="3" defer></script>'
@@ -80,7 +84,22 @@ def test_the_widget_works_on_another_site_only_when_cors_allows_it(browser, exam
         site.routes["/help.html"] = (200, "text/html; charset=utf-8", page.encode())
         browser.get(site.url("/help.html"))
         hits, status = search_in_page(browser, QUESTION)
-        assert hits == [] and status.startswith("Search failed"), "a site not on the allowlist gets nothing"
+        assert hits == [], "a site not on the allowlist gets nothing"
+        WebDriverWait(browser, 10).until(lambda d: "not allowed" in d.find_element(By.CSS_SELECTOR, ".srag-status").text)
+        status = browser.find_element(By.CSS_SELECTOR, ".srag-status").text
+        assert status == f"Search failed: this site's origin ({site.base}) is not allowed by the search server; add it to [server] cors_origins."
+        warnings = [e["message"] for e in server.log_lines() if e["level"] == "warning"]
+        assert any(f"refused a browser request from origin {site.base}" in w and "cors_origins" in w for w in warnings), warnings
+
+    with running_server(examples_artifacts, elsewhere, server_table=f'requests_per_minute = 0\ncors_origins = ["{site.base}"]\n') as server:
+        down = server.base
+    page = f'<!doctype html><title>Help</title><div id="help"></div><script src="{site.url("/widget.js")}" data-endpoint="{down}/v1/search" data-target="#help" defer></script>'
+    site.routes["/widget.js"] = (200, "text/javascript", (Path(__file__).parent.parent / "server" / "static" / "widget.js").read_bytes())
+    site.routes["/help.html"] = (200, "text/html; charset=utf-8", page.encode())
+    browser.get(site.url("/help.html"))
+    search_in_page(browser, QUESTION)
+    WebDriverWait(browser, 10).until(lambda d: "cannot be reached" in d.find_element(By.CSS_SELECTOR, ".srag-status").text)
+    assert browser.find_element(By.CSS_SELECTOR, ".srag-status").text == f"Search failed: the search server at {down} cannot be reached."
 
 
 def test_an_unanswerable_question_says_so_and_the_hits_stay_one_click_away(browser, examples_artifacts, tmp_path):
@@ -108,3 +127,56 @@ def test_the_widget_searches_the_space_named_in_data_space(browser, examples_art
         browser.get(site.url("/help.html"))
         hits, status = search_in_page(browser, QUESTION)
         assert hits == [] and "no-such-space" in status and "not in generation" in status, "the request named the space"
+
+
+def test_a_widget_filtered_on_a_source_that_does_not_exist_says_so(browser, examples_artifacts, tmp_path):
+    with running_server(examples_artifacts, tmp_path) as server:
+        page = f'<!doctype html><title>Help</title><div id="help"></div><script src="/widget.js" data-target="#help" data-source="halp" defer></script>'
+        browser.get(server.base + "/")  # same origin as the API: load the page's markup in place
+        browser.execute_script("document.open(); document.write(arguments[0]); document.close();", page)
+        hits, status = search_in_page(browser, QUESTION)
+        assert hits == [] and status == "Search failed: no source is named 'halp'; sources: articles, guide"
+
+
+@pytest.mark.parametrize("width", [375, 1280])
+def test_the_widget_brings_a_look_that_fits_phone_and_desktop_widths(browser, examples_artifacts, tmp_path, site, width):
+    """A plain page with only the script tag: the widget's own stylesheet makes a full-width box
+    and styled results that never overflow the viewport; data-theme="none" leaves the page's look
+    alone. Screenshots are saved next to the test's files."""
+    from selenium.webdriver.common.by import By
+
+    with running_server(examples_artifacts, tmp_path, server_table=f'requests_per_minute = 0\ncors_origins = ["{site.base}"]\n') as server:
+        for theme in ("", ' data-theme="none"'):
+            page = (f'<!doctype html><meta name="viewport" content="width=device-width, initial-scale=1"><title>Help</title><h1>Help</h1>'
+                    f'<div id="help"></div><script src="{server.base}/widget.js" data-target="#help"{theme} defer></script>')
+            site.routes["/help.html"] = (200, "text/html; charset=utf-8", page.encode())
+            browser.set_window_size(width, 900)
+            browser.get(site.url("/help.html"))
+            hits, _ = search_in_page(browser, QUESTION)
+            assert len(hits) == 5
+            browser.save_screenshot(str(tmp_path / f"widget-{width}{'-plain' if theme else ''}.png"))
+            viewport = browser.execute_script("return document.documentElement.clientWidth")
+            overflow = browser.execute_script("return document.documentElement.scrollWidth") - viewport
+            box = browser.find_element(By.CSS_SELECTOR, ".srag-input").rect["width"]
+            styled = browser.execute_script("return !!document.getElementById('srag-style')")
+            if theme:
+                assert not styled and box < 250, "no stylesheet: the browser's own small input"
+                continue
+            assert styled and overflow <= 0, f"{overflow} px wider than the {width} px viewport"
+            assert box > viewport * 0.5, f"the search box is {box} px of {viewport}"
+            button = browser.find_element(By.CSS_SELECTOR, ".srag-button")
+            assert button.value_of_css_property("background-color") == "rgba(42, 91, 215, 1)"
+            assert button.rect["x"] + button.rect["width"] <= viewport
+
+
+def test_the_api_reference_renders_with_nothing_but_the_server(browser, examples_artifacts, tmp_path):
+    """/schema works offline: every resource the page loads comes from the server itself."""
+    from selenium.webdriver.common.by import By
+
+    with running_server(examples_artifacts, tmp_path) as server:
+        browser.get(server.base + "/schema")
+        assert browser.find_element(By.TAG_NAME, "h1").text.startswith("static-rag search API")
+        operations = [h.text for h in browser.find_elements(By.CSS_SELECTOR, "h3") if h.text.startswith(("GET", "POST"))]
+        assert any(o.startswith("POST /v1/search") for o in operations), operations
+        loaded = browser.execute_script("return performance.getEntriesByType('resource').map(e => e.name)")
+        assert all(url.startswith(server.base) for url in loaded), loaded

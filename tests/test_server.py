@@ -1,5 +1,6 @@
 """The search API as a chatbot backend sees it: answers with citations, filters, and JSON errors."""
 
+import re
 from datetime import datetime, timezone
 from urllib.parse import quote
 
@@ -98,7 +99,6 @@ def test_filters_apply_before_the_cut_to_top_k(client):
     assert recent and all(h["updated_at"] >= "2026-11-21" for h in recent)
     older = search(client, query="rollback", top_k=50, filters={"updated_before": "2026-09-01T00:00:00+00:00"})["hits"]
     assert older and all(h["updated_at"] < "2026-09-01" for h in older)
-    assert search(client, query="x", filters={"source": "nope"})["hits"] == []
 
 
 @pytest.mark.parametrize(
@@ -132,6 +132,32 @@ def test_an_unknown_space_or_an_impossible_date_is_a_clear_client_error(client):
     assert space.status_code == 404 and space.json()["code"] == "UNKNOWN_SPACE" and "available: local-all-minilm-l6-v2-384" in space.json()["message"]
     late = client.post("/v1/search", json={"query": "x", "filters": {"updated_before": 253402300800}})
     assert late.status_code == 400 and late.json()["code"] == "INVALID_REQUEST" and "out of range" in late.json()["message"]
+
+
+@pytest.mark.parametrize(
+    "body, message",
+    [
+        ({"query": "x", "filters": {"source": "halp"}}, "no source is named 'halp'; sources: articles, guide"),
+        ({"query": "x", "filters": {"source_type": "pdf"}}, "filters.source_type: Invalid enum value 'pdf'; one of files, urls, notion"),
+        ({"query": "x", "topk": 3}, "body: Object contains unknown field `topk`; did you mean `top_k`? Allowed: query, space, top_k,"),
+        ({"query": "x", "filters": {"sourse": "guide"}}, "filters: Object contains unknown field `sourse`; did you mean `source`?"),
+        ({"query": "x", "mode": "semantic"}, "mode: Invalid enum value 'semantic'; one of hybrid, dense, lexical"),
+    ],
+)
+def test_a_typo_in_a_request_is_named_with_what_was_meant(client, body, message):
+    """A filter on a source that does not exist is a typo, not "no results"; field and mode typos
+    get the nearest name and the allowed ones."""
+    response = client.post("/v1/search", json=body)
+    assert response.status_code == 400 and message in response.json()["message"], response.json()
+    assert response.json()["code"] == ("UNKNOWN_SOURCE" if body.get("filters", {}).get("source") else "INVALID_REQUEST")
+
+
+def test_the_api_reference_page_needs_nothing_from_the_internet(client):
+    page = client.get("/schema")
+    assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
+    assert "POST</span> <code>/v1/search</code>" in page.text and "id='schema-SearchRequest'" in page.text
+    assert not re.findall(r"""(?:src|href)=['"](?:https?:)?//""", page.text), "no script, style or font from another host"
+    assert client.get("/schema/openapi.json").json()["info"]["title"] == "static-rag search API"
 
 
 def test_malformed_json_and_unknown_routes_are_json_errors(client):

@@ -12,7 +12,14 @@
  *   data-api-key      sent as a Bearer key; anyone can read it in the page, so use a key scoped
  *                     to this site's sources, and rely on CORS and the rate limit for the rest
  *   data-placeholder  the search box's placeholder text
- * The server must list this page's origin in [server] cors_origins unless both share an origin.
+ *   data-theme        "none": no default stylesheet (style the classes below yourself)
+ * The server must list this page's origin in [server] cors_origins unless both share an origin;
+ * when it does not, the widget says so ("this site's origin … is not allowed by the search server").
+ *
+ * Markup and classes (the default stylesheet has zero specificity, so any rule of the page wins):
+ *   .srag (the target element; + .srag-unanswered, .srag-error)  form.srag-form  input.srag-input
+ *   button.srag-button  p.srag-status  button.srag-show-anyway  ol.srag-results  li.srag-hit
+ *   a.srag-title (span without a url)  div.srag-path  p.srag-snippet (with <mark>)  button.srag-more
  *
  * When the server says no hit answers the question (`answerable: false`), the widget says so
  * instead of listing weak hits; a "Show anyway" button lists them.
@@ -24,6 +31,34 @@
   var origin = script ? new URL(script.src, location.href).origin : location.origin;
   var endpoint = opts.endpoint || origin + "/v1/search";
   var topK = parseInt(opts.topK || "5", 10);
+
+  // The default look: every rule inside :where(), so a page's own CSS overrides it at any specificity.
+  var STYLE = [
+    ":where(.srag){display:block;max-width:100%;box-sizing:border-box}",
+    ":where(.srag) :where(*){box-sizing:border-box}",
+    ":where(.srag-form){display:flex;gap:.5rem;width:100%}",
+    ":where(.srag-input){flex:1 1 auto;min-width:0;font:inherit;padding:.55rem .75rem;border:1px solid #b8bcc4;border-radius:6px;background:#fff;color:#222}",
+    ":where(.srag-button){flex:0 0 auto;font:inherit;padding:.55rem 1rem;border:0;border-radius:6px;background:#2a5bd7;color:#fff;cursor:pointer}",
+    ":where(.srag-button:disabled,.srag-more:disabled){opacity:.6;cursor:progress}",
+    ":where(.srag-more,.srag-show-anyway){font:inherit;font-size:.9em;padding:.4rem .9rem;margin:.25rem 0;border:1px solid #c9ccd2;border-radius:6px;background:#f4f5f7;color:#222;cursor:pointer}",
+    ":where(.srag-status){margin:.5rem 0;color:#555;font-size:.9em}",
+    ":where(.srag-unanswered .srag-status){color:inherit;font-weight:600}",
+    ":where(.srag-error .srag-status){color:#b00020}",
+    ":where(.srag-results){list-style:none;margin:0;padding:0}",
+    ":where(.srag-hit){padding:.6rem 0;border-top:1px solid #e4e6ea;overflow-wrap:anywhere}",
+    ":where(.srag-title){font-weight:600}",
+    ":where(.srag-path){color:#666;font-size:.85em}",
+    ":where(.srag-snippet){margin:.2rem 0 0}",
+    ":where(.srag mark){background:#ffe58a;color:inherit;padding:0 .1em}"
+  ].join("\n");
+
+  function addStyle() {
+    if (opts.theme === "none" || document.getElementById("srag-style")) return;
+    var style = document.createElement("style");
+    style.id = "srag-style";
+    style.textContent = STYLE;
+    document.head.insertBefore(style, document.head.firstChild);  // first: the page's own sheets come after it
+  }
 
   function el(tag, cls, text) {
     var node = document.createElement(tag);
@@ -92,6 +127,7 @@
             .then(function (data) { return { ok: r.ok, status: r.status, data: data, retry: r.headers.get("retry-after") }; });
         })
         .then(function (res) {
+          root.classList.toggle("srag-error", !res.ok);
           if (!res.ok) {
             status.textContent = res.status === 429
               ? "Too many searches; try again in " + (res.retry || "a few") + " s."
@@ -110,8 +146,23 @@
           if (unanswered) status.textContent = "Nothing in these documents answers that.";
           else status.textContent = shown ? shown + (nextOffset === null ? "" : "+") + " results" : "No results for “" + query + "”.";
         })
-        .catch(function (err) { status.textContent = "Search failed: " + err.message; })
+        .catch(function (err) { return unreachable(err); })
         .finally(function () { button.disabled = more.disabled = false; });
+    }
+
+    // A script cannot tell a refused CORS check from a server that is down: both are a bare
+    // "Failed to fetch". A request that needs no CORS permission (its answer stays unreadable)
+    // tells them apart: it reaches a running server whatever the origin.
+    function unreachable(err) {
+      root.classList.add("srag-error");
+      var server = new URL(endpoint, location.href).origin;
+      if (server === location.origin) {
+        status.textContent = "Search failed: the search server cannot be reached (" + err.message + ").";
+        return;
+      }
+      return fetch(server + "/healthz", { mode: "no-cors", cache: "no-store" }).then(
+        function () { status.textContent = "Search failed: this site's origin (" + location.origin + ") is not allowed by the search server; add it to [server] cors_origins."; },
+        function () { status.textContent = "Search failed: the search server at " + server + " cannot be reached."; });
     }
 
     form.addEventListener("submit", function (e) {
@@ -129,6 +180,7 @@
   }
 
   function start() {
+    addStyle();
     var root = opts.target ? document.querySelector(opts.target) : null;
     if (!root) {
       root = document.createElement("div");
