@@ -63,6 +63,7 @@ class SourceConfig:
     requests_per_second: float = 3.0  # Notion: average request rate, for every Notion source of the process
     max_bytes: int = 10 * 1024 * 1024  # files and web pages: larger ones are not read
     follow_symlinks: bool = False  # files: also index symlinks that lead out of the folder
+    id_prefix: str = ""  # files: doc_id = "file:" + id_prefix + path in the folder (two folders may share paths)
 
 
 @dataclass(frozen=True)
@@ -164,6 +165,7 @@ SOURCE_KEYS_BY_TYPE = {
         "extensions": Key(list, item_type=str, default=list(DEFAULT_EXTENSIONS)),
         "max_bytes": Key(int, default=10 * 1024 * 1024, min=1024, max=100 * 1024 * 1024),
         "follow_symlinks": Key(bool, default=False),
+        "id_prefix": Key(str, default=""),
     },
     "urls": {
         "name": Key(str, required=True),
@@ -307,7 +309,11 @@ def _parse_source(raw: dict, index: int, base_dir: Path) -> SourceConfig:
     if kind == "files":
         folder = base_dir / values["path"]
         extensions = tuple(e.lower() if e.startswith(".") else f".{e.lower()}" for e in values["extensions"])
-        return SourceConfig(name=values["name"], type=kind, path=folder, extensions=extensions, max_bytes=values["max_bytes"], follow_symlinks=values["follow_symlinks"])
+        prefix = values["id_prefix"]
+        if prefix != prefix.strip() or any(c in prefix for c in "\\\n\t#?"):
+            raise ConfigError(f"{where}.id_prefix: no spaces at either end, backslashes, tabs, newlines, # or ?; got {prefix!r} (e.g. \"{values['name']}/\")")
+        return SourceConfig(name=values["name"], type=kind, path=folder, extensions=extensions, max_bytes=values["max_bytes"],
+                            follow_symlinks=values["follow_symlinks"], id_prefix=prefix)
     urls, sitemaps = tuple(values["urls"]), tuple(values["sitemaps"])
     for key, listed in (("urls", urls), ("sitemaps", sitemaps)):
         for j, url in enumerate(listed):

@@ -431,7 +431,12 @@ def _unique(documents: list[Document], errors: list[IngestError]) -> list[Docume
     seen: dict[str, Document] = {}
     for doc in documents:
         if doc.doc_id in seen:
-            errors.append(IngestError(ErrorCode.DUPLICATE_DOCUMENT, "plan", f"duplicate doc_id {doc.doc_id} (also in source {seen[doc.doc_id].source})", doc_id=doc.doc_id, source=doc.source))
+            first = seen[doc.doc_id]
+            fix = (f"; give one of the two an id prefix, e.g. id_prefix = \"{doc.source}/\" in the [[sources]] table of {doc.source!r}"
+                   if first.source_type == doc.source_type == "files" and first.source != doc.source else "")
+            errors.append(IngestError(ErrorCode.DUPLICATE_DOCUMENT, "plan",
+                                      f"{doc.doc_id} is in source {first.source!r} and in source {doc.source!r}; only {first.source!r}'s is indexed{fix}",
+                                      doc_id=doc.doc_id, source=doc.source))
         else:
             seen[doc.doc_id] = doc
     return list(seen.values())

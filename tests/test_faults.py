@@ -282,3 +282,16 @@ def test_a_redirect_to_a_non_http_url_says_so(site):
         for path, scheme in (("/to-file", "file:"), ("/to-gopher", "gopher:")):
             problem = fetch_document(client, site.url(path), "web").problem
             assert problem.code == "WEB_FETCH_FAILED" and f"redirected to {scheme}" in problem.message and "which is not an http(s) URL" in problem.message
+
+
+def test_two_folders_with_the_same_file_name_say_how_to_keep_both(tmp_path, local_embedder):
+    for folder, text in (("a", "Refunds take five days."), ("b", "Parcels ship from Lisbon.")):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "index.md").write_text(f"# {folder.upper()}\n\n{text}\n")
+    tables = '[[sources]]\nname = "a"\ntype = "files"\npath = "a"\n[[sources]]\nname = "b"\ntype = "files"\npath = "b"\n{}'
+    code, report = run(write_config(tmp_path, tables.format("") + '[[spaces]]\nprovider = "local"\n'))
+    assert code == 4 and report["total_documents"] == 1
+    (error,) = report["errors"]
+    assert error["code"] == "DUPLICATE_DOCUMENT" and 'id_prefix = "b/"' in error["message"] and "only 'a'" in error["message"]
+    code, report = run(write_config(tmp_path, tables.format('id_prefix = "b/"\n') + '[[spaces]]\nprovider = "local"\n'))
+    assert code == 0 and report["total_documents"] == 2 and report["documents"]["added"] == 1, "b's page joins under file:b/index.md"

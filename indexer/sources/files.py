@@ -1,4 +1,4 @@
-"""A folder of .md / .txt / .html files. doc_id = `file:<path relative to the folder>`."""
+"""A folder of .md / .txt / .html files. doc_id = `file:<id_prefix><path relative to the folder>`."""
 
 from __future__ import annotations
 
@@ -71,7 +71,7 @@ def crawl_files(source: SourceConfig, progress=None, fetch_state: dict[str, Fetc
     committed = git_dates(source.path)
     for path in list_files(source):
         relative = path.relative_to(source.path).as_posix()
-        doc_id = f"file:{relative}"
+        doc_id = f"file:{source.id_prefix}{relative}"
 
         def problem(code: ErrorCode, message: str, level: str = "error") -> None:
             (result.warnings if level == "warning" else result.errors).append(
