@@ -103,14 +103,21 @@ class ApiKey:
     name: str
     env: str
     sources: tuple[str, ...] | None = None
+    # The key's own rate budget (None: [server] key_requests_per_minute / key_burst). `limit_per =
+    # "address"` gives each address using the key its own budget instead: a key in a public page.
+    requests_per_minute: int | None = None
+    burst: int | None = None
+    limit_per: str = "key"
 
 
 @dataclass(frozen=True)
 class ServerConfig:
     cors_origins: tuple[str, ...] = ()  # browser origins allowed to call the API ("*" for any)
     api_keys: tuple[ApiKey, ...] = ()  # none: the API is open
-    requests_per_minute: int = 120  # per client (API key, else address); 0 turns the limit off
+    requests_per_minute: int = 120  # per address without a key (a browser); 0 turns the limit off
     burst: int = 20  # requests a client may send at once before the per-minute rate applies
+    key_requests_per_minute: int = 6000  # per API key (a chatbot backend is one client for all its visitors)
+    key_burst: int = 200
     max_query_chars: int = 2000
     max_top_k: int = 50
     max_offset: int = 200  # deepest page start; deep paging costs a wider candidate pool per request
@@ -144,6 +151,8 @@ SERVER_KEYS = {
     "api_keys": Key(list, default=[]),
     "requests_per_minute": Key(int, default=120, min=0, max=1_000_000),
     "burst": Key(int, default=20, min=1, max=10_000),
+    "key_requests_per_minute": Key(int, default=6000, min=0, max=1_000_000),
+    "key_burst": Key(int, default=200, min=1, max=100_000),
     "max_query_chars": Key(int, default=2000, min=1, max=100_000),
     "max_top_k": Key(int, default=50, min=1, max=1000),
     "max_offset": Key(int, default=200, min=0, max=10_000),
@@ -155,6 +164,9 @@ API_KEY_KEYS = {
     "name": Key(str, required=True),
     "env": Key(str, required=True),
     "sources": Key(list, item_type=str),
+    "requests_per_minute": Key(int, min=0, max=1_000_000),
+    "burst": Key(int, min=1, max=100_000),
+    "limit_per": Key(str, default="key", choices=("key", "address")),
 }
 
 SOURCE_KEYS_BY_TYPE = {
@@ -273,7 +285,8 @@ def _parse_server(raw: dict, source_names: set[str]) -> ServerConfig:
         unknown = sorted(set(key["sources"] or ()) - source_names)
         if unknown:
             raise ConfigError(f"server.api_keys[{i}].sources: no source named {', '.join(map(repr, unknown))}; sources are {', '.join(sorted(source_names))}")
-        keys.append(ApiKey(key["name"], key["env"], tuple(key["sources"]) if key["sources"] is not None else None))
+        keys.append(ApiKey(key["name"], key["env"], tuple(key["sources"]) if key["sources"] is not None else None,
+                           key["requests_per_minute"], key["burst"], key["limit_per"]))
     names = [k.name for k in keys]
     if len(set(names)) != len(names):
         raise ConfigError("server.api_keys: names must be unique")
@@ -282,6 +295,8 @@ def _parse_server(raw: dict, source_names: set[str]) -> ServerConfig:
         api_keys=tuple(keys),
         requests_per_minute=values["requests_per_minute"],
         burst=values["burst"],
+        key_requests_per_minute=values["key_requests_per_minute"],
+        key_burst=values["key_burst"],
         max_query_chars=values["max_query_chars"],
         max_top_k=values["max_top_k"],
         max_offset=values["max_offset"],

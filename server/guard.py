@@ -1,9 +1,11 @@
 """Who may search, and how often: API keys (optionally scoped to sources) and a per-client rate limit.
 
 Both run before a request reaches its handler, so an unauthenticated or over-limit request never
-costs an embedding call. With keys configured, each key has its own budget and requests with a
-wrong or missing key spend their address's; without keys, each address has one (the first
-`X-Forwarded-For` address when `trust_forwarded_for` says a proxy sets it). Budgets are per
+costs an embedding call. Each address has a budget (`requests_per_minute`, for browsers; the
+first `X-Forwarded-For` address when `trust_forwarded_for` says a proxy sets it); each API key
+has its own, larger one (`key_requests_per_minute`, or the key's own), since a chatbot backend is
+one client for all its visitors — or one per address using it (`limit_per = "address"`, for a key
+in a public page). Requests with a wrong or missing key spend their address's. Budgets are per
 server process.
 """
 
@@ -50,8 +52,9 @@ class Guard:
         client = address or "unknown"
         if self.config.trust_forwarded_for and headers.get("x-forwarded-for"):
             client = headers["x-forwarded-for"].split(",")[0].strip()
+        address_budget = (self.config.requests_per_minute, self.config.burst)
         if not self.keys:
-            self._spend(f"addr:{client}")
+            self._spend(f"addr:{client}", *address_budget)
             return Caller(client, None, client)
         scheme, _, token = headers.get("authorization", "").partition(" ")
         match = None
@@ -59,19 +62,21 @@ class Guard:
             if hmac.compare_digest(secret, token.strip().encode()) and scheme.lower() == "bearer":
                 match = key
         if match is None:
-            self._spend(f"addr:{client}")  # wrong keys cost the address budget: guessing is rate limited
+            self._spend(f"addr:{client}", *address_budget)  # wrong keys cost the address budget: guessing is rate limited
             raise ServiceError("UNAUTHORIZED", "send an API key as `Authorization: Bearer <key>`", 401, headers={"WWW-Authenticate": "Bearer"})
-        self._spend(f"key:{match.name}")
+        per_minute = match.requests_per_minute if match.requests_per_minute is not None else self.config.key_requests_per_minute
+        burst = match.burst if match.burst is not None else self.config.key_burst
+        self._spend(f"key:{match.name}" + (f"@{client}" if match.limit_per == "address" else ""), per_minute, burst)
         return Caller(match.name, match.sources, client)
 
-    def _spend(self, client: str) -> None:
-        rate = self.config.requests_per_minute / 60.0
+    def _spend(self, client: str, per_minute: int, burst: int) -> None:
+        rate = per_minute / 60.0
         if rate <= 0:
             return
         now = time.monotonic()
         with self.lock:
-            tokens, updated = self.buckets.get(client, (float(self.config.burst), now))
-            tokens = min(float(self.config.burst), tokens + (now - updated) * rate)
+            tokens, updated = self.buckets.get(client, (float(burst), now))
+            tokens = min(float(burst), tokens + (now - updated) * rate)
             if tokens < 1:
                 self.buckets[client] = [tokens, now]
                 wait = math.ceil((1 - tokens) / rate)

@@ -81,6 +81,26 @@ def test_each_client_is_rate_limited_with_retry_after(two_sites):
         assert client.get("/healthz").status_code == 200, "health checks are not rate limited"
 
 
+def test_an_api_key_has_its_own_larger_budget_and_a_public_key_one_per_address(two_sites, monkeypatch):
+    """A chatbot backend is one client for every visitor: its key gets `key_burst` (here 5), not an
+    address's 2, whichever address it calls from. A key put in a public page (`limit_per =
+    "address"`) gives each visitor's address a budget of its own."""
+    monkeypatch.setenv("BOT_KEY", "bot-secret")
+    monkeypatch.setenv("WIDGET_KEY", "widget-secret")
+    server = ('[server]\nrequests_per_minute = 6\nburst = 2\nkey_requests_per_minute = 6\nkey_burst = 5\ntrust_forwarded_for = true\n'
+              '[[server.api_keys]]\nname = "bot"\nenv = "BOT_KEY"\n'
+              '[[server.api_keys]]\nname = "widget"\nenv = "WIDGET_KEY"\nburst = 2\nlimit_per = "address"\n')
+    with TestClient(app_for(two_sites, server)) as client:
+        def ask(key, address):
+            headers = {"Authorization": f"Bearer {key}", "X-Forwarded-For": address}
+            return client.post("/v1/search", json={"query": "opening hours", "mode": "lexical"}, headers=headers).status_code
+
+        assert [ask("bot-secret", a) for a in ("10.0.0.1",) * 3 + ("10.0.0.2",) * 3] == [200] * 5 + [429], "one budget for the key"
+        assert [ask("widget-secret", "10.0.0.3") for _ in range(3)] == [200, 200, 429]
+        assert ask("widget-secret", "10.0.0.4") == 200, "another visitor of the page has a budget of their own"
+        assert [ask("wrong", "10.0.0.5") for _ in range(3)] == [401, 401, 429], "wrong keys spend the address's budget"
+
+
 def test_cors_allows_the_configured_origin_only_and_covers_errors(two_sites):
     with TestClient(app_for(two_sites, '[server]\ncors_origins = ["https://shop.example.com"]\nrequests_per_minute = 60\nburst = 1\n')) as client:
         origin = {"Origin": "https://shop.example.com"}
