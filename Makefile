@@ -30,8 +30,13 @@ demo: install
 	$(BIN)/index run --config examples/index.toml
 	@printf '\nSample query: "%s"\n' "$(DEMO_QUERY)"
 	$(BIN)/index search "$(DEMO_QUERY)" --config examples/index.toml --top-k 3
-	@printf '\nStarting the server; in another terminal:\n  curl -s -XPOST $(HOST):$(PORT)/v1/search -H '"'"'content-type: application/json'"'"' -d '"'"'{"query": "$(DEMO_QUERY)", "top_k": 3}'"'"'\n\n'
-	$(BIN)/index serve --config examples/index.toml --host $(HOST) --port $(PORT)
+	@# The server starts in the background; the sample request is printed once it answers (it takes a few seconds).
+	@$(BIN)/index serve --config examples/index.toml --host $(HOST) --port $(PORT) & server=$$!; \
+	trap 'kill $$server 2>/dev/null; wait $$server' INT TERM; \
+	for i in $$(seq 1 240); do $(BIN)/python -c 'import sys, urllib.request; urllib.request.urlopen(sys.argv[1], timeout=1)' \
+	  http://$(HOST):$(PORT)/readyz 2>/dev/null && break; sleep 0.5; done; \
+	printf '\nReady: open http://$(HOST):$(PORT)/ or, in another terminal:\n  curl -s -XPOST $(HOST):$(PORT)/v1/search -H '"'"'content-type: application/json'"'"' -d '"'"'{"query": "$(DEMO_QUERY)", "top_k": 3}'"'"'\n(Ctrl-C stops the server)\n\n'; \
+	wait $$server
 
 # The demo page's test drives Debian's Chromium through chromedriver (never a downloaded browser).
 browser:

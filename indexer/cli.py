@@ -57,7 +57,7 @@ def json_option(func):
 @click.group(context_settings=CONTEXT)
 @click.version_option(__version__, "-V", "--version", prog_name="static-rag")
 def cli():
-    """Index files and web pages into versioned search artifacts, and serve them.
+    """Index Notion pages, web pages and files into versioned search artifacts, and serve them.
 
     \b
     Quick start (offline, bundled model):
@@ -273,7 +273,7 @@ def status(config_path, artifacts, as_json):
         click.echo(json.dumps(info, indent=2, default=str))
         return
     run = info["last_run"]
-    click.echo(f"Current generation: {info['current']} (built {info['built_at']})")
+    click.echo(f"Current generation: {info['generation']} (built {info['built_at']})")
     click.echo(f"Documents: {info['documents']}")
     for space_id, space in info["spaces"].items():
         waiting = f"{space['stale_documents']} stale (changed since this space was last embedded; run its provider)" if space["stale_documents"] else "up to date"
@@ -286,7 +286,7 @@ def status(config_path, artifacts, as_json):
 @cli.command(context_settings=CONTEXT)
 @config_options
 @json_option
-@click.option("-n", "--limit", default=10, show_default=True, type=click.IntRange(1, 1000), help="How many runs, newest first.")
+@click.option("-l", "--limit", default=10, show_default=True, type=click.IntRange(1, 1000), help="How many runs, newest first.")
 def runs(config_path, artifacts, as_json, limit):
     """List the runs that built the kept generations, newest first.
 
@@ -310,7 +310,7 @@ def runs(config_path, artifacts, as_json, limit):
         counts = row.get("documents") or {}
         numbers = " ".join(f"{counts.get(k, '-'):>{w}}" for k, w in (("added", 5), ("updated", 7), ("metadata_only", 8), ("deleted", 7), ("failed", 6)))
         started = (row.get("started_at") or "")[:19].replace("T", " ")
-        tail = row.get("generation_id") or (row.get("error") or "")[:100]
+        tail = row.get("generation") or (row.get("error") or "")[:100]
         if row.get("unchanged"):
             tail += " (nothing changed: kept, not written again)"
         click.echo(f"{mark} {started:<20}  {row['status']:<11} {numbers}  {tail}")
@@ -357,28 +357,33 @@ def report(run, config_path, artifacts, as_json, as_markdown):
 
 
 @cli.command(context_settings=CONTEXT)
-@click.argument("generation_a")
-@click.argument("generation_b")
+@click.argument("generation_a", default="previous")
+@click.argument("generation_b", default="current")
 @config_options
 @json_option
 def diff(generation_a, generation_b, config_path, artifacts, as_json):
     """List documents added, changed or removed from GENERATION_A to GENERATION_B.
 
+    Each is a generation id, a unique prefix of one, `current` or `previous` (the defaults:
+    what the last published run changed).
+
     \b
     Examples:
-        index diff 20261121T020000.000000Z-9c1d2e 20261122T020000.000000Z-3fa2c1
-        index runs --json | jq -r '.[].generation_id'     # ids to compare
+        index diff                                   # previous -> current
+        index diff 20261121T02 current
+        index runs --json | jq -r '.[].generation'   # ids to compare
     """
     from indexer import generations
 
     result = _library_call(generations.diff, _artifacts_dir(config_path, artifacts), generation_a, generation_b)
     if as_json:
-        click.echo(json.dumps(result.as_dict(), indent=2))
+        click.echo(json.dumps(result.as_dict(), indent=2, ensure_ascii=False))
         return
+    click.echo(f"From {result.generations[0]} to {result.generations[1]}:")
     for label, ids in (("added", result.added), ("changed", result.changed), ("metadata changed", result.metadata_changed), ("removed", result.removed)):
         click.echo(f"{label}: {len(ids)}")
         for doc_id in ids:
-            click.echo(f"  {doc_id}")
+            click.echo(f"  {doc_id}  {result.titles.get(doc_id, '')}".rstrip())
 
 
 @cli.command(context_settings=CONTEXT)
@@ -496,14 +501,12 @@ def search(query, config_path, artifacts, as_json, top_k, mode, space, source):
         raise click.ClickException(str(exc)) from None
     finally:
         service.close()
-    if as_json:
-        hits = [
-            {**{k: v for k, v in vars(h).items() if k not in ("dense", "lexical")}, "scores": {"dense": h.dense, "lexical": h.lexical}}
-            for h in result.hits
-        ]
-        degraded = {"degraded": "lexical", "degraded_reason": result.degraded_reason} if result.degraded_reason else {}
-        click.echo(json.dumps({"hits": hits, "answerable": result.answerable, "generation": result.generation, "space": result.space, "mode": result.mode, **degraded},
-                              indent=2, default=str))
+    if as_json:  # the API's own response body, field for field
+        import msgspec
+
+        from server.app import search_response
+
+        click.echo(json.dumps(msgspec.to_builtins(search_response(result, offset=0)), indent=2, ensure_ascii=False))
         return
     if result.degraded_reason:
         click.echo(f"Answered by keywords only: {result.degraded_reason}", err=True)
@@ -548,6 +551,7 @@ def extract(target, as_json, allow):
     from indexer.config import SourceConfig, check_networks
     from indexer.extract import ExtractionError
     from indexer.sources.files import read_file
+    from indexer.sources.netguard import ALLOW_HINT
     from indexer.sources.web import crawl_urls
 
     if target.startswith(("http://", "https://")):
@@ -558,7 +562,8 @@ def extract(target, as_json, allow):
         result = crawl_urls(SourceConfig(name="extract", type="urls", urls=(target,), allow_private_networks=networks, per_host_delay_seconds=0))
         if not result.documents:
             problem = (result.errors + result.warnings)[0]
-            raise click.ClickException(f"{problem.code}: {problem.message}")
+            message = problem.message.replace(ALLOW_HINT, "pass --allow-private-network with its network")
+            raise click.ClickException(f"{problem.code}: {message}")
         document = result.documents[0]
     else:
         path = Path(target)
@@ -642,8 +647,9 @@ def _print_plan(report) -> None:
     changes = ", ".join(f"{n} {name.replace('_', '-')}" for name, n in plan["documents"].items() if n) or "no changes"
     click.echo(f"Dry run: nothing written, no provider called. {plan['total_documents']} documents would be published ({changes}).")
     for space_id, estimate in plan["spaces"].items():
+        cost = f"~${estimate['estimated_cost_usd']:.4f}" if estimate["estimated_cost_usd"] else "no cost"
         click.echo(f"  {space_id}: {estimate['chunks_to_embed']} chunks to embed ({estimate['tokens_to_embed']} tokens, "
-                   f"~${estimate['estimated_cost_usd']:.4f}), {estimate['chunks_reused']} from the vector cache")
+                   f"{cost}), {estimate['chunks_reused']} from the vector cache")
     changed = [d for d in plan["decisions"] if d["decision"] != "skip"]
     if changed:
         click.echo("Per document (unchanged ones left out):")
@@ -669,7 +675,8 @@ def _print_summary(report, artifacts: Path) -> None:
     table = Table("space", "chunks", "embedded", "reused", "kept", "tokens", "cost (USD)", box=None, pad_edge=False)
     for space_id, stats in report.spaces.items():
         if "skipped" in stats or stats.get("carried_over"):
-            note = stats.get("skipped") or f"carried over; {stats['stale_documents']} changed document(s) stale here until its provider runs"
+            stale = stats.get("stale_documents", 0)
+            note = stats.get("skipped") or f"carried over; {stale} changed {'document is' if stale == 1 else 'documents are'} stale here until its provider runs"
             table.add_row(space_id, str(stats.get("chunks", "-")), "-", "-", "-", "-", note)
             continue
         usage = stats.get("usage", {})

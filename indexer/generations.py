@@ -36,7 +36,7 @@ def status(artifacts: Path) -> dict:
     manifest = read_manifest(folder)
     return {
         "artifacts": str(Path(artifacts).resolve()),
-        "current": manifest["generation_id"],
+        "generation": manifest["generation_id"],
         "built_at": manifest["created_at"],
         "documents": manifest["counts"]["documents"],
         "spaces": {
@@ -55,14 +55,14 @@ COUNTS = ("added", "updated", "metadata_only", "skipped", "deleted", "failed")
 def runs(artifacts: Path, limit: int = 10) -> list[dict]:
     """Every run newest first, failed ones too: the run log (`runs.jsonl`), then the runs behind
     kept generations that predate it. One shape: run_id, status, started_at, finished_at,
-    generation_id, current, unchanged (nothing changed, no generation written), documents
+    generation, current, unchanged (nothing changed, no generation written), documents
     (counts by decision), error_count, error."""
     from indexer import runlog
 
     current = read_current_id(artifacts)
     out = [_logged_run(row, current) for row in runlog.read(artifacts)]
     known = {row["run_id"] for row in out}
-    logged_generations = {row["generation_id"] for row in out if row["generation_id"]}
+    logged_generations = {row["generation"] for row in out if row["generation"]}
     for generation_id in list_generations(artifacts):
         if generation_id in logged_generations:
             continue  # its run is in the log already: no need to open its database
@@ -70,12 +70,12 @@ def runs(artifacts: Path, limit: int = 10) -> list[dict]:
         try:
             row = run_of(folder)
         except Exception as exc:  # a damaged generation is listed, not fatal
-            out.append({"run_id": None, "generation_id": generation_id, "status": f"unreadable: {exc}", "started_at": "", "current": generation_id == current})
+            out.append({"run_id": None, "generation": generation_id, "status": f"unreadable: {exc}", "started_at": "", "current": generation_id == current})
             continue
         if row["run_id"] not in known:
             out.append({
                 "run_id": row["run_id"], "status": OLD_STATUSES.get(row["status"], row["status"]), "started_at": row["started_at"],
-                "finished_at": row["finished_at"], "generation_id": generation_id, "current": generation_id == current,
+                "finished_at": row["finished_at"], "generation": generation_id, "current": generation_id == current,
                 "documents": {k: row[k] for k in COUNTS}, "total_documents": row["documents"], "error_count": row["errors"], "error": None,
             })
     out.sort(key=lambda r: r.get("started_at") or "", reverse=True)
@@ -85,7 +85,7 @@ def runs(artifacts: Path, limit: int = 10) -> list[dict]:
 def _logged_run(row: dict, current: str | None) -> dict:
     return {
         "run_id": row["run_id"], "status": row["status"], "started_at": row.get("started_at"), "finished_at": row.get("finished_at"),
-        "generation_id": row.get("generation_id"), "current": bool(row.get("generation_id")) and row.get("generation_id") == current,
+        "generation": row.get("generation_id"), "current": bool(row.get("generation_id")) and row.get("generation_id") == current,
         "unchanged": row.get("unchanged", False), "documents": row.get("documents"), "total_documents": row.get("total_documents"), "exit_code": row.get("exit_code"),
         "error_count": row.get("error_count", 0), "error": row.get("error"), "errors": row.get("errors", []),
     }
@@ -93,44 +93,66 @@ def _logged_run(row: dict, current: str | None) -> dict:
 
 @dataclass(frozen=True)
 class Diff:
+    generations: tuple[str, str]  # (from, to)
     added: list[str]
     changed: list[str]
     metadata_changed: list[str]
     removed: list[str]
+    titles: dict[str, str]  # doc_id -> title (the newer one where both have it)
 
     def as_dict(self) -> dict:
-        return {"added": self.added, "changed": self.changed, "metadata_changed": self.metadata_changed, "removed": self.removed}
+        return {"from": self.generations[0], "to": self.generations[1], "added": self.added, "changed": self.changed,
+                "metadata_changed": self.metadata_changed, "removed": self.removed, "titles": self.titles}
 
 
-def diff(artifacts: Path, a: str, b: str) -> Diff:
-    """Documents that differ from generation `a` to generation `b`."""
-    states = []
+def diff(artifacts: Path, a: str = "previous", b: str = "current") -> Diff:
+    """Documents that differ from generation `a` to generation `b` (ids, unique prefixes, `current` or `previous`)."""
+    a, b = resolve(artifacts, a), resolve(artifacts, b)
+    states, titles = [], {}
     for generation_id in (a, b):
-        folder = _generation_folder(artifacts, generation_id)
-        db = _open(folder)
+        db = _open(_generation_folder(artifacts, generation_id))
         try:
             states.append({doc_id: (content, meta) for doc_id, _, content, meta in db.execute(load_sql("documents_state")).fetchall()})
+            titles.update(db.execute("SELECT doc_id, title FROM documents").fetchall())
         finally:
             db.close()
     old, new = states
-    return Diff(
-        added=sorted(set(new) - set(old)),
-        changed=sorted(d for d in set(old) & set(new) if old[d][0] != new[d][0]),
-        metadata_changed=sorted(d for d in set(old) & set(new) if old[d][0] == new[d][0] and old[d][1] != new[d][1]),
-        removed=sorted(set(old) - set(new)),
-    )
+    added, removed = sorted(set(new) - set(old)), sorted(set(old) - set(new))
+    changed = sorted(d for d in set(old) & set(new) if old[d][0] != new[d][0])
+    metadata_changed = sorted(d for d in set(old) & set(new) if old[d][0] == new[d][0] and old[d][1] != new[d][1])
+    listed = {*added, *removed, *changed, *metadata_changed}
+    return Diff((a, b), added, changed, metadata_changed, removed, {d: t for d, t in titles.items() if d in listed})
+
+
+def resolve(artifacts: Path, name: str) -> str:
+    """A kept generation's id from what a person types: the id, a unique prefix of it, `current`
+    (what CURRENT names) or `previous` (the newest kept generation older than the current one)."""
+    kept = list_generations(artifacts)
+    current = read_current_id(artifacts)
+    if name.lower() == "current":
+        if current is None:
+            raise ArtifactError(f"nothing is published in {artifacts} yet")
+        return current
+    if name.lower() == "previous":
+        older = [g for g in kept if current is None or g < current]
+        if not older:
+            raise ArtifactError(f"no generation older than {current} is kept; kept: {', '.join(kept) or 'none'}")
+        return older[-1]
+    if name in kept:
+        return name
+    matches = [g for g in kept if g.startswith(name)]
+    if len(matches) == 1:
+        return matches[0]
+    if matches:
+        raise ArtifactError(f"{name!r} matches {len(matches)} kept generations ({', '.join(matches)}); type more of the id")
+    raise ArtifactError(f"no generation {name!r} in {artifacts}; kept: {', '.join(kept) or 'none'} (or: current, previous)")
 
 
 def rollback(artifacts: Path, target: str | None = None) -> tuple[str, str]:
     """Point CURRENT at `target` (default: the newest generation older than the current one). Returns (from, to)."""
     artifacts = Path(artifacts)
     current = read_current_id(artifacts)
-    kept = list_generations(artifacts)
-    if target is None:
-        older = [g for g in kept if current is None or g < current]
-        if not older:
-            raise ArtifactError(f"no generation older than {current} is kept; kept: {', '.join(kept) or 'none'}")
-        target = older[-1]
+    target = resolve(artifacts, target or "previous")
     folder = _generation_folder(artifacts, target)
     read_manifest(folder)  # refuse a damaged generation before pointing servers at it
     set_current(artifacts, target)

@@ -32,7 +32,7 @@ from server.guard import Guard
 from server.apidocs import render_plugins
 from server.reader import Generation
 from server.observe import exposition, json_logging, observe, warn_refused_origins
-from server.search import MAX_CHUNKS_PER_DOC, SearchFilters, SearchHit
+from server.search import MAX_CHUNKS_PER_DOC, SearchFilters, SearchHit, SearchResult
 from server.service import SearchService, ServiceError, Settings
 from server.timefilter import UPDATED_WITHIN_PATTERN, intersect, updated_range, zone
 
@@ -115,6 +115,22 @@ def _errors(*statuses: int) -> dict[int, ResponseSpec]:
     return {s: ResponseSpec(data_container=ErrorBody, description=meaning[s]) for s in sorted({*statuses, 401, 429})}
 
 
+def search_response(result: SearchResult, offset: int) -> SearchResponse:
+    """The body of a search answer (also `index search --json`'s output)."""
+    return SearchResponse(
+        hits=[_hit(h) for h in result.hits],
+        took_ms=round(result.took_ms, 3),
+        generation=result.generation,
+        space=result.space,
+        mode=result.mode,
+        offset=offset,
+        next_offset=offset + len(result.hits) if result.more else None,
+        answerable=result.answerable,
+        degraded="lexical" if result.degraded_reason else None,
+        degraded_reason=result.degraded_reason,
+    )
+
+
 def _hit(h: SearchHit) -> Hit:
     return Hit(
         chunk_id=h.chunk_id,
@@ -187,18 +203,7 @@ class SearchController(Controller):
             "took_ms": round(result.took_ms, 2), "query_chars": len(data.query), "answerable": result.answerable,
             **({"degraded": "lexical"} if result.degraded_reason else {}),
         }
-        return SearchResponse(
-            hits=[_hit(h) for h in result.hits],
-            took_ms=round(result.took_ms, 3),
-            generation=result.generation,
-            space=result.space,
-            mode=result.mode,
-            offset=data.offset,
-            next_offset=data.offset + len(result.hits) if result.more else None,
-            answerable=result.answerable,
-            degraded="lexical" if result.degraded_reason else None,
-            degraded_reason=result.degraded_reason,
-        )
+        return search_response(result, data.offset)
 
     @get("/info", sync_to_thread=False, summary="The generation being served", responses=_errors(503))
     def info(self, request: Request, service: Service) -> dict:

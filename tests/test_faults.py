@@ -127,7 +127,7 @@ def test_every_run_is_logged_with_its_outcome_even_when_nothing_was_published(tm
     assert [r["status"] for r in runs] == ["failed", "failed", "partial", "success"]
     assert [r["exit_code"] for r in runs] == [2, 3, 4, 0]
     assert "OPENAI_API_KEY" in runs[0]["error"] and "would delete 3 of 4" in runs[1]["error"]
-    assert runs[2]["generation_id"] and runs[2]["current"] and runs[2]["error_count"] == 1 and runs[1]["generation_id"] is None
+    assert runs[2]["generation"] and runs[2]["current"] and runs[2]["error_count"] == 1 and runs[1]["generation"] is None
     table = CliRunner().invoke(cli, ["runs", "-c", str(config)]).output
     assert "status" in table.splitlines()[0] and "failed" in table and "* = the generation being served" in table
     report = CliRunner().invoke(cli, ["report", runs[1]["run_id"], "-c", str(config)])

@@ -183,14 +183,22 @@ def test_status_runs_diff_and_rollback(tmp_path, local_embedder):
     second = json.loads(run("run", "-c", str(config), "--json").output)["generation"]
 
     status = json.loads(run("status", "-c", str(config), "--json").output)
-    assert status["current"] == second and status["documents"] == 6 and status["generations"] == [first, second]
+    assert status["generation"] == second and status["documents"] == 6 and status["generations"] == [first, second]
     assert (status["last_run"]["added"], status["last_run"]["updated"], status["last_run"]["skipped"]) == (1, 1, 4)
 
     runs = json.loads(run("runs", "-c", str(config), "--json", "--limit", "5").output)
-    assert [(r["generation_id"], r["current"]) for r in runs] == [(second, True), (first, False)]
+    assert [(r["generation"], r["current"]) for r in runs] == [(second, True), (first, False)]
 
     diff = json.loads(run("diff", first, second, "-c", str(config), "--json").output)
-    assert diff == {"added": ["file:d5.md"], "changed": ["file:d0.md"], "metadata_changed": [], "removed": []}
+    assert diff == {"from": first, "to": second, "added": ["file:d5.md"], "changed": ["file:d0.md"], "metadata_changed": [], "removed": [],
+                    "titles": {"file:d5.md": "Page 5", "file:d0.md": "Page 0"}}
+    unique = first[: next(i for i, (x, y) in enumerate(zip(first, second)) if x != y) + 1]
+    assert json.loads(run("diff", unique, "current", "-c", str(config), "--json").output) == diff, "a unique prefix and `current`"
+    assert json.loads(run("diff", "-c", str(config), "--json").output) == diff, "by default: previous -> current"
+    text = run("diff", "-c", str(config)).output
+    assert "  file:d5.md  Page 5" in text and f"From {first} to {second}" in text
+    ambiguous = run("diff", first[:4], "current", "-c", str(config))
+    assert ambiguous.exit_code == 1 and "matches 2 kept generations" in ambiguous.output
 
     rolled = json.loads(run("rollback", "-c", str(config), "--json").output)
     assert rolled == {"from": second, "to": first}

@@ -64,7 +64,7 @@ if [[ $status == 4 ]]; then
 fi
 [[ ${DRY_RUN:-false} == true ]] && exit 0
 
-read -r generation artifacts < <("$INDEX" status --json | python3 -c 'import json, sys; s = json.load(sys.stdin); print(s["current"], s["artifacts"])')
+read -r generation artifacts < <("$INDEX" status --json | python3 -c 'import json, sys; s = json.load(sys.stdin); print(s["generation"], s["artifacts"])')
 [[ -n ${generation:-} ]] || exit 1
 
 if [[ -n ${EVAL_DATASET:-} && -n ${EVAL_GATE:-} ]]; then

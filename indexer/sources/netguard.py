@@ -23,6 +23,8 @@ import httpx
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 CARRIER_GRADE_NAT = ipaddress.ip_network("100.64.0.0/10")
 
+ALLOW_HINT = "list its network in the source's allow_private_networks"  # `index extract` names its own flag instead
+
 
 class AddressRefused(httpcore.ConnectError):
     """The host resolved to an address the source may not reach."""
@@ -114,10 +116,7 @@ class _GuardedBackend(httpcore.SyncBackend):
         allowed = [address for address in addresses if reasons[address] is None]
         if not allowed:
             address = addresses[0]
-            raise AddressRefused(
-                f"{host} resolves to {address}, a {reasons[address]} address; refused "
-                "(list its network in the source's allow_private_networks to allow it)"
-            )
+            raise AddressRefused(f"{host} resolves to {address}, a {reasons[address]} address; refused ({ALLOW_HINT} to allow it)")
         error: Exception | None = None
         for address in allowed:  # connect to a checked address, never to a fresh lookup
             try:
