@@ -95,11 +95,13 @@ class Site:
         self.routes: dict[str, tuple[int, str, bytes] | tuple[int, str, bytes, dict]] = {}
         self.requests: list[str] = []
         self.not_modified: list[str] = []
+        self.request_headers: list[tuple[str, dict]] = []
         site = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self):
                 site.requests.append(self.path)
+                site.request_headers.append((self.path, dict(self.headers)))
                 route = site.routes.get(self.path, (404, "text/plain", b"not found"))
                 status, content_type, body, *extra = route() if callable(route) else route  # a callable route answers per request
                 headers = extra[0] if extra else {}

@@ -13,6 +13,8 @@
 #                         the new generation must pass `index eval --gate` to be packed
 #   OUT                   where run.json, run.log and the archive go (default: dist)
 #   INDEX                 the index command (default: index)
+#   STATIC_RAG_PACKAGE    what `install` installs (default: this checkout, "."; in your own repository a
+#                         pinned requirement such as "static-rag @ git+https://github.com/YOUR-ORG/static-rag@v0.1.0")
 #
 # Exit codes: 0 published (a run with failed documents, index run's 4, also counts: the failed
 # documents keep their last good version and the summary lists them); 1, 2, 3, 5 as `index run`
@@ -20,11 +22,18 @@
 set -uo pipefail
 
 if [[ ${1:-} == install ]]; then
+  package=${STATIC_RAG_PACKAGE:-.}
+  if [[ $package == . && ! -f pyproject.toml ]]; then
+    echo "::error::this repository is not a copy of static-rag: set the variable STATIC_RAG_PACKAGE to a pinned requirement," \
+         "e.g. static-rag @ git+https://github.com/YOUR-ORG/static-rag@v0.1.0 (README, Deploy)" >&2
+    exit 2
+  fi
   python -m pip install --upgrade 'pip>=24.2' || exit 1
   if [[ ${PROVIDER:-gemini} == local ]]; then
-    python -m pip install torch==2.13.0 && exec python -m pip install '.[local]'  # the CPU build first, as the Makefile does
+    [[ $package == . ]] && package='.[local]'  # another requirement names its extras itself: static-rag[local] @ git+…
+    python -m pip install torch==2.13.0 || exit 1  # the CPU build first, as the Makefile does
   fi
-  exec python -m pip install .
+  exec python -m pip install "$package"
 elif [[ ${1:-} != run ]]; then
   echo "usage: $0 install | run" >&2
   exit 2
@@ -88,6 +97,6 @@ if [[ -n ${EVAL_DATASET:-} && -n ${EVAL_GATE:-} ]]; then
   printf '\n#### Evaluation gate: passed\n' >>"$SUMMARY"
 fi
 
-"$INDEX" pack "$generation" -o "$OUT/generation.tar.gz" || exit 1
+"$INDEX" pack "$generation" -o "$OUT/generation.tar.gz" --latest || exit 1  # latest.json: what `index pull` reads
 echo "generation=$generation" >>"$OUTPUTS"
 printf '\nPacked for servers: `generation.tar.gz` (sha256 `%s`)\n' "$(cut -d' ' -f1 "$OUT/generation.tar.gz.sha256")" >>"$SUMMARY"
