@@ -135,7 +135,7 @@ def extract_html(raw: bytes | str, url: str | None = None, fallback_title: str =
         page = lxml_html.fromstring(raw)
     except (ValueError, lxml_html.etree.ParserError) as exc:
         raise ExtractionError(f"not parseable as HTML: {exc}") from None
-    title = _meta(page, "og:title") or _page_title(page) or fallback_title
+    title = _meta(page, "og:title") or _without_site_name(_page_title(page), page) or fallback_title
     try:
         summary = Readability(raw, url=url).summary(html_partial=True)
     except Exception as exc:  # readability raises bare Exceptions (Unparseable) for odd pages
@@ -242,6 +242,27 @@ def _first_heading(text: str) -> str:
 def _page_title(page) -> str:
     node = page.find(".//title")
     return _squash(node.text_content()) if node is not None else ""
+
+
+TITLE_SEPARATOR = re.compile(r"\s+[|–—·•:-]\s+")
+
+
+def _without_site_name(title: str, page) -> str:
+    """"Size guide | Shop Help" → "Size guide": a `<title>` usually ends with the site's name. It
+    is cut when the page says its name (`og:site_name`, `application-name`) and the title ends
+    with it, or when the part before the first separator is the page's own first heading.
+    Anything else is left as it is."""
+    cuts = list(TITLE_SEPARATOR.finditer(title))
+    if not cuts:
+        return title
+    site = (_meta(page, "og:site_name") or _meta(page, "application-name")).casefold()
+    for cut in cuts:
+        if site and title[cut.end():].strip().casefold() == site:
+            return title[: cut.start()].strip()
+    heading = page.find(".//h1")
+    if heading is not None and _squash(heading.text_content()).casefold() == title[: cuts[0].start()].strip().casefold():
+        return title[: cuts[0].start()].strip()
+    return title
 
 
 def _canonical(page, base: str | None) -> str | None:

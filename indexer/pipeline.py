@@ -164,6 +164,7 @@ def run_index(
         report.slowest = _slowest(crawled.values())
 
         before = previous.documents_state() if previous else {}
+        _leave_out_empty_new_pages(report, before)
         # A page that was indexed and now fails, or now answers with something we skip (a warning), keeps its last good version.
         problems = report.errors + report.warnings
         unreadable = {e.doc_id: str(e.code) for e in problems if e.doc_id and e.code is not ErrorCode.DUPLICATE_DOCUMENT and e.doc_id not in crawled}
@@ -202,7 +203,7 @@ def run_index(
         for space_id in new_chunks:  # chunks of a document that fell back to its last good version are dropped
             new_chunks[space_id] = [c for c in new_chunks[space_id] if c.doc_id in live and decisions[c.doc_id].action is not Action.FAILED]
         if not documents:
-            raise PublishRefused(_nothing_found(config, report.errors))
+            raise PublishRefused(_nothing_found(config, report.errors + report.warnings))
 
         if dry_run:
             report.spaces = {s.space_id: _estimate(new_chunks[s.space_id], s, previous) for s in rebuilt}
@@ -232,7 +233,7 @@ def run_index(
                 new_chunks[space_id] = [c for c, k in zip(new_chunks[space_id], keep) if k]
                 fresh[space_id] = (vectors[np.asarray(keep, dtype=bool)] if len(keep) else vectors, stats)
             if not documents:
-                raise PublishRefused(_nothing_found(config, report.errors))
+                raise PublishRefused(_nothing_found(config, report.errors + report.warnings))
 
         builds = []
         for space in config.spaces:
@@ -291,6 +292,16 @@ def run_index(
     with timer("publish"):
         artifacts.publish(config.artifacts, folder, generation_id, config.keep_generations)
     return report
+
+
+def _leave_out_empty_new_pages(report: RunReport, before: dict) -> None:
+    """A page or file without text that was never indexed (a blank landing page, a redirect
+    stub) is left out with a warning, not an error that made every run exit 4; one that had text
+    stays an error: it keeps its last good version and someone should look."""
+    empty = [e for e in report.errors if e.code is ErrorCode.FILE_EXTRACTION_EMPTY and e.doc_id not in before]
+    if empty:
+        report.errors[:] = [e for e in report.errors if e not in empty]
+        report.warnings.extend(replace(e, level="warning", message=f"{e.message}; left out") for e in empty)
 
 
 def _nothing_changed(previous: PreviousGeneration, decisions: dict[str, Decision], documents: list[Document], builds: list, stored_fetch: dict, report: RunReport) -> bool:
@@ -392,7 +403,7 @@ def _usage(embedder: Embedder) -> dict:
 
 def _nothing_found(config: Config, errors: list[IngestError]) -> str:
     sources = ", ".join(f"{s.name} ({s.path or ', '.join(s.urls)})" for s in config.sources)
-    first = f"; first error: {errors[0].code} {errors[0].message}" if errors else ""
+    first = f"; first problem: {errors[0].code} {errors[0].message}" if errors else ""
     return f"the generation would be empty: no document could be indexed{first}. Sources: {sources}. Nothing was published."
 
 

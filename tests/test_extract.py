@@ -31,6 +31,21 @@ def test_broken_front_matter_is_an_extraction_error():
         extract_markdown("---\ntitle: [unclosed\n---\nbody", "x")
 
 
+@pytest.mark.parametrize(
+    "head, body_heading, title",
+    [
+        ('<title>Size guide | Shop Help</title><meta property="og:site_name" content="Shop Help">', "Sizes", "Size guide"),
+        ('<title>Size guide - Help Center | Shop</title><meta name="application-name" content="Shop">', "Sizes", "Size guide - Help Center"),
+        ("<title>Returns | Shop</title>", "Returns", "Returns"),
+        ("<title>Rock - Paper - Scissors</title>", "Games", "Rock - Paper - Scissors"),
+        ('<title>Returns | Shop</title><meta property="og:title" content="Returning shoes">', "Returns", "Returning shoes"),
+    ],
+)
+def test_a_page_title_loses_the_site_name_only_when_the_page_shows_it_is_one(head, body_heading, title):
+    html = f"<html><head>{head}</head><body><article><h1>{body_heading}</h1><p>{'Shoes can be returned within sixty days. ' * 5}</p></article></body></html>"
+    assert extract_html(html).title == title
+
+
 def test_html_keeps_headings_lists_and_table_rows_and_drops_page_chrome():
     doc = extract_html((EXAMPLES / "docs/articles/vector-indexes.html").read_bytes())
     assert doc.title == "Flat, IVF and HNSW vector indexes", "og:title wins over the <title> with the site name"
@@ -103,7 +118,7 @@ def test_index_extract_prints_what_the_indexer_keeps(site, tmp_path):
     runner = CliRunner()
     page = runner.invoke(cli, ["extract", site.url("/returns?utm_source=mail"), "--allow-private-network", "127.0.0.0/8"])
     assert page.exit_code == 0, page.output
-    assert page.output.startswith("Returns | Shop\n\n# Returns\n") and "- The shoes must be unworn, with no marks on the soles.\n- They must come back" in page.output and "Cart" not in page.output
+    assert page.output.startswith("Returns\n\n# Returns\n") and "- The shoes must be unworn, with no marks on the soles.\n- They must come back" in page.output and "Cart" not in page.output
     refused = runner.invoke(cli, ["extract", site.url("/returns")])
     assert refused.exit_code == 1 and "WEB_ADDRESS_REFUSED" in refused.output and "Traceback" not in refused.output
     note = tmp_path / "note.md"

@@ -153,19 +153,19 @@ def test_url_source_indexes_pages_and_records_failures(tmp_path, site):
     assert report["total_documents"] == 2, "the uppercased, fragment-carrying duplicate normalizes to the same page"
     codes = sorted((e["code"], e["doc_id"].rsplit("/", 1)[-1], e["retryable"]) for e in report["errors"])
     assert codes == [
-        ("FILE_EXTRACTION_EMPTY", "blank", False),
         ("WEB_HTTP_STATUS", "broken", True),
         ("WEB_HTTP_STATUS", "gone", False),
     ]
-    assert [(w["code"], w["level"], w["doc_id"].rsplit("/", 1)[-1]) for w in report["warnings"]] == [("WEB_UNSUPPORTED_TYPE", "warning", "image.png")]
+    warnings = sorted((w["code"], w["level"], w["doc_id"].rsplit("/", 1)[-1]) for w in report["warnings"])
+    assert warnings == [("FILE_EXTRACTION_EMPTY", "warning", "blank"), ("WEB_UNSUPPORTED_TYPE", "warning", "image.png")], "a page that never had text is left out"
     folder = tmp_path / "artifacts" / "generations" / report["generation"]
     db = duckdb.connect(str(folder / "meta.duckdb"), read_only=True)
     docs = dict(db.execute("SELECT doc_id, title FROM documents").fetchall())
-    assert docs == {f"url:{site.base}/returns": "Returns | Shop", f"url:{site.base}/notes.txt": "Opening hours"}
+    assert docs == {f"url:{site.base}/returns": "Returns", f"url:{site.base}/notes.txt": "Opening hours"}
     text = db.execute("SELECT text FROM documents WHERE doc_id = ?", [f"url:{site.base}/returns"]).fetchone()[0]
     assert text.startswith("# Returns\n\nUnworn shoes") and "Home Cart" not in text
-    assert db.execute("SELECT level, count(*) FROM source_events GROUP BY level ORDER BY level").fetchall() == [("error", 3), ("warning", 1)]
-    assert db.execute("SELECT errors, status FROM ingest_runs").fetchone() == (3, "partial")
+    assert db.execute("SELECT level, count(*) FROM source_events GROUP BY level ORDER BY level").fetchall() == [("error", 2), ("warning", 2)]
+    assert db.execute("SELECT errors, status FROM ingest_runs").fetchone() == (2, "partial")
     db.close()
 
 
@@ -193,7 +193,7 @@ def test_a_first_run_that_finds_no_text_publishes_nothing(tmp_path):
         f.write_text("   \n")
     result = run_cli("run", "-c", str(config))
     assert result.exit_code == 1
-    assert "the generation would be empty: no document could be indexed; first error: FILE_EXTRACTION_EMPTY" in result.output
+    assert "the generation would be empty: no document could be indexed; first problem: FILE_EXTRACTION_EMPTY" in result.output
     artifacts = tmp_path / "artifacts"
     assert not (artifacts / "CURRENT").exists()
     assert not (artifacts / "generations").exists() or generation_ids(artifacts) == [], "the refused generation left nothing behind"
@@ -312,8 +312,8 @@ def test_one_bad_file_never_fails_the_run(tmp_path):
     report = json.loads(result.output)
     assert report["total_documents"] == 2
     assert sorted((e["code"], e["doc_id"]) for e in report["errors"]) == [
-        ("FILE_EXTRACTION_EMPTY", "file:empty.md"),
         ("FILE_EXTRACTION_FAILED", "file:bad-front-matter.md"),
         ("FILE_EXTRACTION_FAILED", "file:latin1.md"),
     ]
+    assert [(w["code"], w["doc_id"]) for w in report["warnings"]] == [("FILE_EXTRACTION_EMPTY", "file:empty.md")], "never had text: left out"
     assert "latin1.md: not UTF-8 text (byte 3: invalid continuation byte); save it as UTF-8" in [e["message"] for e in report["errors"]]

@@ -187,7 +187,7 @@ def test_a_rejected_request_is_not_retried(tmp_path, fake_openai, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "wrong-key")
     result = run("run", "-c", str(corpus(tmp_path, '[[spaces]]\nprovider = "openai"\n')))
     assert result.exit_code == 1, "nothing could be indexed, so nothing is published"
-    assert "first error: EMBEDDINGS_FAILED openai-text-embedding-3-small-1536: HTTP 401: Incorrect API key provided." in result.output
+    assert "first problem: EMBEDDINGS_FAILED openai-text-embedding-3-small-1536: HTTP 401: Incorrect API key provided." in result.output
     assert len(fake_openai.calls) == 1
 
 
