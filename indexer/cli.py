@@ -347,7 +347,7 @@ def report(run, config_path, artifacts, as_json, as_markdown):
         from rich.table import Table
 
         console = Console(highlight=False, width=120)
-        console.print(reporting.headline(summary), markup=False)
+        click.echo(reporting.headline(summary))  # one line, however long: a terminal wraps it, a log keeps it whole
         for part in reporting.tables(summary):
             table = Table(*part.header, title=part.title, title_justify="left", box=None, pad_edge=False)
             for row in part.rows:

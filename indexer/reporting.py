@@ -79,10 +79,15 @@ def headline(summary: dict) -> str:
     changes = ", ".join(f"{counts[k]} {k.replace('_', '-')}" for k in DECISIONS if counts.get(k)) or "no changes"
     if summary.get("dry_run"):
         return (f"Dry run: {summary['total_documents']} documents would be published ({changes}); "
-                f"estimated cost ${summary['estimated_cost_usd']:.4f}. Nothing was written.")
-    return (f"Generation {summary['generation']} (run {summary['run_id']}): {summary['total_documents']} documents ({changes}); "
+                f"estimated cost {_dollars(summary['estimated_cost_usd'])}. Nothing was written.")
+    kept = " (nothing changed: the served generation was kept)" if summary.get("unchanged") else ""
+    return (f"Generation {summary['generation']}{kept} (run {summary['run_id']}): {summary['total_documents']} documents ({changes}); "
             f"{summary['chunks']['embedded']} chunks embedded, {summary['chunks']['reused']} reused; "
-            f"{summary['tokens_embedded']} tokens, ${summary['cost_usd']:.4f}.")
+            f"{summary['tokens_embedded']} tokens, {_dollars(summary['cost_usd'])}.")
+
+
+def _dollars(amount: float) -> str:
+    return f"${amount:.4f}" if amount else "no cost"
 
 
 def tables(summary: dict, limit: int = 10) -> list[Table]:
