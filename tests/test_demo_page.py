@@ -131,7 +131,7 @@ def test_the_widget_searches_the_space_named_in_data_space(browser, examples_art
 
 def test_a_widget_filtered_on_a_source_that_does_not_exist_says_so(browser, examples_artifacts, tmp_path):
     with running_server(examples_artifacts, tmp_path) as server:
-        page = f'<!doctype html><title>Help</title><div id="help"></div><script src="/widget.js" data-target="#help" data-source="halp" defer></script>'
+        page = '<!doctype html><title>Help</title><div id="help"></div><script src="/widget.js" data-target="#help" data-source="halp" defer></script>'
         browser.get(server.base + "/")  # same origin as the API: load the page's markup in place
         browser.execute_script("document.open(); document.write(arguments[0]); document.close();", page)
         hits, status = search_in_page(browser, QUESTION)

@@ -1,7 +1,6 @@
 """The search API as a chatbot backend sees it: answers with citations, filters, and JSON errors."""
 
 import re
-from datetime import datetime, timezone
 from urllib.parse import quote
 
 import pytest

@@ -1,0 +1,116 @@
+"""What every command shares: the `index` group, --config / --artifacts / --json, exit codes, and
+the translation of library errors into one-line messages."""
+
+from __future__ import annotations
+
+import os
+import sys
+from functools import wraps
+from pathlib import Path
+
+import click
+
+from indexer import __version__
+from indexer.errors import ConfigError, StaticRagError
+
+EXIT_DELETE_GUARD = 3
+EXIT_DOCUMENT_ERRORS = 4
+EXIT_BUDGET = 5
+EXIT_GATE = 6
+CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+DEFAULT_CONFIG = "index.toml"
+
+
+class ConfigProblem(click.ClickException):
+    exit_code = 2
+
+
+def config_options(func):
+    """--config and --artifacts, shared by every command that reads a config or a generation."""
+
+    @click.option(
+        "-c", "--config", "config_path", type=click.Path(dir_okay=False, path_type=Path), envvar="STATIC_RAG_CONFIG",
+        help=f"Config file (TOML). Default: ./{DEFAULT_CONFIG}. Env: STATIC_RAG_CONFIG.",
+    )
+    @click.option(
+        "-a", "--artifacts", type=click.Path(file_okay=False, path_type=Path), envvar="STATIC_RAG_ARTIFACTS",
+        help="Artifacts folder; overrides the config's `artifacts`. Env: STATIC_RAG_ARTIFACTS.",
+    )
+    @wraps(func)
+    def wrapper(*args, **kwargs):
+        return func(*args, **kwargs)
+
+    return wrapper
+
+
+def json_option(func):
+    return click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of text.")(func)
+
+
+@click.group(context_settings=CONTEXT)
+@click.version_option(__version__, "-V", "--version", prog_name="static-rag")
+def cli():
+    """Index Notion pages, web pages and files into versioned search artifacts, and serve them.
+
+    \b
+    Quick start (offline, bundled model):
+        index run --config examples/index.toml
+        index search "how do I roll back a bad index?" --config examples/index.toml
+        index serve --config examples/index.toml
+
+    Every command takes --help with a worked example.
+    """
+
+
+def library_call(func, *args):
+    """Call into the library, turning its errors into one-line messages with exit 1 (config errors: 2)."""
+    try:
+        return func(*args)
+    except ConfigError as exc:
+        raise ConfigProblem(str(exc)) from None
+    except StaticRagError as exc:
+        raise click.ClickException(str(exc)) from None
+
+
+def load_config_file(config_path: Path | None, artifacts: Path | None):
+    from indexer.config import load_config
+
+    path = config_path or Path(DEFAULT_CONFIG)
+    if config_path is None and not path.exists():
+        raise ConfigProblem(f"no config file: pass --config FILE or create ./{DEFAULT_CONFIG} (see examples/index.toml)")
+    try:
+        return load_config(path, artifacts_override=artifacts)
+    except ConfigError as exc:
+        raise ConfigProblem(str(exc)) from None
+
+
+def optional_config(config_path: Path | None):
+    """The config when one is given or ./index.toml exists (commands that also work from --artifacts alone)."""
+    return load_config_file(config_path, None) if (config_path or Path(DEFAULT_CONFIG).exists()) else None
+
+
+def artifacts_dir(config_path: Path | None, artifacts: Path | None) -> Path:
+    """--artifacts wins; else the config's `artifacts`; else ./artifacts."""
+    if artifacts is not None:
+        return artifacts
+    config = optional_config(config_path)
+    return config.artifacts if config else Path("artifacts")
+
+
+def main():
+    """Entry point: a bug surfaces as one line and exit 1, not a traceback (STATIC_RAG_DEBUG=1 shows it)."""
+    try:
+        cli(standalone_mode=False)
+    except click.exceptions.Abort:
+        click.echo("Aborted.", err=True)
+        sys.exit(1)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except SystemExit:
+        raise
+    except Exception as exc:
+        if os.environ.get("STATIC_RAG_DEBUG"):
+            raise
+        click.echo(f"Error: unexpected {type(exc).__name__}: {exc}. Nothing was published by this command. Set STATIC_RAG_DEBUG=1 to see the traceback.", err=True)
+        sys.exit(1)

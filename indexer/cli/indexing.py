@@ -1,0 +1,283 @@
+"""`index run` and `index eval`: build generations, and measure them."""
+
+from __future__ import annotations
+
+import json
+import sys
+from contextlib import contextmanager
+from pathlib import Path
+
+import click
+
+from indexer.cli.base import (
+    EXIT_DELETE_GUARD, EXIT_DOCUMENT_ERRORS, EXIT_BUDGET, EXIT_GATE, CONTEXT, ConfigProblem, cli, config_options, json_option, library_call, load_config_file, optional_config,
+)
+from indexer.errors import ConfigError, StaticRagError
+
+
+@cli.command(context_settings=CONTEXT)
+@config_options
+@json_option
+@click.option("-q", "--quiet", "-s", "--silent", "silent", is_flag=True, help="No progress bars.")
+@click.option(
+    "-p", "--provider", "providers", multiple=True, type=click.Choice(["local", "openai", "gemini"]),
+    help="Rebuild only the spaces of this provider (repeatable). Default: every configured space.",
+)
+@click.option("--max-cost", type=click.FloatRange(min=0), metavar="USD", help="Stop, publishing nothing, before embedding would cost more than this.")
+@click.option("--allow-mass-delete", is_flag=True, help="Publish even if a source loses more than max_delete_fraction of its documents.")
+@click.option("-n", "--dry-run", is_flag=True, help="Show the plan (decisions, chunks and tokens to embed, cost); write nothing, call no provider.")
+@click.option("--full-refresh", is_flag=True, help="Fetch everything again (no conditional requests, every Notion page's blocks); unchanged text still reuses its vectors.")
+def run(config_path, artifacts, as_json, silent, providers, max_cost, allow_mass_delete, dry_run, full_refresh):
+    """Crawl every source, embed each chunk per space, and publish a new generation.
+
+    The generation is written beside the current one and published by an atomic
+    rename of CURRENT, so servers never see a half-written index. The last
+    `keep_generations` (default 3) are kept. Chunks whose text is unchanged reuse
+    their vectors from the current generation; spaces not rebuilt (--provider) keep
+    their chunks of unchanged documents.
+
+    Secrets come from the environment: OPENAI_API_KEY; GEMINI_API_KEY or
+    GOOGLE_API_KEY; NOTION_TOKEN. OPENAI_BASE_URL, GEMINI_BASE_URL and NOTION_BASE_URL
+    point a client elsewhere.
+
+    \b
+    Examples:
+        index run --config examples/index.toml
+        index run --config index.toml --artifacts /srv/static-rag --json
+        index run --config index.toml --provider gemini --max-cost 2.50
+        index run --config index.toml --dry-run        # what would change, and its cost
+        index run --config index.toml --full-refresh   # fetch every page again
+
+    \b
+    Exit codes:
+        0  published, no errors
+        1  fatal error: nothing was published
+        2  usage or configuration error
+        3  stopped by the delete guard: a source would lose more than
+           max_delete_fraction (default 30%) of its documents; nothing published
+        4  published, but some documents failed (listed in the report); each
+           keeps its last good version
+        5  stopped by --max-cost: nothing was published
+    """
+    from indexer import runlog
+    from indexer.embedders.remote import BudgetExceeded, EmbeddingsFailed, MissingCredentials
+    from indexer.pipeline import new_run_id, run_index
+    from indexer.plan import DeleteGuard
+
+    config = load_config_file(config_path, artifacts)
+    run_id, report = new_run_id(), None
+    if not dry_run:  # every real run is logged outside the generations, whatever its end (index runs)
+        runlog.started(config.artifacts, run_id, sorted(providers) or None, full_refresh)
+    code, error = 1, "stopped before it finished (interrupted?)"
+    try:
+        with _reporting(silent or as_json) as progress:
+            try:
+                report = run_index(
+                    config, progress=progress, providers=providers or None, max_cost_usd=max_cost, allow_mass_delete=allow_mass_delete, dry_run=dry_run,
+                    full_refresh=full_refresh, run_id=run_id,
+                )
+            except (MissingCredentials, ConfigError) as exc:
+                code, error = 2, str(exc)
+                raise ConfigProblem(str(exc)) from None
+            except BudgetExceeded as exc:
+                code, error = EXIT_BUDGET, str(exc)
+                click.echo(f"Error: {exc}", err=True)
+                sys.exit(EXIT_BUDGET)
+            except DeleteGuard as exc:
+                code, error = EXIT_DELETE_GUARD, str(exc)
+                click.echo(f"Error: {exc}", err=True)
+                sys.exit(EXIT_DELETE_GUARD)
+            except EmbeddingsFailed as exc:
+                error = f"{exc.code}: {exc}"
+                raise click.ClickException(f"{exc.code}: {exc}. Nothing was published.") from None
+            except StaticRagError as exc:
+                error = str(exc)
+                raise click.ClickException(str(exc)) from None
+            except Exception as exc:
+                error = f"unexpected {type(exc).__name__}: {exc}"
+                raise
+    finally:
+        if not dry_run:
+            if report is not None:
+                runlog.finished(config.artifacts, run_id, "partial" if report.errors else "success", EXIT_DOCUMENT_ERRORS if report.errors else 0, report.as_dict())
+            else:
+                runlog.finished(config.artifacts, run_id, "failed", code, error=error)
+    if as_json:
+        click.echo(json.dumps(report.as_dict(), indent=2))
+    elif dry_run:
+        _print_plan(report)
+    else:
+        _print_summary(report, config.artifacts)
+    if dry_run:
+        if report.delete_guard:  # the real run would stop: say so the way a scheduled job can act on
+            sys.exit(EXIT_DELETE_GUARD)
+        return
+    if report.errors:
+        if not as_json:
+            click.echo(f"{len(report.errors)} document(s) failed; their errors are in source_events.", err=True)
+        sys.exit(EXIT_DOCUMENT_ERRORS)
+
+
+@cli.command("eval", context_settings=CONTEXT)
+@click.option("--dataset", "dataset_dir", required=True, type=click.Path(file_okay=False, exists=True, path_type=Path), help="A BEIR folder: corpus.jsonl, queries.jsonl, qrels/<split>.tsv.")
+@config_options
+@json_option
+@click.option("--split", default="test", show_default=True, help="The qrels file to use.")
+@click.option("--limit-queries", type=click.IntRange(1), help="Evaluate only the first N judged queries (quick runs).")
+@click.option("--off-topic", "off_topic_dirs", multiple=True, type=click.Path(file_okay=False, exists=True, path_type=Path),
+              help="A BEIR folder from another domain: its queries should not be answerable here (repeatable). Reports the abstain quality.")
+@click.option("--tune", is_flag=True, help="Find the hybrid weight that ranks this labeled set best, and print the config line to set it.")
+@click.option("--gate", "gate_path", type=click.Path(dir_okay=False, exists=True, path_type=Path), help="TOML of minimums; exit 6 when any metric falls below.")
+@click.option("-q", "--quiet", "silent", is_flag=True, help="No progress bars.")
+def evaluate(dataset_dir, config_path, artifacts, as_json, split, limit_queries, off_topic_dirs, tune, gate_path, silent):
+    """Measure retrieval quality on a labeled dataset through the product's own pipeline.
+
+    The corpus is indexed with the configured spaces into a temporary artifacts folder
+    (or, with --artifacts, an existing index of this corpus is evaluated), and every
+    query runs through the server's search code in dense, lexical and hybrid modes.
+    Prints nDCG@10, Recall@10, Recall@100 and MRR@10 per space and mode.
+
+    With --off-topic, also how well `answerable` tells this dataset's questions from
+    another domain's: AUROC of the best hit's relevance, and at the space's threshold
+    the share of off-topic questions answered and of answerable ones abstained.
+
+    \b
+    Examples:
+        index eval --dataset ../shared/data/scifact --config examples/index.toml
+        index eval --dataset ../shared/data/scifact --off-topic ../shared/data/arguana
+        index eval --dataset my-questions --tune         # prints hybrid_weight = …
+        index eval --dataset data/scifact --gate floors.toml    # exit 6 below a floor
+    """
+    import tempfile
+
+    from indexer import evaluation, quality
+
+    gate = None
+    if gate_path is not None:
+        try:
+            gate = evaluation.load_gate(gate_path)
+        except ConfigError as exc:
+            raise ConfigProblem(str(exc)) from None
+    dataset = library_call(evaluation.load_dataset, dataset_dir, split, limit_queries)
+    off_topic = {d.name: library_call(evaluation.load_queries, d, split) for d in off_topic_dirs}
+    config = optional_config(config_path)
+    spaces = config.spaces if config else None
+    with tempfile.TemporaryDirectory(prefix="static-rag-eval-") as tmp:
+        folder = artifacts
+        if folder is None:
+            with _reporting(silent or as_json) as progress:
+                folder = library_call(evaluation.index_dataset, dataset, Path(tmp), spaces, progress)
+        with _reporting(silent or as_json) as progress:
+            results = library_call(quality.rank_all, folder, dataset, progress)
+            abstain = library_call(quality.abstain, folder, dataset, off_topic, progress) if off_topic else None
+            tuned = library_call(quality.tune, folder, dataset, progress) if tune else None
+    report = {"dataset": dataset.name, "split": split, "queries": len(dataset.queries), "spaces": results}
+    report |= ({"abstain": abstain} if abstain else {}) | ({"tune": tuned} if tuned else {})
+    failures = evaluation.gate_failures(results, gate) if gate else []
+    if as_json:
+        click.echo(json.dumps({**report, "gate_failures": failures} if gate else report, indent=2))
+    else:
+        _print_eval(report)
+        for line in failures:
+            click.echo(f"Below the gate: {line}", err=True)
+    if failures:
+        sys.exit(EXIT_GATE)
+
+
+def _print_eval(report: dict) -> None:
+    click.echo(f"{report['dataset']} ({report['split']}): {report['queries']} queries")
+    for space_id, modes in report["spaces"].items():
+        click.echo(f"  {space_id}")
+        for mode, metrics in modes.items():
+            click.echo(f"    {mode:<8} " + "  ".join(f"{name} {value:.4f}" for name, value in metrics.items()))
+    for space_id, info in (report.get("abstain") or {}).items():
+        click.echo(f"  abstain, {space_id} (min_relevance {info['min_relevance']}):")
+        for name, row in info["off_topic"].items():
+            click.echo(f"    vs {name} ({row['off_topic_queries']} off-topic questions): AUROC {row['auroc']:.4f}; "
+                       f"off-topic answered {row['off_topic_answered']:.1%}, answerable abstained {row['answerable_abstained']:.1%}")
+    for space_id, info in (report.get("tune") or {}).items():
+        curve = "  ".join(f"{w}: {v:.4f}" for w, v in info["ndcg@10_by_weight"].items())
+        click.echo(f"  hybrid nDCG@10 by dense weight, {space_id}: {curve}")
+        click.echo(f"  To use the best weight, add to this space's [[spaces]] table:\n    hybrid_weight = {info['best']}")
+
+
+PLAN_LINES = 50  # documents a dry run lists by name before summarizing the rest
+
+
+def _print_plan(report) -> None:
+    plan = report.as_dict()
+    changes = ", ".join(f"{n} {name.replace('_', '-')}" for name, n in plan["documents"].items() if n) or "no changes"
+    click.echo(f"Dry run: nothing written, no provider called. {plan['total_documents']} documents would be published ({changes}).")
+    for space_id, estimate in plan["spaces"].items():
+        cost = f"~${estimate['estimated_cost_usd']:.4f}" if estimate["estimated_cost_usd"] else "no cost"
+        click.echo(f"  {space_id}: {estimate['chunks_to_embed']} chunks to embed ({estimate['tokens_to_embed']} tokens, "
+                   f"{cost}), {estimate['chunks_reused']} from the vector cache")
+    changed = [d for d in plan["decisions"] if d["decision"] != "skip"]
+    if changed:
+        click.echo("Per document (unchanged ones left out):")
+        for d in changed[:PLAN_LINES]:
+            click.echo(f"  {d['decision']:<8} {d['doc_id']}  ({d['reason']})")
+        if len(changed) > PLAN_LINES:
+            click.echo(f"  … and {len(changed) - PLAN_LINES} more (--json lists every document)")
+    if plan["delete_guard"]:
+        click.echo(f"The delete guard would stop this run (exit 3): {plan['delete_guard']}", err=True)
+    _print_problems(report)
+
+
+def _print_summary(report, artifacts: Path) -> None:
+    """What a person reads after a run: documents by decision, then one row per space."""
+    from rich.console import Console
+    from rich.table import Table
+
+    changes = ", ".join(f"{n} {name.replace('_', '-')}" for name, n in report.counts.items() if n) or "no changes"
+    if report.unchanged:
+        click.echo(f"Nothing changed: generation {report.generation_id} stays current ({report.documents} documents); nothing was written.")
+        return
+    click.echo(f"Published generation {report.generation_id}: {report.documents} documents ({changes}).")
+    table = Table("space", "chunks", "embedded", "reused", "kept", "tokens", "cost (USD)", box=None, pad_edge=False)
+    for space_id, stats in report.spaces.items():
+        if "skipped" in stats or stats.get("carried_over"):
+            stale = stats.get("stale_documents", 0)
+            note = stats.get("skipped") or f"carried over; {stale} changed {'document is' if stale == 1 else 'documents are'} stale here until its provider runs"
+            table.add_row(space_id, str(stats.get("chunks", "-")), "-", "-", "-", "-", note)
+            continue
+        usage = stats.get("usage", {})
+        table.add_row(
+            space_id, str(stats["chunks"]), str(stats["embedded"]), str(stats["reused"]), str(stats["carried"]),
+            str(usage.get("tokens", "-")), f"{usage['cost_usd']:.4f}" if usage else "-",
+        )
+    Console(highlight=False, width=120).print(table)
+    click.echo(f"Artifacts: {artifacts.resolve()}  ({sum(report.seconds.values()):.1f}s)")
+    _print_problems(report)
+
+
+def _print_problems(report) -> None:
+    """Errors (failed documents), then warnings (things left out on purpose), one line each, on stderr."""
+    for error in report.errors:
+        click.echo(f"  {error.code} [{error.step}] {error.message}", err=True)
+    for warning in report.warnings:
+        click.echo(f"  warning: {warning.code} {warning.message}", err=True)
+
+
+@contextmanager
+def _reporting(silent: bool):
+    """Progress bars on stderr with known totals; nothing at all when silent."""
+    if silent:
+        from indexer.pipeline import no_progress
+
+        yield no_progress
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    with Progress(
+        TextColumn("{task.description:<40}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+        console=Console(stderr=True), transient=False,
+    ) as bars:
+
+        @contextmanager
+        def task(description: str, total: int | None):
+            task_id = bars.add_task(description, total=total)
+            yield lambda n: bars.advance(task_id, n)
+
+        yield task

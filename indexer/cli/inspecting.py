@@ -1,0 +1,165 @@
+"""Looking at what was built: `index status`, `runs`, `report`, `diff`, and `rollback`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from indexer.cli.base import CONTEXT, artifacts_dir, cli, config_options, json_option, library_call
+
+
+@cli.command(context_settings=CONTEXT)
+@config_options
+@json_option
+def status(config_path, artifacts, as_json):
+    """Show the live generation, what it holds, and the run that built it.
+
+    \b
+    Examples:
+        index status --config examples/index.toml
+        index status --artifacts /srv/static-rag --json
+    """
+    from indexer import generations
+
+    info = library_call(generations.status, artifacts_dir(config_path, artifacts))
+    if as_json:
+        click.echo(json.dumps(info, indent=2, default=str))
+        return
+    run = info["last_run"]
+    click.echo(f"Current generation: {info['generation']} (built {info['built_at']})")
+    click.echo(f"Documents: {info['documents']}")
+    for space_id, space in info["spaces"].items():
+        waiting = f"{space['stale_documents']} stale (changed since this space was last embedded; run its provider)" if space["stale_documents"] else "up to date"
+        click.echo(f"  {space_id}: {space['vectors']} vectors, embedded {space['rebuilt_at']}; {waiting}")
+    click.echo(f"Last run: {run['run_id']} {run['status']}: added {run['added']}, updated {run['updated']}, metadata-only {run['metadata_only']}, "
+               f"skipped {run['skipped']}, deleted {run['deleted']}, failed {run['failed']}; {run['chunks_embedded']} chunks embedded, ${run['cost_usd']:.4f}")
+    click.echo(f"Kept generations: {', '.join(info['generations'])}")
+
+
+@cli.command(context_settings=CONTEXT)
+@config_options
+@json_option
+@click.option("-l", "--limit", default=10, show_default=True, type=click.IntRange(1, 1000), help="How many runs, newest first.")
+def runs(config_path, artifacts, as_json, limit):
+    """List every run newest first, failed ones too, with what each published.
+
+    \b
+    Examples:
+        index runs --config examples/index.toml
+        index runs --limit 3 --json
+    """
+    from indexer import generations
+
+    rows = library_call(generations.runs, artifacts_dir(config_path, artifacts), limit)
+    if as_json:
+        click.echo(json.dumps(rows, indent=2, default=str))
+        return
+    if not rows:
+        click.echo("No runs yet.")
+        return
+    click.echo("  started (UTC)         status       added updated metadata deleted failed  generation / what stopped it")
+    for row in rows:
+        mark = "*" if row["current"] else " "
+        counts = row.get("documents") or {}
+        numbers = " ".join(f"{counts.get(k, '-'):>{w}}" for k, w in (("added", 5), ("updated", 7), ("metadata_only", 8), ("deleted", 7), ("failed", 6)))
+        started = (row.get("started_at") or "")[:19].replace("T", " ")
+        tail = row.get("generation") or (row.get("error") or "")[:100]
+        if row.get("unchanged"):
+            tail += " (nothing changed: kept, not written again)"
+        click.echo(f"{mark} {started:<20}  {row['status']:<11} {numbers}  {tail}")
+    click.echo("* = the generation being served. failed and in_progress runs published nothing; `index report RUN_ID` for details.")
+
+
+@cli.command(context_settings=CONTEXT)
+@click.argument("run", required=False)
+@config_options
+@json_option
+@click.option("--markdown", "as_markdown", is_flag=True, help="GitHub-flavoured Markdown (for $GITHUB_STEP_SUMMARY).")
+def report(run, config_path, artifacts, as_json, as_markdown):
+    """Summarize a run: documents by decision, spaces, errors by code, slowest documents, cost.
+
+    RUN is a generation id, a run id (`index runs` lists them), or a JSON file written by
+    `index run --json` (which also covers dry runs); default: the run behind the current
+    generation.
+
+    \b
+    Examples:
+        index report --config examples/index.toml
+        index run --json > run.json; index report run.json --markdown >> "$GITHUB_STEP_SUMMARY"
+    """
+    from indexer import reporting
+
+    folder = artifacts_dir(config_path, artifacts) if run is None or not run.endswith(".json") else Path(".")
+    summary = library_call(reporting.load_summary, folder, run)
+    if as_json:
+        click.echo(json.dumps(summary, indent=2))
+    elif as_markdown:
+        click.echo(reporting.markdown(summary))
+    else:
+        from rich.console import Console
+        from rich.table import Table
+
+        console = Console(highlight=False, width=120)
+        click.echo(reporting.headline(summary))  # one line, however long: a terminal wraps it, a log keeps it whole
+        for part in reporting.tables(summary):
+            table = Table(*part.header, title=part.title, title_justify="left", box=None, pad_edge=False)
+            for row in part.rows:
+                table.add_row(*row)
+            console.print()
+            console.print(table)
+
+
+@cli.command(context_settings=CONTEXT)
+@click.argument("generation_a", default="previous")
+@click.argument("generation_b", default="current")
+@config_options
+@json_option
+def diff(generation_a, generation_b, config_path, artifacts, as_json):
+    """List documents added, changed or removed from GENERATION_A to GENERATION_B.
+
+    Each is a generation id, a unique prefix of one, `current` or `previous` (the defaults:
+    what the last published run changed).
+
+    \b
+    Examples:
+        index diff                                   # previous -> current
+        index diff 20261121T02 current
+        index runs --json | jq -r '.[].generation'   # ids to compare
+    """
+    from indexer import generations
+
+    result = library_call(generations.diff, artifacts_dir(config_path, artifacts), generation_a, generation_b)
+    if as_json:
+        click.echo(json.dumps(result.as_dict(), indent=2, ensure_ascii=False))
+        return
+    click.echo(f"From {result.generations[0]} to {result.generations[1]}:")
+    for label, ids in (("added", result.added), ("changed", result.changed), ("metadata changed", result.metadata_changed), ("removed", result.removed)):
+        click.echo(f"{label}: {len(ids)}")
+        for doc_id in ids:
+            click.echo(f"  {doc_id}  {result.titles.get(doc_id, '')}".rstrip())
+
+
+@cli.command(context_settings=CONTEXT)
+@click.argument("generation", required=False)
+@config_options
+@json_option
+def rollback(generation, config_path, artifacts, as_json):
+    """Point CURRENT at an older kept generation (default: the one before the current).
+
+    Servers pick the change up from CURRENT; nothing is deleted, so rolling forward
+    again is `index rollback <newer id>`.
+
+    \b
+    Examples:
+        index rollback --config examples/index.toml
+        index rollback 20261121T020000.000000Z-9c1d2e --artifacts /srv/static-rag
+    """
+    from indexer import generations
+
+    before, after = library_call(generations.rollback, artifacts_dir(config_path, artifacts), generation)
+    if as_json:
+        click.echo(json.dumps({"from": before, "to": after}))
+    else:
+        click.echo(f"CURRENT now names {after} (was {before}).")
