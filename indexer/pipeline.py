@@ -18,7 +18,7 @@ from indexer import artifacts
 from indexer.chunking import ChunkingParams, chunk_text, count_tokens
 from indexer.config import Config
 from indexer.documents import Chunk, Document, FetchState
-from indexer.embedders import Embedder, fits_for, load_embedder, space_manifest
+from indexer.embedders import Embedder, check_usable, fits_for, load_embedder, space_manifest
 from indexer.embedders.remote import Budget, EmbeddingsFailed
 from indexer.errors import ConfigError, ErrorCode, IngestError, PublishRefused
 from indexer.plan import Action, Decision, DeleteGuard, check_deletions, counts, plan
@@ -131,14 +131,19 @@ def run_index(
         configured = ", ".join(sorted({s.provider for s in config.spaces}))
         raise ConfigError(f"no configured space uses provider {', '.join(sorted(providers or []))}; configured providers: {configured}")
     budget = Budget(max_cost_usd)
-    # Credentials are checked before any crawling: a missing key should cost nothing.
+    # Credentials are checked before any crawling: a missing key should cost nothing. Clients and
+    # models load when something needs them: a run where nothing changed never imports them.
     check_credentials(config.sources)
+    if not dry_run:
+        for space in rebuilt:
+            check_usable(space)
     embedders: dict[str, Embedder] = {}
-    for space in rebuilt:
-        with timer(f"load_model:{space.space_id}"):
-            if not dry_run:
+
+    def embedder_for(space) -> Embedder:
+        if space.space_id not in embedders:
+            with timer(f"load_model:{space.space_id}"):
                 embedders[space.space_id] = load_embedder(space, budget)
-    fits = {s.space_id: embedders[s.space_id].fits if s.provider == "local" and s.space_id in embedders else fits_for(s) for s in rebuilt}
+        return embedders[space.space_id]
 
     previous = PreviousGeneration.open(config.artifacts)
     try:
@@ -190,9 +195,10 @@ def run_index(
             # Kept documents are re-chunked only where this space cannot keep their chunks (new space, new chunking, stale).
             renew = stale_before[space_id]
             to_chunk = [d for d in documents if decisions[d.doc_id].action is Action.FULL or (d.doc_id in kept and (not carries[space_id] or d.doc_id in renew))]
+            fits = (embedder_for(space).fits if space.provider == "local" and not dry_run else fits_for(space)) if to_chunk else None
             with timer(f"chunk:{space_id}"), progress(f"chunking {space_id}", len(to_chunk)) as advance:
                 params = ChunkingParams(space.chunk_tokens, space.chunk_overlap)
-                new_chunks[space_id], failed = chunk_documents(to_chunk, params, fits[space_id], report.errors, advance)
+                new_chunks[space_id], failed = chunk_documents(to_chunk, params, fits, report.errors, advance)
             for doc_id in failed & {i for i, d in decisions.items() if d.action is Action.FULL}:
                 decisions[doc_id] = Decision(doc_id, decisions[doc_id].source, Action.FAILED, "CHUNKING_FAILED")
             new_chunks[space_id] = [c for c in new_chunks[space_id] if c.doc_id not in failed]
@@ -217,7 +223,12 @@ def run_index(
         titles = {d.doc_id: d.title for d in documents}
         fresh: dict[str, tuple[np.ndarray, dict]] = {}
         unembedded: dict[str, IngestError] = {}
-        for space_id, embedder in embedders.items():
+        for space in rebuilt:
+            space_id = space.space_id
+            if not new_chunks[space_id]:  # nothing to embed: no client, no model
+                fresh[space_id] = (np.zeros((0, space.dimensions), np.float32), {"embedded": 0, "reused": 0})
+                continue
+            embedder = embedder_for(space)
             with timer(f"embed:{space_id}"):
                 vectors, stats, failed = embed_chunks(new_chunks[space_id], embedder, previous, titles, progress)
             fresh[space_id] = (vectors, {**stats, **_usage(embedder)})

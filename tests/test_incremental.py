@@ -263,6 +263,7 @@ def test_a_run_that_finds_nothing_changed_writes_nothing(tmp_path, local_embedde
     written = {p: p.stat().st_mtime_ns for p in (tmp_path / "artifacts").rglob("*") if p.is_file() and p.name != "runs.jsonl"}
     code, second = run_json("run", "-c", str(config))
     assert code == 0 and second["unchanged"] and second["generation"] == first["generation"]
+    assert not [step for step in second["seconds"] if step.startswith(("load_model", "embed"))], "no model loaded, nothing embedded"
     assert [g.name for g in generations.iterdir()] == [first["generation"]]
     now = {p: p.stat().st_mtime_ns for p in (tmp_path / "artifacts").rglob("*") if p.is_file() and p.name != "runs.jsonl"}
     assert now == written, "no file was written again"

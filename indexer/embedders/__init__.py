@@ -13,6 +13,7 @@ from typing import Callable, Protocol
 import numpy as np
 
 from indexer.config import SpaceConfig
+from indexer.errors import MissingDependency
 
 
 class Embedder(Protocol):
@@ -47,6 +48,28 @@ def load_embedder(space: SpaceConfig, budget=None) -> Embedder:
 
         return gemini_embedder(space, budget)
     raise ValueError(f"no embedder for provider {space.provider!r}")
+
+
+def check_usable(space: SpaceConfig) -> None:
+    """Fail now, naming what is missing, when `space` could not be embedded here: a hosted
+    space's key (MissingCredentials), the local model's packages (MissingDependency). Imports
+    no client and loads no model: a run that embeds nothing never pays for them."""
+    if space.provider == "local":
+        import importlib.util
+
+        from indexer.embedders.local import INSTALL_HINT, REQUIRED_MODULES
+
+        missing = [name for name in REQUIRED_MODULES if importlib.util.find_spec(name) is None]
+        if missing:
+            raise MissingDependency(f"{INSTALL_HINT} ({missing[0]} is missing)")
+        return
+    if space.provider == "openai":
+        from indexer.embedders.openai import KEY_VARIABLES
+    else:
+        from indexer.embedders.gemini import KEY_VARIABLES
+    from indexer.embedders.remote import env_key
+
+    env_key(space.provider, *KEY_VARIABLES)
 
 
 def fits_for(space: SpaceConfig) -> Callable[[str], bool] | None:

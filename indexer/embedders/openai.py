@@ -15,8 +15,11 @@ from indexer.retrying import retry_after_seconds
 from indexer.errors import MissingDependency
 
 
+KEY_VARIABLES = ("OPENAI_API_KEY",)
+
+
 def openai_embedder(space: SpaceConfig, budget: Budget | None = None) -> RemoteEmbedder:
-    key = env_key("openai", "OPENAI_API_KEY")
+    key = env_key("openai", *KEY_VARIABLES)
     try:
         import openai
     except ImportError:
