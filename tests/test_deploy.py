@@ -73,6 +73,9 @@ def test_publish_then_every_server_pulls_the_newest_and_answers(tmp_path, local_
     broken = index("pull", site.url("/search"), "--token-env", "SEARCH_PULL_TOKEN", "--artifacts", str(srv))
     assert broken.exit_code == 1 and "nothing installed" in broken.output
     assert (srv / "CURRENT").read_text().strip() == newer["generation"]
+    site.routes["/huge/latest.json"] = (200, "application/json", b" " * 200_000)
+    huge = index("pull", site.url("/huge"), "--artifacts", str(srv))
+    assert huge.exit_code == 1 and "is not a latest.json" in huge.output
     missing = index("pull", site.url("/elsewhere"), "--artifacts", str(srv))
     assert missing.exit_code == 1 and "HTTP 404" in missing.output and "index pack --latest" in missing.output
     unset = index("pull", site.url("/search"), "--token-env", "NO_SUCH_VARIABLE", "--artifacts", str(srv))
