@@ -30,7 +30,6 @@ from indexer import __version__
 from indexer.errors import ArtifactError, StaticRagError
 from server.guard import Guard
 from server.apidocs import render_plugins
-from server.reader import Generation
 from server.observe import exposition, json_logging, observe, warn_refused_origins
 from server.search import MAX_CHUNKS_PER_DOC, SearchFilters, SearchHit, SearchResult
 from server.service import SearchService, ServiceError, Settings
@@ -374,7 +373,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
         faiss.omp_set_num_threads(1)
         service = SearchService(settings)
         try:
-            service.load()
+            _document_sources(app, service.load().sources)
         except ArtifactError as exc:
             log.warning("not ready: %s", exc)
         service.watch()  # a newly published generation is swapped in without a restart
@@ -402,23 +401,15 @@ def create_app(settings: Settings | None = None) -> Litestar:
     )
     app.asgi_handler = observe(warn_refused_origins(app.asgi_handler, frozenset(settings.server.cors_origins)))  # outermost: refusals before any handler count too
     _document_limits(app, settings.server)
-    _document_sources(app, settings.artifacts)
     return app
 
 
-def _document_sources(app: Litestar, artifacts: Path) -> None:
+def _document_sources(app: Litestar, sources: frozenset[str]) -> None:
     """The sources of the generation served at start, as the schema's choices for filters.source
-    (a name the index does not have is a 400 UNKNOWN_SOURCE; GET /v1/info lists the current ones)."""
-    try:
-        generation = Generation.open_current(artifacts)
-    except (ArtifactError, OSError):
-        return  # nothing published yet: any name is documented as possible
-    try:
-        sources = sorted(generation.sources)
-    finally:
-        generation.close()
+    (a name the index does not have is a 400 UNKNOWN_SOURCE; GET /v1/info lists the current ones).
+    Written before the first request, from the generation the service just loaded."""
     field = app.openapi_schema.components.schemas["Filters"].properties["source"]
-    (field.one_of[0] if field.one_of else field).enum = sources or None
+    (field.one_of[0] if field.one_of else field).enum = sorted(sources) or None
 
 
 def _document_limits(app: Litestar, server) -> None:
