@@ -28,7 +28,7 @@ class ApiReference(OpenAPIRenderPlugin):
     """The page at `/schema` (and `/schema/reference`)."""
 
     def __init__(self) -> None:
-        super().__init__(path=["/", "/reference"], favicon="<link rel='icon' href='data:,'>", style=STYLE)
+        super().__init__(path=["/", "/reference"])  # the page writes its own head
 
     def render(self, request: Request, openapi_schema: dict[str, Any]) -> bytes:
         base = request.app.openapi_config.path if request.app.openapi_config else "/schema"

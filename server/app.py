@@ -27,6 +27,7 @@ from litestar.openapi.spec import OpenAPIType, Schema
 from litestar.params import FromPath, JSONBody
 
 from indexer import __version__
+from indexer.config import SOURCE_TYPES
 from indexer.errors import ArtifactError, StaticRagError
 from server.guard import Guard
 from server.apidocs import render_plugins
@@ -41,7 +42,7 @@ Service = NamedDependency[SearchService]
 
 class Filters(msgspec.Struct, forbid_unknown_fields=True):
     source: Annotated[str, msgspec.Meta(description="A source's name from the config; GET /v1/info lists them")] | None = None
-    source_type: Literal["files", "urls", "notion"] | None = None
+    source_type: Literal[SOURCE_TYPES] | None = None
     doc_id: str | None = None
     updated_after: datetime | None = None
     updated_before: datetime | None = None
