@@ -5,6 +5,7 @@
     .venv/bin/python bench/serve.py search  --work /tmp/serve-bench                   # latency, QPS, recall, RSS
     .venv/bin/python bench/serve.py million --work /tmp/serve-bench                   # 1M vectors: start-up, RSS
     .venv/bin/python bench/serve.py million-generation --work /tmp/serve-bench        # a whole 1M-chunk generation: open time
+    .venv/bin/python bench/serve.py update  --work /tmp/serve-bench                   # a 1% change written as a run does vs a full build
 
 `build` writes generated Markdown (one heading + ~45 words per section, one section per chunk)
 and indexes it with `index run` and the bundled local model, so the FAISS index type is the one
@@ -115,7 +116,6 @@ def rss_mb(pid: int | str = "self") -> float:
 def in_process(work: Path, texts: list[str]) -> dict:
     import faiss
 
-    from server.search import HNSW_EF_SEARCH
     from server.service import SearchService, Settings
 
     faiss.omp_set_num_threads(1)
@@ -123,12 +123,12 @@ def in_process(work: Path, texts: list[str]) -> dict:
     generation = service.load()
     space = next(iter(generation.spaces.values()))
     vectors = [service.query_vector(space, q) for q in texts]  # fills the cache: what follows is search alone
-    report = {"chunks": space.size, "index": type(space.dense).__name__}
+    report = {"chunks": space.size, "index": "+".join(type(index).__name__ for index, _, _ in space.dense.parts)}
 
     exact = faiss.IndexFlatIP(space.dense.d)
-    exact.add(space.dense.reconstruct_n(0, space.size))
+    exact.add(space.dense.reconstruct_batch(np.arange(space.size)))  # a generation `build` wrote: one segment, no deletions
     truth = exact.search(np.stack(vectors), 10)[1]
-    found = space.dense.search(np.stack(vectors), 10, params=faiss.SearchParametersHNSW(efSearch=HNSW_EF_SEARCH) if isinstance(space.dense, faiss.IndexHNSW) else None)[1]
+    found = space.dense.search(np.stack(vectors), 10)[1]  # the segments as the server searches them (efSearch 384)
     report["recall@10_vs_exact"] = round(float(np.mean([len(set(a) & set(b)) / 10 for a, b in zip(found, truth)])), 4)
 
     def timed(fn) -> list[float]:
@@ -241,7 +241,7 @@ def search_bench(args) -> None:
 def million(args) -> None:
     import faiss
 
-    from indexer.artifacts import new_dense_index
+    from indexer.segments import new_dense_index
     from server.reader import Generation
 
     work = Path(args.work)
@@ -249,7 +249,7 @@ def million(args) -> None:
     if not path.exists():
         generation = Generation.open_current(work / "artifacts")
         space = next(iter(generation.spaces.values()))
-        base = space.dense.reconstruct_n(0, space.size)
+        base = space.dense.reconstruct_batch(np.arange(space.size))
         generation.close()
         rng = np.random.default_rng(1)
         copies = -(-args.vectors // len(base))
@@ -262,7 +262,7 @@ def million(args) -> None:
         print(f"built {type(index).__name__} of {len(vectors)} vectors in {time.perf_counter() - started:.0f} s")
         faiss.write_index(index, str(path))
     probe = (
-        "import numpy as np; from indexer.artifacts import open_index; import faiss; "
+        "import numpy as np; from indexer.dense import open_index; import faiss; "
         f"faiss.omp_set_num_threads(1); index = open_index(__import__('pathlib').Path({str(path)!r})); opened = time.perf_counter() - t; "
         "q = np.ones((1, index.d), dtype='float32'); q /= np.linalg.norm(q); "
         "s = time.perf_counter(); index.search(q, 100); first = time.perf_counter() - s; "
@@ -314,7 +314,7 @@ def million_generation(args) -> None:
         run = artifacts.RunRecord("run-bench-million", started, [], summary, [], ["local"])
         generation_id = artifacts.new_generation_id(started)
         t = time.perf_counter()
-        folder = artifacts.write_generation(target, generation_id, documents, [artifacts.SpaceBuild(space_id, manifest, chunks, vectors)], run)
+        folder, _ = artifacts.write_generation(target, generation_id, documents, [artifacts.SpaceBuild(space_id, manifest, [], [], chunks, vectors)], run)
         artifacts.verify_generation(folder)
         artifacts.publish(target, folder, generation_id, keep=1)
         print(f"wrote a generation of {len(documents)} documents and {len(chunks)} chunks in {time.perf_counter() - t:.0f} s")
@@ -328,6 +328,55 @@ def million_generation(args) -> None:
         print(f"generation of {out[0]} chunks: imports + Generation.open {out[1]} s, 20 hits {out[2]} ms, RSS {out[3]} MB")
     size = sum(p.stat().st_size for p in target.rglob("*") if p.is_file())
     print(f"generation on disk: {size / 2**30:.2f} GiB")
+
+
+def update(args) -> None:
+    """A 1% change written two ways by the indexer's writer, from the 100k generation `build` made:
+    as a run writes it (the previous generation's segments shared, one new segment, the changed
+    documents' old rows deleted) and as a full build of the same chunks. Neither is published."""
+    import dataclasses
+    from datetime import datetime, timezone
+
+    import faiss
+
+    from indexer import artifacts
+    from indexer.documents import Chunk
+    from indexer.previous import PreviousGeneration
+
+    faiss.omp_set_num_threads(2)
+    previous = PreviousGeneration.open(Path(args.work) / "artifacts")
+    space_id = next(iter(previous.manifest["spaces"]))
+    manifest = previous.space_manifest(space_id)
+    doc_ids = sorted(row[0] for row in previous.db.execute("SELECT doc_id FROM documents").fetchall())
+    changed = set(random.Random(7).sample(doc_ids, max(1, len(doc_ids) * args.percent // 100)))
+    documents = [dataclasses.replace(d, text=d.text + "\n\nEdited.") if d.doc_id in changed else d for d in previous.documents(set(doc_ids))]
+    kept, kept_ids, _ = previous.carried_chunks(space_id, set(doc_ids) - changed)
+    edited, edited_ids, _ = previous.carried_chunks(space_id, changed)
+    added = [Chunk(c.doc_id, c.ordinal, c.start, c.end, c.text + " Edited.", c.heading_path, c.token_count + 2) for c in edited]
+    rng = np.random.default_rng(7)
+    vectors = previous.vectors(space_id, edited_ids) + rng.normal(0, 0.02, (len(added), int(manifest["dimension"]))).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    space_folder = previous.space_folder(space_id)
+    all_vectors = np.concatenate([previous.vectors(space_id, kept_ids), vectors])
+    previous.close()
+    summary = {"documents": {"updated": len(changed)}, "chunks": {"embedded": len(added), "reused": 0}, "tokens_embedded": 0, "cost_usd": 0.0, "errors": []}
+    run = artifacts.RunRecord("run-bench-update", datetime.now(timezone.utc), [], summary, [], ["local"])
+    target = Path(args.work) / "update-artifacts"
+    report = {"documents": len(documents), "changed_documents": len(changed), "chunks": len(kept) + len(added), "changed_chunks": len(added)}
+    builds = {
+        "update": artifacts.SpaceBuild(space_id, manifest, kept, kept_ids, added, vectors, previous=space_folder),
+        "full_build": artifacts.SpaceBuild(space_id, manifest, [], [], kept + added, all_vectors),
+    }
+    for name, build in builds.items():
+        generation_id = artifacts.new_generation_id()
+        started = time.perf_counter()
+        folder, written = artifacts.write_generation(target, generation_id, documents, [build], run)
+        artifacts.verify_generation(folder)
+        report[f"{name}_s"] = round(time.perf_counter() - started, 2)
+        report[f"{name}_space"] = written[space_id]
+        artifacts.discard(folder)
+    report["update_over_full_build"] = round(report["update_s"] / report["full_build_s"], 3)
+    print(json.dumps(report, indent=2))
 
 
 def main() -> None:
@@ -349,8 +398,11 @@ def main() -> None:
     g = sub.add_parser("million-generation")
     g.add_argument("--work", required=True)
     g.add_argument("--vectors", type=int, default=1_000_000)
+    u = sub.add_parser("update")
+    u.add_argument("--work", required=True)
+    u.add_argument("--percent", type=int, default=1, help="share of the documents changed")
     args = parser.parse_args()
-    {"build": build, "search": search_bench, "million": million, "million-generation": million_generation}[args.command](args)
+    {"build": build, "search": search_bench, "million": million, "million-generation": million_generation, "update": update}[args.command](args)
 
 
 if __name__ == "__main__":

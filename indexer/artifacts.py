@@ -5,7 +5,7 @@ Layout (the contract is documented in artifacts/README.md):
     <artifacts>/CURRENT                          the live generation id, replaced by atomic rename
     <artifacts>/generations/<id>/manifest.json
     <artifacts>/generations/<id>/meta.duckdb
-    <artifacts>/generations/<id>/spaces/<space-id>/{index.faiss, lexical/, space.json}
+    <artifacts>/generations/<id>/spaces/<space-id>/{space.json, segments.json, segments/<name>/…}  (indexer/segments.py)
 
 A crash at any point leaves the previous generation served and intact: nothing is
 visible under `generations/<id>` until it is complete and fsynced, and `CURRENT`
@@ -26,13 +26,13 @@ from pathlib import Path
 
 import numpy as np
 
-from indexer.chunkstore import write_chunk_store
 from indexer.documents import Chunk, Document, chunk_id, utc_naive
 from indexer.errors import ArtifactError, IngestError, PublishRefused
-from indexer.lexical import build_lexical_index, complete_lexical_index
+from indexer.segments import SEGMENT_FOLDER, open_chunks, open_dense, open_lexical, read_layout, write_space
 from indexer.sql import SCHEMA, load_sql
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: spaces in segments (indexer/segments.py)
+READABLE_SCHEMAS = (1, 2)  # 1: one index per space, in the space folder
 MANIFEST = "manifest.json"
 REPORT = "report.json"
 STALE = "stale.json"  # spaces/<id>/stale.json: documents whose chunks there are an older version
@@ -44,20 +44,26 @@ STALE_SECONDS = 3600
 
 @dataclass(frozen=True)
 class SpaceBuild:
-    """One embedding space's part of a generation: chunks in vector-id order and their vectors."""
+    """One embedding space's part of a generation: the chunks it keeps from the previous
+    generation's space (by their vector ids there) and the chunks it adds, with their vectors."""
 
     space_id: str
     manifest: dict
-    chunks: list[Chunk]
-    vectors: np.ndarray | None  # None when the index files are reused
-    # A previous generation's space folder holding exactly these chunks in this order: its
-    # immutable index files are hard-linked instead of rebuilt.
-    reuse_from: Path | None = None
+    kept: list[Chunk]
+    kept_ids: list[int]  # vector ids of `kept` in `previous`
+    added: list[Chunk]
+    vectors: np.ndarray  # one per chunk of `added`
+    previous: Path | None = None  # the previous generation's folder of this space (None: nothing kept)
+    unchanged: bool = False  # exactly the previous space's chunks: every segment is reused as it is
     # Documents whose chunks here are an older version's (the space was not rebuilt since they
     # changed, `--provider`), and when a run last embedded this space (ISO 8601, UTC).
     stale: frozenset[str] = frozenset()
     rebuilt_at: str | None = None
     search: dict | None = None  # the space's search settings from the config (hybrid_weight, min_relevance)
+
+    @property
+    def size(self) -> int:
+        return len(self.kept) + len(self.added)
 
 
 @dataclass(frozen=True)
@@ -86,44 +92,37 @@ def write_generation(
     spaces: list[SpaceBuild],
     run: RunRecord,
     advance=lambda n: None,
-) -> Path:
-    """Write a complete generation into a hidden temporary folder and return it (not yet published).
+) -> tuple[Path, dict[str, dict]]:
+    """Write a complete generation into a hidden temporary folder and return it (not yet
+    published) with what writing each space did (segments, rows written, deleted, compacted).
 
     On any failure, Ctrl-C included, the temporary folder is removed and the error re-raised.
     """
     folder = artifacts / GENERATIONS / f"{TMP_PREFIX}{generation_id}"
     folder.mkdir(parents=True)
     try:
-        _write(folder, generation_id, documents, spaces, run, advance)
+        written = _write(folder, generation_id, documents, spaces, run, advance)
     except BaseException:
         discard(folder)
         raise
-    return folder
+    return folder, written
 
 
-def _write(folder: Path, generation_id: str, documents: list[Document], spaces: list[SpaceBuild], run: RunRecord, advance) -> None:
+def _write(folder: Path, generation_id: str, documents: list[Document], spaces: list[SpaceBuild], run: RunRecord, advance) -> dict[str, dict]:
     import duckdb
-    import faiss
 
     now = utc_naive(datetime.now(timezone.utc))
 
+    written, rows, linked = {}, {}, {}
     for build in spaces:
         space_dir = folder / "spaces" / build.space_id
         space_dir.mkdir(parents=True)
-        if build.reuse_from is not None:
-            _link_tree(build.reuse_from, space_dir, ("index.faiss", "lexical"))
-            complete_lexical_index(space_dir / "lexical")  # a generation from before term_max.npy
-        else:
-            vectors = np.ascontiguousarray(build.vectors, dtype=np.float32)
-            index = new_dense_index(len(vectors), int(build.manifest["dimension"]))
-            if len(vectors):
-                index.add(vectors)
-            faiss.write_index(index, str(space_dir / "index.faiss"))
-            build_lexical_index([c.text for c in build.chunks], space_dir / "lexical")
-        write_chunk_store(space_dir, build.space_id, build.chunks)
+        result = write_space(space_dir, generation_id, build.space_id, int(build.manifest["dimension"]), build.kept, build.kept_ids,
+                             build.added, build.vectors, build.previous)
+        rows[build.space_id], linked[build.space_id], written[build.space_id] = result.rows, (build.previous, result.linked), result.as_dict()
         if build.stale:
             _write_json(space_dir / STALE, {"documents": sorted(build.stale)})
-        _write_json(space_dir / "space.json", {**build.manifest, "vector_count": len(build.chunks)})
+        _write_json(space_dir / "space.json", {**build.manifest, "vector_count": build.size})
         advance(1)
 
     db = duckdb.connect(str(folder / "meta.duckdb"))
@@ -135,8 +134,8 @@ def _write(folder: Path, generation_id: str, documents: list[Document], spaces: 
         if documents:
             db.execute(load_sql("documents_insert"), {**_columns([_document_row(d) for d in documents]), "indexed_at": now})
         for build in spaces:
-            if build.chunks:
-                db.execute(load_sql("chunks_insert"), {**_columns([_chunk_row(build.space_id, i, c) for i, c in enumerate(build.chunks)]), "space_id": build.space_id})
+            if rows[build.space_id]:
+                db.execute(load_sql("chunks_insert"), {**_columns([_chunk_row(build.space_id, i, c) for i, c in rows[build.space_id]]), "space_id": build.space_id})
             m = build.manifest
             db.execute(
                 load_sql("embedding_spaces_insert"),
@@ -149,7 +148,7 @@ def _write(folder: Path, generation_id: str, documents: list[Document], spaces: 
                     "normalized": m["normalized"],
                     "chunk_tokens": m["chunking"]["chunk_tokens"],
                     "chunk_overlap": m["chunking"]["chunk_overlap"],
-                    "vector_count": len(build.chunks),
+                    "vector_count": build.size,
                     "manifest": json.dumps(m),
                 },
             )
@@ -166,7 +165,7 @@ def _write(folder: Path, generation_id: str, documents: list[Document], spaces: 
                 "providers": run.providers,
                 **{k: summary["documents"].get(k, 0) for k in ("added", "updated", "metadata_only", "skipped", "deleted", "failed")},
                 "documents": len(documents),
-                "chunks": sum(len(b.chunks) for b in spaces),
+                "chunks": sum(b.size for b in spaces),
                 "chunks_embedded": summary["chunks"]["embedded"],
                 "chunks_reused": summary["chunks"]["reused"],
                 "tokens_embedded": summary["tokens_embedded"],
@@ -203,17 +202,16 @@ def _write(folder: Path, generation_id: str, documents: list[Document], spaces: 
         "run_id": run.run_id,
         "created_at": created,
         "spaces": {b.space_id: _space_entry(b, now.isoformat(timespec="microseconds")) for b in spaces},
-        "counts": {"documents": len(documents), "chunks": sum(len(b.chunks) for b in spaces)},
+        "counts": {"documents": len(documents), "chunks": sum(b.size for b in spaces)},
         "files": {},
     }
-    # Hard-linked files are byte-for-byte the previous generation's: take their checksums from its manifest.
+    # Hard-linked segments are byte-for-byte the previous generation's: take their checksums from its manifest.
     known: dict[str, dict] = {}
-    for build in spaces:
-        if build.reuse_from is not None:
-            previous = json.loads((build.reuse_from.parent.parent / MANIFEST).read_text(encoding="utf-8"))["files"]
-            prefix = f"spaces/{build.reuse_from.name}/"
-            linked = (f"{prefix}index.faiss", f"{prefix}lexical/")
-            known.update({name: info for name, info in previous.items() if name.startswith(linked)})
+    for space_id, (previous_space, names) in linked.items():
+        if names:
+            previous = json.loads((previous_space.parent.parent / MANIFEST).read_text(encoding="utf-8"))["files"]
+            prefixes = tuple(f"spaces/{previous_space.name}/{SEGMENT_FOLDER}/{name}/" for name in names)
+            known.update({f"spaces/{space_id}/" + name.split("/", 2)[2]: info for name, info in previous.items() if name.startswith(prefixes)})
     manifest["files"] = {
         name: known.get(name) or {"bytes": p.stat().st_size, "sha256": _file_sha256(p)}
         for p in sorted(folder.rglob("*"))
@@ -222,39 +220,15 @@ def _write(folder: Path, generation_id: str, documents: list[Document], spaces: 
     _write_json(folder / MANIFEST, manifest)
     _fsync_tree(folder)
     advance(1)
+    return written
 
 
 def _space_entry(build: SpaceBuild, now: str) -> dict:
     entry = {
-        "path": f"spaces/{build.space_id}", "vectors": len(build.chunks), "dimension": build.manifest["dimension"],
+        "path": f"spaces/{build.space_id}", "vectors": build.size, "dimension": build.manifest["dimension"],
         "rebuilt_at": build.rebuilt_at or now, "stale_documents": len(build.stale),
     }
     return entry | ({"search": build.search} if build.search else {})
-
-
-# Exact search while scanning every vector is cheap (≈ 3 ms on one core at 20M floats: 52k
-# vectors of 384 dimensions, 13k of 1536); an HNSW graph above that. See bench/README.md ("Serving").
-EXACT_MAX_FLOATS = 20_000_000
-HNSW_M = 32  # graph neighbours per node
-HNSW_EF_CONSTRUCTION = 128
-
-
-def new_dense_index(count: int, dimension: int):
-    """An empty inner-product index for `count` normalized vectors (inner product = cosine)."""
-    import faiss
-
-    if count * dimension <= EXACT_MAX_FLOATS:
-        return faiss.IndexFlatIP(dimension)
-    index = faiss.IndexHNSWFlat(dimension, HNSW_M, faiss.METRIC_INNER_PRODUCT)
-    index.hnsw.efConstruction = HNSW_EF_CONSTRUCTION
-    return index
-
-
-def open_index(path: Path):
-    """A published index.faiss, memory-mapped read-only: zero-copy, shared through the page cache."""
-    import faiss
-
-    return faiss.read_index(str(path), faiss.IO_FLAG_MMAP_IFC | faiss.IO_FLAG_READ_ONLY)
 
 
 def verify_generation(folder: Path) -> dict:
@@ -270,9 +244,17 @@ def verify_generation(folder: Path) -> dict:
     finally:
         db.close()
     for space_id, info in manifest["spaces"].items():
-        index = open_index(folder / info["path"] / "index.faiss")
-        if index.ntotal != rows.get(space_id, 0):
-            raise PublishRefused(f"space {space_id}: {index.ntotal} vectors but {rows.get(space_id, 0)} chunk rows")
+        try:  # every segment's vectors, postings and chunk lines agree with its row count
+            layout = read_layout(folder / info["path"])
+            open_dense(layout, int(info["dimension"]))
+            open_lexical(layout)
+            stores = open_chunks(layout)
+            if stores is not None:
+                stores.close()
+        except (ArtifactError, ValueError) as exc:
+            raise PublishRefused(f"space {space_id}: {exc}") from None
+        if layout.live != rows.get(space_id, 0):
+            raise PublishRefused(f"space {space_id}: {layout.live} live vectors but {rows.get(space_id, 0)} chunk rows")
     return manifest
 
 
@@ -359,8 +341,8 @@ def read_manifest(folder: Path) -> dict:
         raise ArtifactError(f"{path} is missing: the generation is incomplete") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise ArtifactError(f"{path} is corrupt: {exc}") from None
-    if manifest.get("schema_version") != SCHEMA_VERSION:
-        raise ArtifactError(f"{path}: schema version {manifest.get('schema_version')!r}; this version reads {SCHEMA_VERSION}")
+    if manifest.get("schema_version") not in READABLE_SCHEMAS:
+        raise ArtifactError(f"{path}: schema version {manifest.get('schema_version')!r}; this version reads {', '.join(map(str, READABLE_SCHEMAS))}")
     check_manifest_paths(manifest, path)
     for name, info in manifest.get("files", {}).items():
         file = folder / name
@@ -438,20 +420,6 @@ def _chunk_row(space_id: str, vector_id: int, c: Chunk) -> dict:
         "chunk_hashes": c.chunk_hash,
         "texts": c.text,
     }
-
-
-def _link_tree(source: Path, target: Path, names: tuple[str, ...]) -> None:
-    """Hard-link files (copy where links are impossible): safe because published generations never change."""
-    for name in names:
-        for path in [source / name] if (source / name).is_file() else sorted((source / name).rglob("*")):
-            if path.is_dir():
-                continue
-            destination = target / path.relative_to(source)
-            destination.parent.mkdir(parents=True, exist_ok=True)
-            try:
-                os.link(path, destination)
-            except OSError:
-                shutil.copy2(path, destination)
 
 
 def _write_json(path: Path, data: dict) -> None:

@@ -4,8 +4,8 @@ DuckDB holds the same rows, but fetching 20 scattered chunks from 100k rows cost
 (it decompresses whole column segments); a memory-mapped slice and `json.loads` per chunk cost
 ~0.1 ms for the same 20, and every worker shares the pages. bench/README.md, "Serving".
 
-    spaces/<space-id>/chunks.jsonl        line i: {"chunk_id", "doc_id", "heading_path", "start_offset", "end_offset", "text"} of vector i
-    spaces/<space-id>/chunks.offsets.npy  int64, n + 1 entries: line i is bytes offsets[i]:offsets[i + 1]
+    <segment>/chunks.jsonl        line i: {"chunk_id", "doc_id", "heading_path", "start_offset", "end_offset", "text"} of row i
+    <segment>/chunks.offsets.npy  int64, n + 1 entries: line i is bytes offsets[i]:offsets[i + 1]
 """
 
 from __future__ import annotations
@@ -58,3 +58,23 @@ class ChunkStore:
         if isinstance(self._map, mmap.mmap):
             self._map.close()
         self._file.close()
+
+
+class SegmentStores:
+    """The chunk stores of a space's segments, looked up by vector id (segment base + row)."""
+
+    def __init__(self, stores: list[tuple[ChunkStore, int]]):
+        self.stores = stores
+        self.bases = np.asarray([base for _, base in stores], dtype=np.int64)
+
+    def rows(self, vector_ids: list[int]) -> dict[int, dict]:
+        out = {}
+        for vid in vector_ids:
+            store, base = self.stores[int(np.searchsorted(self.bases, vid, side="right")) - 1]
+            row = store.rows([vid - base])[vid - base]
+            out[vid] = {**row, "vector_id": vid}
+        return out
+
+    def close(self) -> None:
+        for store, _ in self.stores:
+            store.close()

@@ -1,19 +1,13 @@
-"""The lexical side of hybrid search: a BM25 index (bm25s) over one space's chunks.
+"""How text becomes the terms of the lexical index (indexer/bm25.py) — documents and queries alike.
 
-Documents and queries go through the same analyzer: lowercase, word tokens, English
-stopwords removed (Lucene's list), Snowball English stemming. The analyzer is recorded
-in `lexical/analyzer.json` so a reader can tell what it is searching.
+Lowercase, word tokens, English stopwords removed (Lucene's list), Snowball English stemming.
+The analyzer is recorded in `lexical/analyzer.json` so a reader can tell what it is searching.
 """
 
 from __future__ import annotations
 
-import json
-import logging
 import re
 from functools import lru_cache
-from pathlib import Path
-
-import numpy as np
 
 ANALYZER = {"name": "english-snowball-v1", "lowercase": True, "token_pattern": r"\w+", "stopwords": "lucene-english", "stemmer": "snowball-english", "k1": 1.2, "b": 0.75}
 TOKEN = re.compile(ANALYZER["token_pattern"])
@@ -70,69 +64,3 @@ def query_terms(query: str) -> list[str]:
     _, stopwords = stemmer_and_stopwords()
     skip = stopwords | _function_words()
     return stem_words([w for w in TOKEN.findall(query.lower()) if w not in skip])
-
-
-def build_lexical_index(texts: list[str], folder: Path) -> None:
-    import bm25s
-
-    logging.getLogger("bm25s").setLevel(logging.WARNING)
-    retriever = bm25s.BM25(k1=ANALYZER["k1"], b=ANALYZER["b"])
-    corpus = [analyze(t) for t in texts]
-    if corpus and not any(corpus):
-        # bm25s cannot build an empty vocabulary; a term no query can produce keeps every score at 0.
-        corpus[0:1] = [["\x00"]]
-    retriever.index(corpus, show_progress=False)
-    folder.mkdir(parents=True, exist_ok=True)
-    retriever.save(str(folder), show_progress=False)
-    np.save(folder / "term_max.npy", _term_max(retriever.scores))
-    (folder / "analyzer.json").write_text(json.dumps({**ANALYZER, "documents": len(texts)}, indent=2) + "\n")
-
-
-def complete_lexical_index(folder: Path) -> None:
-    """Add what newer readers expect to an index carried over from an older generation."""
-    if not (folder / "term_max.npy").exists():
-        import bm25s
-
-        np.save(folder / "term_max.npy", _term_max(bm25s.BM25.load(str(folder), mmap=True, show_progress=False).scores))
-
-
-def _term_max(scores: dict) -> np.ndarray:
-    """The highest BM25 contribution of each vocabulary term over all chunks (0 for a term in none).
-    bm25s keeps a term-major sparse matrix, so each term's chunk scores are one contiguous run."""
-    data, indptr = np.asarray(scores["data"]), np.asarray(scores["indptr"])
-    maxima = np.zeros(len(indptr) - 1, dtype=np.float32)
-    present = indptr[:-1] < indptr[1:]
-    if present.any():
-        maxima[present] = np.maximum.reduceat(data, indptr[:-1][present])
-    return maxima
-
-
-class LexicalIndex:
-    """A memory-mapped BM25 index; `scores(query)` returns one score per chunk row and the
-    query's score ceiling: the sum over the query's terms of each term's highest score in the
-    index, a term the index lacks counted as the rarest term would score (it could have matched)."""
-
-    def __init__(self, folder: Path):
-        import bm25s
-
-        info = json.loads((folder / "analyzer.json").read_text())
-        if info.get("name") != ANALYZER["name"]:
-            raise ValueError(f"lexical index uses analyzer {info.get('name')!r}; this version reads {ANALYZER['name']!r}")
-        self.size = int(info["documents"])
-        self.retriever = bm25s.BM25.load(str(folder), mmap=True, show_progress=False)
-        saved = folder / "term_max.npy"  # generations written before it existed get it computed here
-        self.term_max = np.load(saved) if saved.exists() else _term_max(self.retriever.scores)
-        # A term in one chunk only, once, in a chunk of average length scores its idf (Lucene's form).
-        self.unknown_term = float(np.log(1 + (max(self.size, 1) - 1 + 0.5) / 1.5))
-
-    def scores(self, query: str) -> tuple[np.ndarray, float]:
-        """(BM25 score per chunk row, ceiling): no chunk can score above the ceiling, so
-        score / ceiling is a 0–1 measure of how much of the query a chunk matches. A query
-        whose every word is a function word ("what can I get?") matches nothing: ceiling 0."""
-        terms = query_terms(query) if self.size else []
-        vocabulary = self.retriever.vocab_dict
-        term_ids = [vocabulary[t] for t in terms if t in vocabulary]
-        ceiling = float(self.term_max[term_ids].sum()) + (len(terms) - len(term_ids)) * self.unknown_term
-        if not term_ids:  # nothing can match: every chunk scores 0 (of a ceiling, when the query has terms)
-            return np.zeros(self.size, dtype=np.float32), ceiling
-        return np.asarray(self.retriever.get_scores(term_ids), dtype=np.float32), ceiling

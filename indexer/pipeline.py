@@ -254,30 +254,26 @@ def run_index(
             if space_id in fresh:
                 carried, carried_ids, whole = previous.carried_chunks(space_id, kept - stale_before[space_id]) if carries[space_id] else ([], [], False)
                 vectors, stats = fresh[space_id]
-                unchanged = whole and not new_chunks[space_id]
-                chunks = carried + new_chunks[space_id]
-                if carried and not unchanged:
-                    vectors = np.concatenate([previous.vectors(space_id, carried_ids), vectors])
-                stats = {"chunks": len(chunks), "carried": len(carried), **stats}
+                added = new_chunks[space_id]
+                stats = {"chunks": len(carried) + len(added), "carried": len(carried), **stats}
                 stale, rebuilt_at = frozenset(), None
             elif previous is not None and previous.compatible(space_id, manifest):
                 # Not rebuilt: every document keeps the chunks it had here, a changed one its older
                 # version's (marked stale), so the space still covers every document until its provider runs.
                 changed = {i for i, d in decisions.items() if d.action is Action.FULL}
-                chunks, carried_ids, unchanged = previous.carried_chunks(space_id, kept | changed)
-                vectors = None if unchanged else previous.vectors(space_id, carried_ids)
+                carried, carried_ids, whole = previous.carried_chunks(space_id, kept | changed)
+                added, vectors = [], np.zeros((0, space.dimensions), np.float32)
                 live = {d.doc_id for d in documents}
                 stale, rebuilt_at = frozenset((previous.stale_documents(space_id) & live) | changed), previous.rebuilt_at(space_id)
-                stats = {"chunks": len(chunks), "carried_over": True, "stale_documents": len(stale)}
+                stats = {"chunks": len(carried), "carried_over": True, "stale_documents": len(stale)}
             else:
                 report.spaces[space_id] = {"skipped": "not rebuilt (--provider) and not in the current generation"}
                 continue
-            extra = {"stale": stale, "rebuilt_at": rebuilt_at, "search": search_settings}
-            if unchanged:  # exactly the previous chunks, in the same order: reuse the index files
-                builds.append(artifacts.SpaceBuild(space_id, manifest, chunks, None, reuse_from=previous.space_folder(space_id), **extra))
-            else:
-                order = sorted(range(len(chunks)), key=lambda i: (chunks[i].doc_id, chunks[i].ordinal))
-                builds.append(artifacts.SpaceBuild(space_id, manifest, [chunks[i] for i in order], vectors[order], **extra))
+            # The previous space's segments are shared where its chunks are kept (indexer/segments.py).
+            builds.append(artifacts.SpaceBuild(
+                space_id, manifest, carried, carried_ids, added, vectors, previous=previous.space_folder(space_id) if carried else None,
+                unchanged=whole and not added, stale=stale, rebuilt_at=rebuilt_at, search=search_settings,
+            ))
             report.spaces[space_id] = stats
         unchanged_generation = previous is not None and _nothing_changed(previous, decisions, documents, builds, stored_fetch, report)
     finally:
@@ -294,7 +290,9 @@ def run_index(
     report.generation_id = generation_id
     with timer("write"), progress("writing and verifying the generation", len(builds) + 1) as advance:
         run = artifacts.RunRecord(report.run_id, started, report.errors + report.warnings, report.as_dict(), report.decisions, sorted({s.provider for s in rebuilt}))
-        folder = artifacts.write_generation(config.artifacts, generation_id, documents, builds, run, advance)
+        folder, written = artifacts.write_generation(config.artifacts, generation_id, documents, builds, run, advance)
+        for space_id, how in written.items():
+            report.spaces[space_id] = {**report.spaces[space_id], **how}
         try:
             artifacts.verify_generation(folder)
         except Exception:
@@ -326,7 +324,7 @@ def _nothing_changed(previous: PreviousGeneration, decisions: dict[str, Decision
         return False
     for build in builds:
         stored = previous.manifest["spaces"][build.space_id]
-        if build.reuse_from is None or not previous.compatible(build.space_id, build.manifest):
+        if not build.unchanged or not previous.compatible(build.space_id, build.manifest):
             return False
         if (build.search or None) != stored.get("search") or set(build.stale) != set(previous.stale_documents(build.space_id)):
             return False

@@ -13,11 +13,12 @@ from pathlib import Path
 
 import numpy as np
 
-from indexer.artifacts import current_generation, open_index, read_manifest, read_stale, space_rebuilt_at
+from indexer.artifacts import current_generation, read_manifest, read_stale, space_rebuilt_at
 from indexer.documents import Chunk, Document, FetchState, utc_aware
 from indexer.embedders import same_space
 from indexer.errors import ArtifactError
 from indexer.plan import PreviousDocument
+from indexer.segments import read_layout, stored_vectors
 from indexer.sql import load_sql
 
 
@@ -92,7 +93,7 @@ class PreviousGeneration:
 
     def carried_chunks(self, space_id: str, doc_ids: set[str]) -> tuple[list[Chunk], list[int], bool]:
         """This space's chunks of the given documents as they were, their vector ids, and whether
-        that is the whole space in its stored order (then its index files can be reused as they are)."""
+        that is the whole space (then its segments are reused as they are)."""
         rows = self.db.execute(load_sql("chunks_of_space"), {"space_id": space_id}).fetchall()
         kept = [r for r in rows if r[1] in doc_ids]
         chunks = [Chunk(doc_id, ordinal, start, end, text, tuple(path), tokens) for _, doc_id, ordinal, path, start, end, tokens, text in kept]
@@ -109,10 +110,7 @@ class PreviousGeneration:
         return self.folder / self.manifest["spaces"][space_id]["path"]
 
     def vectors(self, space_id: str, vector_ids: list[int]) -> np.ndarray:
-        index = open_index(self.space_folder(space_id) / "index.faiss")
-        if not vector_ids:
-            return np.zeros((0, index.d), dtype=np.float32)
-        return index.reconstruct_batch(np.asarray(vector_ids, dtype=np.int64))
+        return stored_vectors(read_layout(self.space_folder(space_id)), vector_ids, int(self.manifest["spaces"][space_id]["dimension"]))
 
     def close(self) -> None:
         self.db.close()

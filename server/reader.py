@@ -10,11 +10,13 @@ from pathlib import Path
 
 import numpy as np
 
-from indexer.artifacts import current_generation, open_index, read_manifest, read_stale, space_rebuilt_at
-from indexer.chunkstore import LINES as CHUNK_LINES, ChunkStore
+from indexer.artifacts import current_generation, read_manifest, read_stale, space_rebuilt_at
+from indexer.bm25 import LegacyLexicalIndex, LexicalIndex
+from indexer.chunkstore import SegmentStores
+from indexer.dense import DenseSegments
 from indexer.documents import utc_aware
 from indexer.errors import ArtifactError
-from indexer.lexical import LexicalIndex
+from indexer.segments import open_chunks, open_dense, open_lexical, read_layout
 from indexer.sql import load_sql
 
 
@@ -22,9 +24,9 @@ from indexer.sql import load_sql
 class SpaceIndex:
     space_id: str
     manifest: dict
-    dense: object  # faiss.Index, memory-mapped
-    lexical: LexicalIndex
-    chunks: ChunkStore | None  # None in generations written before chunks.jsonl: DuckDB answers instead
+    dense: DenseSegments  # the segments' FAISS indexes, memory-mapped
+    lexical: LexicalIndex | LegacyLexicalIndex
+    chunks: SegmentStores | None  # None in generations written before chunks.jsonl: DuckDB answers instead
     stale: frozenset[str] = frozenset()  # documents whose chunks here are an older version's
     rebuilt_at: str = ""  # when a run last embedded this space (ISO 8601)
     search: dict = field(default_factory=dict)  # hybrid_weight / min_relevance set in the config
@@ -64,9 +66,8 @@ class Generation:
         for space_id, info in self.manifest["spaces"].items():
             space_dir = folder / info["path"]
             manifest = json.loads((space_dir / "space.json").read_text(encoding="utf-8"))
-            dense = open_index(space_dir / "index.faiss")
-            chunks = ChunkStore(space_dir) if (space_dir / CHUNK_LINES).exists() else None
-            self.spaces[space_id] = SpaceIndex(space_id, manifest, dense, LexicalIndex(space_dir / "lexical"), chunks,
+            layout = read_layout(space_dir)
+            self.spaces[space_id] = SpaceIndex(space_id, manifest, open_dense(layout, int(manifest["dimension"])), open_lexical(layout), open_chunks(layout),
                                                read_stale(space_dir), space_rebuilt_at(self.manifest, space_id), info.get("search", {}))
 
     @classmethod

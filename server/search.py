@@ -20,8 +20,6 @@ MODES = ("hybrid", "dense", "lexical")
 MIN_CANDIDATES = 100  # per retriever, before fusion and filtering to top_k
 MAX_CHUNKS_PER_DOC = 2  # hits one document may take in a result, by default
 SCORE_DIGITS = 6
-HNSW_EF_SEARCH = 384  # graph candidates explored per query, at least: recall@10 0.982 vs exact at 100k, 2.3 ms (512: 0.988, 3.1 ms; bench/README.md)
-EXACT_FILTERED_MAX = 20_000  # a filter allowing at most this many vectors is searched exactly
 MAX_MERGED = 3  # overlapping chunks merged into one hit, at most (a hit stays a passage, not a document)
 _BM25_THREADS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="bm25")  # hybrid searches' lexical halves
 
@@ -179,36 +177,14 @@ def embed_query(embedder: Embedder, query: str) -> np.ndarray:
 
 
 def _dense(space: SpaceIndex, vector: np.ndarray, depth: int, allowed: np.ndarray | None) -> dict[int, float]:
-    """Top `depth` by inner product, in rank order; with filters, only among allowed ids.
-
-    An exact index scans what the filter allows. An HNSW graph explores at least `depth`
-    candidates (efSearch), and a filter narrow enough to strand its walk is answered exactly
-    from the allowed vectors instead."""
-    import faiss
-
+    """Top `depth` by inner product, in rank order; with filters, only among allowed ids."""
     if allowed is not None and len(allowed) == 0:
         return {}
-    if isinstance(space.dense, faiss.IndexHNSW):
-        if allowed is not None and len(allowed) <= EXACT_FILTERED_MAX:
-            cosines = _cosines(space, vector, allowed.tolist())
-            order = np.argsort(-np.asarray(cosines), kind="stable")[:depth]
-            return {int(allowed[i]): cosines[i] for i in order}
-        params = faiss.SearchParametersHNSW(efSearch=max(HNSW_EF_SEARCH, depth))
-    else:
-        params = faiss.SearchParameters()
-    selector = faiss.IDSelectorBatch(allowed) if allowed is not None else None  # a local: params does not own it
-    if selector is not None:
-        params.sel = selector
-    scores, ids = space.dense.search(vector.reshape(1, -1), depth, params=params)
-    return {int(i): float(s) for s, i in zip(scores[0], ids[0]) if i >= 0}
+    return space.dense.top(vector, depth, allowed)
 
 
 def _cosines(space: SpaceIndex, vector: np.ndarray, ids: list[int]) -> list[float]:
-    """Inner products of `vector` with the stored vectors of `ids` (cosines: vectors are normalized)."""
-    if not ids:
-        return []
-    stored = space.dense.reconstruct_batch(np.asarray(ids, dtype=np.int64))
-    return [float(x) for x in stored @ vector.reshape(-1)]
+    return space.dense.cosines(vector, ids)
 
 
 def _bm25(space: SpaceIndex, query: str, allowed: np.ndarray | None, depth: int) -> tuple[np.ndarray, float, dict[int, float], int]:

@@ -149,3 +149,17 @@ def site():
     s = Site()
     yield s
     s.close()
+
+
+def stored_vectors(space_dir: Path):
+    """Every live vector of a published space, as {vector id: vector}, whatever its segments."""
+    import json
+
+    import numpy as np
+
+    from indexer.segments import read_layout, stored_vectors as read_vectors
+
+    layout = read_layout(space_dir)
+    ids = np.setdiff1d(np.arange(layout.id_space), layout.deleted)
+    dimension = json.loads((space_dir / "space.json").read_text())["dimension"]
+    return dict(zip(ids.tolist(), read_vectors(layout, ids.tolist(), dimension)))

@@ -6,6 +6,7 @@ corpus big enough that crawling, chunking, embedding, writing and publishing eac
 measurable share of the run, so the kills land in every phase.
 """
 
+import json
 import os
 import shutil
 import signal
@@ -17,9 +18,10 @@ from pathlib import Path
 import duckdb
 import faiss
 import numpy as np
+import pytest
 
 from indexer.artifacts import read_manifest
-from tests.conftest import write_config
+from tests.conftest import stored_vectors, write_config
 from tests.corpus import write_corpus
 from tests.fakes.openai_server import FakeOpenAI
 
@@ -32,13 +34,22 @@ def snapshot(artifacts: Path) -> tuple[list, list, np.ndarray]:
     folder = artifacts / "generations" / (artifacts / "CURRENT").read_text().strip()
     db = duckdb.connect(str(folder / "meta.duckdb"), read_only=True)
     documents = db.execute("SELECT doc_id, content_hash, metadata_hash, title, text FROM documents ORDER BY doc_id").fetchall()
-    chunks = db.execute("SELECT space_id, vector_id, chunk_id, doc_id, ordinal, start_offset, end_offset, chunk_hash FROM chunks ORDER BY space_id, vector_id").fetchall()
+    rows = db.execute("SELECT space_id, vector_id, chunk_id, doc_id, ordinal, start_offset, end_offset, chunk_hash FROM chunks ORDER BY space_id, chunk_id").fetchall()
     db.close()
-    index = faiss.read_index(str(folder / "spaces" / SPACE / "index.faiss"))
-    return documents, chunks, index.reconstruct_n(0, index.ntotal)
+    vectors = stored_vectors(folder / "spaces" / SPACE)
+    # Vector ids depend on how the space's segments were written; each chunk's vector must not.
+    return documents, [row[:1] + row[2:] for row in rows], np.stack([vectors[row[1]] for row in rows])
 
 
-def test_sigkill_at_any_moment_leaves_current_intact_and_a_rerun_matches_an_uninterrupted_run(tmp_path):
+def segments(artifacts: Path) -> dict:
+    folder = artifacts / "generations" / (artifacts / "CURRENT").read_text().strip()
+    return json.loads((folder / "spaces" / SPACE / "segments.json").read_text())
+
+
+# "append": the run adds a segment and deletes rows of the old one; "compact": it changes a third
+# of the documents, past the deleted share that merges every segment into one new one.
+@pytest.mark.parametrize("edited", [5, 80], ids=["append", "compact"])
+def test_sigkill_at_any_moment_leaves_current_intact_and_a_rerun_matches_an_uninterrupted_run(tmp_path, edited):
     fake = FakeOpenAI().start()
     env = {**os.environ, "OPENAI_API_KEY": fake.api_key, "OPENAI_BASE_URL": f"{fake.url}/v1"}
     docs = tmp_path / "docs"
@@ -53,13 +64,18 @@ def test_sigkill_at_any_moment_leaves_current_intact_and_a_rerun_matches_an_unin
         assert index_run(reference).wait(timeout=300) == 0
         shutil.copytree(reference, killed)
         # The next run has work in every step: edits, an addition, a removal, a metadata change.
-        for path in paths[:5]:
+        for path in paths[:edited]:
             path.write_text(path.read_text() + "\n## Update\n\nA new paragraph about refund policy changes.\n")
-        paths[5].write_text(paths[5].read_text().replace("title: Document 5", "title: Renamed document"))
-        paths[6].unlink()
+        paths[edited].write_text(paths[edited].read_text().replace(f"title: Document {edited}", "title: Renamed document"))
+        paths[edited + 1].unlink()
         (docs / "added.md").write_text("# Added\n\nA page about webhooks and publishing.\n")
         assert index_run(reference).wait(timeout=300) == 0
         expected = snapshot(reference)
+        layout = segments(reference)
+        if edited == 5:
+            assert len(layout["segments"]) == 2 and layout["deleted"] > 0, layout
+        else:
+            assert len(layout["segments"]) == 1 and layout["deleted"] == 0, layout
 
         served = (killed / "CURRENT").read_text()
         baseline = snapshot(killed)
@@ -88,5 +104,7 @@ def test_sigkill_at_any_moment_leaves_current_intact_and_a_rerun_matches_an_unin
         assert documents == expected[0]
         assert chunks == expected[1]
         assert np.array_equal(vectors, expected[2])
+        shape = lambda found: ([s["rows"] for s in found["segments"]], found["deleted"])  # noqa: E731 — names differ: generation ids
+        assert shape(segments(killed)) == shape(layout)
     finally:
         fake.close()

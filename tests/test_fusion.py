@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from indexer.config import load_config
-from indexer.lexical import LexicalIndex, build_lexical_index, complete_lexical_index
+from indexer.bm25 import LegacyLexicalIndex, LexicalIndex, build_lexical_segment
+from indexer.lexical import ANALYZER, analyze
 from indexer.pipeline import run_index
 from server.fusion import DENSE_WEIGHT, convex_combination
 from server.search import search
@@ -19,14 +20,18 @@ from tests.fakes.openai_server import FakeOpenAI
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "docs"
 
 
+def lexical_index(texts: list[str], folder: Path) -> LexicalIndex:
+    build_lexical_segment(texts, folder)
+    return LexicalIndex([(folder, 0)], np.zeros(0), len(texts))
+
+
 def test_no_chunk_scores_above_the_query_ceiling(tmp_path):
     texts = [
         "Refunds go back to the original card within five days.",
         "Refund refund refund: every refund request is read by a person.",
         "Parcels leave the warehouse within two business days.",
     ]
-    build_lexical_index(texts, tmp_path / "lexical")
-    index = LexicalIndex(tmp_path / "lexical")
+    index = lexical_index(texts, tmp_path / "lexical")
     for query in ("refund to the card", "refund refund card days", "parcels warehouse refund"):
         scores, ceiling = index.scores(query)
         assert 0 < scores.max() <= ceiling
@@ -43,8 +48,7 @@ def test_the_blend_weights_cosine_and_matched_share():
 
 def test_unknown_query_terms_count_toward_the_ceiling_and_question_words_never_match(tmp_path):
     texts = ["What can you get here? Refunds, within sixty days.", "Parcels leave the warehouse within two business days."]
-    build_lexical_index(texts, tmp_path / "lexical")
-    index = LexicalIndex(tmp_path / "lexical")
+    index = lexical_index(texts, tmp_path / "lexical")
     scores, ceiling = index.scores("what can I get")
     assert not scores.any() and ceiling == 0, "question words alone are not a match"
     known, known_ceiling = index.scores("refunds")
@@ -103,10 +107,19 @@ def test_hybrid_follows_lexical_when_the_vectors_are_noise(noise_space):
         assert best.lexical >= 0.9 * lexical[0].score, (query, best.doc_id, best.lexical, lexical[0].doc_id, lexical[0].score)
 
 
-def test_an_index_from_before_the_ceiling_file_still_gets_ceilings(tmp_path):
-    build_lexical_index(["Refunds go back to the card.", "Parcels leave within two days."], tmp_path / "lexical")
-    expected = LexicalIndex(tmp_path / "lexical").scores("refund parcels")
-    (tmp_path / "lexical" / "term_max.npy").unlink()  # as written by older versions
-    assert LexicalIndex(tmp_path / "lexical").scores("refund parcels")[1] == expected[1] > 0
-    complete_lexical_index(tmp_path / "lexical")  # what carrying the index into a new generation does
-    assert (tmp_path / "lexical" / "term_max.npy").exists()
+def test_indexes_from_before_segments_score_as_the_new_format_does(tmp_path):
+    """A schema-1 generation's bm25s index (precomputed scores, written here with bm25s as older
+    versions did) serves the same scores and ceilings as the postings this version writes."""
+    import json
+
+    import bm25s
+
+    texts = [p.read_text(encoding="utf-8") for p in sorted(EXAMPLES.rglob("*.md"))]
+    retriever = bm25s.BM25(k1=ANALYZER["k1"], b=ANALYZER["b"])
+    retriever.index([analyze(t) for t in texts], show_progress=False)
+    retriever.save(str(tmp_path / "old"), show_progress=False)
+    (tmp_path / "old" / "analyzer.json").write_text(json.dumps({**ANALYZER, "documents": len(texts)}))
+    old, new = LegacyLexicalIndex(tmp_path / "old"), lexical_index(texts, tmp_path / "new")
+    for query in ("how do I undo a bad index run", "widget widget origin", "refund policy in Mongolia", "what can I get"):
+        (old_scores, old_ceiling), (new_scores, new_ceiling) = old.scores(query), new.scores(query)
+        assert np.allclose(old_scores, new_scores, atol=1e-5) and old_ceiling == pytest.approx(new_ceiling, abs=1e-5), query

@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from indexer.cli import cli
-from tests.conftest import LOOPBACK_WEB, write_config
+from tests.conftest import LOOPBACK_WEB, stored_vectors, write_config
 
 LOCAL = '[[spaces]]\nprovider = "local"\n'
 
@@ -46,7 +46,7 @@ def test_examples_generation_matches_the_artifact_contract(examples_artifacts):
     folder = examples_artifacts / "generations" / current
     manifest = json.loads((folder / "manifest.json").read_text())
     space_id = "local-all-minilm-l6-v2-384"
-    assert manifest["generation_id"] == current and manifest["schema_version"] == 1
+    assert manifest["generation_id"] == current and manifest["schema_version"] == 2
     assert manifest["counts"]["documents"] == 27
     for name, info in manifest["files"].items():
         data = (folder / name).read_bytes()
@@ -73,43 +73,93 @@ def test_examples_generation_matches_the_artifact_contract(examples_artifacts):
     assert doc == ("Generations, CURRENT and rollback", ["operations", "artifacts"], "generations.md")
     db.close()
 
-    index = faiss.read_index(str(folder / "spaces" / space_id / "index.faiss"), faiss.IO_FLAG_MMAP_IFC)
+    # A first run writes one segment holding every chunk, vector ids in document order.
+    layout = json.loads((folder / "spaces" / space_id / "segments.json").read_text())
+    assert layout["deleted"] == 0 and [s["rows"] for s in layout["segments"]] == [chunks]
+    segment = folder / "spaces" / space_id / "segments" / layout["segments"][0]["name"]
+    index = faiss.read_index(str(segment / "index.faiss"), faiss.IO_FLAG_MMAP_IFC)
     assert index.ntotal == chunks and index.d == 384
-    assert (folder / "spaces" / space_id / "lexical" / "analyzer.json").is_file()
+    assert json.loads((segment / "lexical" / "analyzer.json").read_text())["documents"] == chunks
 
     # chunks.jsonl: line i is vector i's chunk row, as the chunks table has it.
     db = duckdb.connect(str(folder / "meta.duckdb"), read_only=True)
     rows = db.execute("SELECT chunk_id, doc_id, heading_path, start_offset, end_offset, text FROM chunks WHERE space_id = ? ORDER BY vector_id", [space_id]).fetchall()
     db.close()
-    space_dir = folder / "spaces" / space_id
-    lines = (space_dir / "chunks.jsonl").read_bytes().splitlines(keepends=True)
-    offsets = np.load(space_dir / "chunks.offsets.npy")
+    lines = (segment / "chunks.jsonl").read_bytes().splitlines(keepends=True)
+    offsets = np.load(segment / "chunks.offsets.npy")
     assert len(lines) == len(rows) == len(offsets) - 1 and offsets[0] == 0
     assert list(np.diff(offsets)) == [len(line) for line in lines]
     keys = ("chunk_id", "doc_id", "heading_path", "start_offset", "end_offset", "text")
     assert [tuple(json.loads(line)[k] for k in keys) for line in lines] == [(*r[:2], list(r[2]), *r[3:]) for r in rows]
 
 
-def test_a_generation_without_a_chunk_store_is_still_served(tmp_path, examples_artifacts):
-    """Generations written before chunks.jsonl existed: hits come from DuckDB, the same hits."""
+def as_schema_1(folder: Path, chunk_store: bool = True) -> None:
+    """Rewrite a one-segment generation the way versions before segments wrote it (schema 1):
+    index.faiss, chunks.* and a bm25s lexical index in the space folder itself; `chunk_store`
+    False: from before chunks.jsonl existed too."""
+    import bm25s
+
+    from indexer.lexical import ANALYZER, analyze
+
+    manifest = json.loads((folder / "manifest.json").read_text())
+    for info in manifest["spaces"].values():
+        space = folder / info["path"]
+        (segment,) = json.loads((space / "segments.json").read_text())["segments"]
+        source = space / "segments" / segment["name"]
+        for name in ("index.faiss", "chunks.jsonl", "chunks.offsets.npy"):
+            (source / name).rename(space / name)
+        texts = [json.loads(line)["text"] for line in (space / "chunks.jsonl").read_text(encoding="utf-8").splitlines()]
+        retriever = bm25s.BM25(k1=ANALYZER["k1"], b=ANALYZER["b"])
+        retriever.index([analyze(t) for t in texts], show_progress=False)
+        retriever.save(str(space / "lexical"), show_progress=False)
+        (space / "lexical" / "analyzer.json").write_text(json.dumps({**ANALYZER, "documents": len(texts)}))
+        shutil.rmtree(space / "segments")
+        (space / "segments.json").unlink()
+        if not chunk_store:
+            (space / "chunks.jsonl").unlink()
+            (space / "chunks.offsets.npy").unlink()
+    manifest["schema_version"] = 1
+    manifest["files"] = {
+        p.relative_to(folder).as_posix(): {"bytes": p.stat().st_size, "sha256": hashlib.sha256(p.read_bytes()).hexdigest()}
+        for p in sorted(folder.rglob("*")) if p.is_file() and p.name != "manifest.json"
+    }
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+
+
+@pytest.mark.parametrize("chunk_store", [True, False], ids=["schema-1", "schema-1-without-chunk-store"])
+def test_a_generation_from_before_segments_is_served_with_the_same_hits(tmp_path, examples_artifacts, chunk_store):
     from server.reader import Generation
+    from server.search import search
 
     shutil.copytree(examples_artifacts, tmp_path / "old")
-    current = (tmp_path / "old" / "CURRENT").read_text().strip()
-    folder = tmp_path / "old" / "generations" / current
-    manifest = json.loads((folder / "manifest.json").read_text())
-    for name in [n for n in manifest["files"] if n.endswith(("chunks.jsonl", "chunks.offsets.npy"))]:
-        (folder / name).unlink()
-        del manifest["files"][name]
-    (folder / "manifest.json").write_text(json.dumps(manifest))
-    old, new = Generation(folder), Generation.open_current(examples_artifacts)
+    as_schema_1(tmp_path / "old" / "generations" / (tmp_path / "old" / "CURRENT").read_text().strip(), chunk_store)
+    old, new = Generation.open_current(tmp_path / "old"), Generation.open_current(examples_artifacts)
     space_id = next(iter(new.spaces))
-    assert old.spaces[space_id].chunks is None and new.spaces[space_id].chunks is not None
+    assert (old.spaces[space_id].chunks is not None) is chunk_store and new.spaces[space_id].chunks is not None
     ids = [0, 5, 17, 42]
     assert old.hits(space_id, ids) == new.hits(space_id, ids)
+    vector = new.spaces[space_id].dense.reconstruct_batch([17])[0]
+    for mode in ("hybrid", "lexical", "dense"):
+        found = [search(g, g.spaces[space_id], vector, "how do I undo a bad index run?", top_k=5, mode=mode).hits for g in (old, new)]
+        assert [h.chunk_id for h in found[0]] == [h.chunk_id for h in found[1]] and found[0], mode
+        assert [h.score for h in found[0]] == pytest.approx([h.score for h in found[1]], abs=1e-5), mode
     old.close()
     new.close()
 
+
+def test_a_run_over_a_generation_from_before_segments_embeds_nothing_and_writes_segments(tmp_path):
+    config = small_corpus(tmp_path)
+    first = json.loads(run_cli("run", "-c", str(config), "--json").output)["generation"]
+    as_schema_1(tmp_path / "artifacts" / "generations" / first)
+    edit(tmp_path, 1)
+    report = json.loads(run_cli("run", "-c", str(config), "--json").output)
+    space = report["spaces"]["local-all-minilm-l6-v2-384"]
+    assert report["generation"] != first and space["carried"] == 1 and space["embedded"] == 1, space
+    folder = tmp_path / "artifacts" / "generations" / report["generation"]
+    assert json.loads((folder / "manifest.json").read_text())["schema_version"] == 2
+    assert (folder / "spaces" / "local-all-minilm-l6-v2-384" / "segments.json").is_file()
+    hit = json.loads(run_cli("search", "refund", "-c", str(config), "-k", "1", "--json").output)["hits"][0]
+    assert hit["title"] == "Refunds"
 
 def test_two_runs_leave_two_generations_and_current_names_the_second(tmp_path):
     config = small_corpus(tmp_path)
@@ -261,7 +311,7 @@ def test_a_missing_or_corrupt_current_is_a_clear_error(tmp_path, damage, message
 def test_a_generation_with_a_damaged_file_is_refused_by_readers(tmp_path):
     config = small_corpus(tmp_path)
     generation = json.loads(run_cli("run", "-c", str(config), "--json").output)["generation"]
-    faiss_file = next((tmp_path / "artifacts" / "generations" / generation / "spaces").glob("*/index.faiss"))
+    faiss_file = next((tmp_path / "artifacts" / "generations" / generation / "spaces").glob("*/segments/*/index.faiss"))
     faiss_file.write_bytes(faiss_file.read_bytes()[:100])
     result = run_cli("search", "refund", "-c", str(config))
     assert result.exit_code == 1 and "has the wrong size: the generation is damaged" in result.output
@@ -279,8 +329,7 @@ def test_stored_vectors_are_unit_length(examples_artifacts):
     import numpy as np
 
     folder = examples_artifacts / "generations" / (examples_artifacts / "CURRENT").read_text().strip()
-    index = faiss.read_index(str(folder / "spaces/local-all-minilm-l6-v2-384/index.faiss"))
-    norms = np.linalg.norm(index.reconstruct_n(0, index.ntotal), axis=1)
+    norms = np.linalg.norm(np.stack(list(stored_vectors(folder / "spaces/local-all-minilm-l6-v2-384").values())), axis=1)
     assert np.allclose(norms, 1.0, atol=1e-5), "inner product equals cosine only for normalized vectors"
 
 
@@ -294,11 +343,23 @@ def test_a_space_whose_vectors_do_not_match_its_chunk_rows_is_never_published(tm
     doc = Document("file:a.md", "s", "files", "A", "alpha beta")
     chunks = [Chunk("file:a.md", 0, 0, 5, "alpha", (), 1), Chunk("file:a.md", 1, 6, 10, "beta", (), 1)]
     manifest = {"provider": "local", "model": "m", "dimension": 4, "metric": "inner_product", "normalized": True, "chunking": {"chunk_tokens": 8, "chunk_overlap": 0}}
-    build = artifacts.SpaceBuild("sp", manifest, chunks, np.ones((1, 4), dtype=np.float32))  # one vector, two rows
     summary = {"documents": {"added": 1}, "chunks": {"embedded": 1, "reused": 0}, "tokens_embedded": 2, "cost_usd": 0.0, "errors": []}
     run = artifacts.RunRecord("run-x", datetime.now(timezone.utc), [], summary, [], ["local"])
-    folder = artifacts.write_generation(tmp_path, "g1", [doc], [build], run)
-    with pytest.raises(PublishRefused, match="space sp: 1 vectors but 2 chunk rows"):
+    one_vector = artifacts.SpaceBuild("sp", manifest, [], [], chunks, np.ones((1, 4), dtype=np.float32))  # two rows
+    with pytest.raises(ValueError, match="2 chunks but 1 vectors"):
+        artifacts.write_generation(tmp_path, "g0", [doc], [one_vector], run)
+    assert not list((tmp_path / "generations").iterdir()), "nothing left behind"
+
+    build = artifacts.SpaceBuild("sp", manifest, [], [], chunks, np.ones((2, 4), dtype=np.float32) / 2)
+    folder, _ = artifacts.write_generation(tmp_path, "g1", [doc], [build], run)
+    artifacts.verify_generation(folder)
+    (segment,) = (folder / "spaces" / "sp" / "segments").iterdir()
+    faiss.write_index(faiss.IndexFlatIP(4), str(segment / "index.faiss"))  # a writer bug: the vectors went missing…
+    manifest = json.loads((folder / "manifest.json").read_text())
+    data = (segment / "index.faiss").read_bytes()  # …from a manifest that vouches for the file as written
+    manifest["files"][f"spaces/sp/segments/{segment.name}/index.faiss"] = {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(PublishRefused, match="space sp: segment .*: 0 index.faiss vectors, but 2 rows listed"):
         artifacts.verify_generation(folder)
 
 

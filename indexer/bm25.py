@@ -1,0 +1,192 @@
+"""BM25 over a space's segments, scored at query time so that segments can be shared between
+generations.
+
+A segment's `lexical/` folder stores what does not depend on the rest of the space — each term's
+postings (chunk row, term frequency) and each chunk's length in terms. What does depend on it —
+the number of live chunks N, their average length, each term's document frequency — is computed
+from the live rows when a query is scored, so a search across segments (with deleted rows
+filtered out) scores every chunk exactly as one index freshly built from the same chunks would.
+Lucene's variant (k1 1.2, b 0.75), as bm25s computes it:
+
+    score(chunk, term) = idf · tf / (tf + k1 · (1 − b + b · length / average length))
+    idf = ln(1 + (N − df + 0.5) / (df + 0.5))
+
+Segment files (artifacts/README.md):
+
+    lexical/analyzer.json         the analyzer (indexer/lexical.py), "format": "postings-v1", "documents": rows
+    lexical/terms.json            the vocabulary: term id → term
+    lexical/postings.indptr.npy   int64, terms + 1: term t's postings are entries indptr[t]:indptr[t + 1]
+    lexical/postings.rows.npy     int32, the chunk row of each posting (ascending within a term)
+    lexical/postings.tf.npy       int32, the term's frequency in that chunk
+    lexical/lengths.npy           int32, one per row: the chunk's number of terms
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from indexer.lexical import ANALYZER, analyze, query_terms
+
+FORMAT = "postings-v1"
+K1, B = ANALYZER["k1"], ANALYZER["b"]
+
+
+def build_lexical_segment(texts: list[str], folder: Path) -> None:
+    """Write the postings of `texts` (row i = texts[i]) into `folder`."""
+    vocabulary: dict[str, int] = {}
+    lengths = np.zeros(len(texts), dtype=np.int32)
+    terms_of_rows = []
+    for row, text in enumerate(texts):
+        terms = analyze(text)
+        lengths[row] = len(terms)
+        terms_of_rows.append(np.fromiter((vocabulary.setdefault(t, len(vocabulary)) for t in terms), dtype=np.int64, count=len(terms)))
+    rows = max(len(texts), 1)
+    # One key per (term, row) occurrence; sorted and counted, they are the postings in term-major order.
+    keys = np.concatenate([ids * rows + row for row, ids in enumerate(terms_of_rows)]) if terms_of_rows else np.zeros(0, np.int64)
+    keys, tf = np.unique(keys, return_counts=True)
+    term_of_posting = keys // rows
+    indptr = np.searchsorted(term_of_posting, np.arange(len(vocabulary) + 1)).astype(np.int64)
+    folder.mkdir(parents=True, exist_ok=True)
+    np.save(folder / "postings.indptr.npy", indptr)
+    np.save(folder / "postings.rows.npy", (keys % rows).astype(np.int32))
+    np.save(folder / "postings.tf.npy", tf.astype(np.int32))
+    np.save(folder / "lengths.npy", lengths)
+    (folder / "terms.json").write_text(json.dumps(sorted(vocabulary, key=vocabulary.__getitem__), ensure_ascii=False), encoding="utf-8")
+    (folder / "analyzer.json").write_text(json.dumps({**ANALYZER, "format": FORMAT, "documents": len(texts)}, indent=2) + "\n")
+
+
+@dataclass(frozen=True)
+class _Segment:
+    base: int  # vector id of row 0
+    vocabulary: dict[str, int]
+    indptr: np.ndarray
+    rows: np.ndarray
+    tf: np.ndarray
+    lengths: np.ndarray
+    live: np.ndarray | None  # bool per row; None when no row is deleted
+
+    @classmethod
+    def open(cls, folder: Path, base: int, deleted_rows: np.ndarray) -> "_Segment":
+        info = json.loads((folder / "analyzer.json").read_text())
+        if info.get("name") != ANALYZER["name"] or info.get("format") != FORMAT:
+            raise ValueError(f"{folder}: lexical index {info.get('name')!r}/{info.get('format')!r}; this version reads {ANALYZER['name']!r}/{FORMAT!r}")
+        lengths = np.load(folder / "lengths.npy", mmap_mode="r")
+        live = None
+        if len(deleted_rows):
+            live = np.ones(len(lengths), dtype=bool)
+            live[deleted_rows] = False
+        terms = json.loads((folder / "terms.json").read_text(encoding="utf-8"))
+        return cls(
+            base, {t: i for i, t in enumerate(terms)}, np.load(folder / "postings.indptr.npy", mmap_mode="r"),
+            np.load(folder / "postings.rows.npy", mmap_mode="r"), np.load(folder / "postings.tf.npy", mmap_mode="r"), lengths, live,
+        )
+
+    def postings(self, term: str) -> tuple[np.ndarray, np.ndarray]:
+        """Live rows holding `term` and its frequency there."""
+        t = self.vocabulary.get(term)
+        if t is None:
+            return _NONE, _NONE
+        rows, tf = self.rows[self.indptr[t] : self.indptr[t + 1]], self.tf[self.indptr[t] : self.indptr[t + 1]]
+        if self.live is not None:
+            keep = self.live[rows]
+            rows, tf = rows[keep], tf[keep]
+        return rows, tf
+
+    def live_lengths(self) -> np.ndarray:
+        return self.lengths if self.live is None else self.lengths[self.live]
+
+
+_NONE = np.zeros(0, dtype=np.int32)
+
+
+class LexicalIndex:
+    """BM25 over segments (folder, base vector id) with some vector ids deleted. `scores(query)`
+    returns one score per vector id and the query's ceiling: the sum over the query's terms of each
+    term's highest score over the live chunks, a term no live chunk holds counted as the rarest
+    term would score (it could have matched)."""
+
+    def __init__(self, segments: list[tuple[Path, int]], deleted: np.ndarray, id_space: int):
+        deleted = np.asarray(deleted, dtype=np.int64)
+        self.id_space = id_space
+        self.segments = []
+        for folder, base in segments:
+            rows = int(json.loads((folder / "analyzer.json").read_text())["documents"])
+            mine = deleted[(deleted >= base) & (deleted < base + rows)] - base
+            self.segments.append(_Segment.open(folder, base, mine))
+        lengths = [s.live_lengths() for s in self.segments]
+        self.size = sum(len(x) for x in lengths)  # live chunks: BM25's N
+        self.average_length = float(sum(int(x.sum()) for x in lengths)) / max(self.size, 1) or 1.0
+        # A term in one chunk only, once, in a chunk of average length scores its idf (Lucene's form).
+        self.unknown_term = math.log(1 + (max(self.size, 1) - 1 + 0.5) / 1.5)
+
+    def known(self, term: str) -> bool:
+        return any(len(s.postings(term)[0]) for s in self.segments)
+
+    def scores(self, query: str) -> tuple[np.ndarray, float]:
+        """(BM25 score per vector id, ceiling): no chunk can score above the ceiling, so
+        score / ceiling is a 0–1 measure of how much of the query a chunk matches. A query
+        whose every word is a function word ("what can I get?") matches nothing: ceiling 0.
+        A term repeated in the query counts as often as it is repeated."""
+        totals = np.zeros(self.id_space, dtype=np.float64)
+        ceiling = 0.0
+        for term, repeats in Counter(query_terms(query) if self.size else []).items():
+            found = [(s, *s.postings(term)) for s in self.segments]
+            df = sum(len(rows) for _, rows, _ in found)
+            if not df:
+                ceiling += repeats * self.unknown_term
+                continue
+            idf = math.log(1 + (self.size - df + 0.5) / (df + 0.5))
+            best = 0.0
+            for segment, rows, tf in found:
+                if len(rows):
+                    tf = tf.astype(np.float64)
+                    contribution = idf * tf / (tf + K1 * (1 - B + B * segment.lengths[rows] / self.average_length))
+                    totals[segment.base + rows] += repeats * contribution
+                    best = max(best, float(contribution.max()))
+            ceiling += repeats * best
+        return totals.astype(np.float32), ceiling
+
+
+class LegacyLexicalIndex:
+    """The bm25s index of a generation written before segments (schema 1): scores precomputed
+    per (term, chunk), each term's maximum in `term_max.npy` (computed here when absent)."""
+
+    def __init__(self, folder: Path):
+        import bm25s
+
+        info = json.loads((folder / "analyzer.json").read_text())
+        if info.get("name") != ANALYZER["name"]:
+            raise ValueError(f"lexical index uses analyzer {info.get('name')!r}; this version reads {ANALYZER['name']!r}")
+        self.size = self.id_space = int(info["documents"])
+        self.retriever = bm25s.BM25.load(str(folder), mmap=True, show_progress=False)
+        saved = folder / "term_max.npy"
+        self.term_max = np.load(saved) if saved.exists() else _term_max(self.retriever.scores)
+        self.unknown_term = float(np.log(1 + (max(self.size, 1) - 1 + 0.5) / 1.5))
+
+    def known(self, term: str) -> bool:
+        return term in self.retriever.vocab_dict
+
+    def scores(self, query: str) -> tuple[np.ndarray, float]:
+        terms = query_terms(query) if self.size else []
+        vocabulary = self.retriever.vocab_dict
+        term_ids = [vocabulary[t] for t in terms if t in vocabulary]
+        ceiling = float(self.term_max[term_ids].sum()) + (len(terms) - len(term_ids)) * self.unknown_term
+        if not term_ids:
+            return np.zeros(self.size, dtype=np.float32), ceiling
+        return np.asarray(self.retriever.get_scores(term_ids), dtype=np.float32), ceiling
+
+
+def _term_max(scores: dict) -> np.ndarray:
+    """The highest BM25 contribution of each vocabulary term over all chunks (0 for a term in none)."""
+    data, indptr = np.asarray(scores["data"]), np.asarray(scores["indptr"])
+    maxima = np.zeros(len(indptr) - 1, dtype=np.float32)
+    present = indptr[:-1] < indptr[1:]
+    if present.any():
+        maxima[present] = np.maximum.reduceat(data, indptr[:-1][present])
+    return maxima

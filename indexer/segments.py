@@ -1,0 +1,246 @@
+"""A space's segments: immutable folders of chunks, vectors and postings that generations share.
+
+    spaces/<space-id>/segments.json     {"segments": [{"name", "rows"}, …], "deleted": k}
+    spaces/<space-id>/deleted.npy       int64, ascending: vector ids whose chunks this generation removed (absent when k = 0)
+    spaces/<space-id>/segments/<name>/  index.faiss, chunks.jsonl, chunks.offsets.npy, lexical/
+
+A segment's rows get vector ids base … base + rows − 1, the bases following the order of
+`segments.json`. A run writes one new segment for the chunks it added and lists the rows it
+removed in `deleted.npy`; every other segment is hard-linked from the previous generation, so a
+run costs what changed. When removed rows pass COMPACT_DELETED_SHARE of all rows, or the space
+would hold more than MAX_SEGMENTS segments, segments are merged (the live rows rewritten into one
+new segment): the small ones after the first, or everything when they have grown as large as it.
+
+Generations written before segments (schema 1) hold one segment's files directly in the space
+folder; `read_layout` presents that folder as the space's only segment.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from indexer.bm25 import LegacyLexicalIndex, LexicalIndex, build_lexical_segment
+from indexer.chunkstore import LINES, ChunkStore, SegmentStores, write_chunk_store
+from indexer.dense import DenseSegments, open_index
+from indexer.documents import Chunk
+from indexer.errors import ArtifactError
+
+SEGMENTS = "segments.json"
+DELETED = "deleted.npy"
+SEGMENT_FOLDER = "segments"
+SEGMENT_FILES = ("index.faiss", "chunks.jsonl", "chunks.offsets.npy", "lexical")
+COMPACT_DELETED_SHARE = 0.2  # removed rows above this share of all rows: merge everything
+MAX_SEGMENTS = 8  # more than this: merge the segments after the first
+
+# Exact search while scanning every vector is cheap (≈ 3 ms on one core at 20M floats: 52k
+# vectors of 384 dimensions, 13k of 1536); an HNSW graph above that. See bench/README.md ("Serving").
+EXACT_MAX_FLOATS = 20_000_000
+HNSW_M = 32  # graph neighbours per node
+HNSW_EF_CONSTRUCTION = 128
+_NAME = re.compile(r"[0-9A-Za-z][0-9A-Za-z._-]*")
+
+
+@dataclass(frozen=True)
+class Segment:
+    name: str  # "" for a schema-1 space folder
+    folder: Path
+    base: int  # vector id of row 0
+    rows: int
+
+
+@dataclass(frozen=True)
+class Layout:
+    segments: tuple[Segment, ...]
+    deleted: np.ndarray  # vector ids removed, ascending
+    legacy: bool = False  # a schema-1 space: one segment, its files in the space folder
+
+    @property
+    def id_space(self) -> int:
+        return sum(s.rows for s in self.segments)
+
+    @property
+    def live(self) -> int:
+        return self.id_space - len(self.deleted)
+
+
+def read_layout(space_dir: Path) -> Layout:
+    """The segments of a published space folder, checked against what `segments.json` promises."""
+    path = space_dir / SEGMENTS
+    if not path.exists():
+        return Layout((Segment("", space_dir, 0, int(open_index(space_dir / "index.faiss").ntotal)),), np.zeros(0, np.int64), legacy=True)
+    try:
+        info = json.loads(path.read_text(encoding="utf-8"))
+        segments, base = [], 0
+        for entry in info["segments"]:
+            name, rows = entry["name"], entry["rows"]
+            if not (isinstance(name, str) and _NAME.fullmatch(name) and isinstance(rows, int) and rows >= 0):
+                raise ValueError(f"bad segment entry {entry!r}")
+            segments.append(Segment(name, space_dir / SEGMENT_FOLDER / name, base, rows))
+            base += rows
+        deleted = np.load(space_dir / DELETED) if info["deleted"] else np.zeros(0, np.int64)
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ArtifactError(f"{path}: cannot read the space's segments ({exc})") from None
+    if len(deleted) != info["deleted"] or (len(deleted) and (deleted[0] < 0 or deleted[-1] >= base or (np.diff(deleted) <= 0).any())):
+        raise ArtifactError(f"{space_dir / DELETED} does not list {info['deleted']} distinct vector ids below {base}")
+    return Layout(tuple(segments), deleted.astype(np.int64))
+
+
+def open_dense(layout: Layout, dimension: int) -> DenseSegments:
+    indexes = [(open_index(s.folder / "index.faiss"), s) for s in layout.segments]
+    for index, segment in indexes:
+        _check(segment, "index.faiss vectors", index.ntotal)
+    return DenseSegments([(index, s.base) for index, s in indexes], layout.deleted, dimension)
+
+
+def open_lexical(layout: Layout) -> LexicalIndex | LegacyLexicalIndex:
+    if layout.legacy:
+        return LegacyLexicalIndex(layout.segments[0].folder / "lexical")
+    index = LexicalIndex([(s.folder / "lexical", s.base) for s in layout.segments], layout.deleted, layout.id_space)
+    for segment, part in zip(layout.segments, index.segments):
+        _check(segment, "lexical rows", len(part.lengths))
+    return index
+
+
+def open_chunks(layout: Layout) -> SegmentStores | None:
+    """None for a schema-1 space written before chunks.jsonl existed (DuckDB answers instead)."""
+    if layout.legacy and not (layout.segments[0].folder / LINES).exists():
+        return None
+    stores = [(ChunkStore(s.folder), s) for s in layout.segments]
+    for store, segment in stores:
+        _check(segment, "chunk store lines", len(store.offsets) - 1)
+    return SegmentStores([(store, s.base) for store, s in stores])
+
+
+def _check(segment: Segment, what: str, count: int) -> None:
+    if count != segment.rows:
+        raise ArtifactError(f"segment {segment.folder}: {count} {what}, but {segment.rows} rows listed in {SEGMENTS}")
+
+
+def stored_vectors(layout: Layout, vector_ids: list[int], dimension: int) -> np.ndarray:
+    if not len(vector_ids):
+        return np.zeros((0, dimension), dtype=np.float32)
+    return open_dense(layout, dimension).reconstruct_batch(vector_ids)
+
+
+def new_dense_index(count: int, dimension: int):
+    """An empty inner-product index for `count` normalized vectors (inner product = cosine)."""
+    import faiss
+
+    if count * dimension <= EXACT_MAX_FLOATS:
+        return faiss.IndexFlatIP(dimension)
+    index = faiss.IndexHNSWFlat(dimension, HNSW_M, faiss.METRIC_INNER_PRODUCT)
+    index.hnsw.efConstruction = HNSW_EF_CONSTRUCTION
+    return index
+
+
+def write_segment(folder: Path, space_id: str, chunks: list[Chunk], vectors: np.ndarray) -> None:
+    import faiss
+
+    folder.mkdir(parents=True)
+    vectors = np.ascontiguousarray(vectors, dtype=np.float32).reshape(len(vectors), -1)
+    index = new_dense_index(len(vectors), vectors.shape[1])
+    if len(vectors):
+        index.add(vectors)
+    faiss.write_index(index, str(folder / "index.faiss"))
+    write_chunk_store(folder, space_id, chunks)
+    build_lexical_segment([c.text for c in chunks], folder / "lexical")
+
+
+@dataclass
+class SpaceWrite:
+    """What writing a space did: every live chunk with its vector id, and how."""
+
+    rows: list[tuple[int, Chunk]] = field(default_factory=list)
+    linked: list[str] = field(default_factory=list)  # segments hard-linked from the previous generation
+    written: int = 0  # rows written into a new segment
+    deleted: int = 0
+    compacted: bool = False
+
+    def as_dict(self) -> dict:
+        return {"segments": len(self.linked) + bool(self.written), "rows_written": self.written, "deleted_rows": self.deleted, "compacted": self.compacted}
+
+
+def write_space(space_dir: Path, name: str, space_id: str, dimension: int, kept: list[Chunk], kept_ids: list[int],
+                added: list[Chunk], vectors: np.ndarray, previous: Path | None) -> SpaceWrite:
+    """Write the segments of a space holding `kept` (rows `kept_ids` of the space folder `previous`)
+    and `added` (with their `vectors`); a new segment is called `name`."""
+    if len(added) != len(vectors) or len(kept) != len(kept_ids):
+        raise ValueError(f"space {space_id}: {len(added)} chunks but {len(vectors)} vectors to add, {len(kept)} chunks but {len(kept_ids)} ids to keep")
+    layout = read_layout(previous) if previous is not None else None
+    if layout is None or layout.legacy:  # nothing to share: one segment holding everything
+        old = stored_vectors(layout, kept_ids, dimension) if layout is not None else np.zeros((0, dimension), np.float32)
+        return _finish(space_dir, name, space_id, [], _new_rows(kept + added, np.concatenate([old, vectors])), compacted=False)
+
+    by_segment: dict[int, list[tuple[int, Chunk]]] = {}
+    starts = np.asarray([s.base for s in layout.segments], dtype=np.int64)
+    for vid, chunk in zip(kept_ids, kept):
+        position = int(np.searchsorted(starts, vid, side="right")) - 1
+        by_segment.setdefault(position, []).append((vid - layout.segments[position].base, chunk))
+    keep = [(s, sorted(by_segment[i], key=lambda r: r[0])) for i, s in enumerate(layout.segments) if by_segment.get(i)]
+    rows = sum(s.rows for s, _ in keep) + len(added)
+    dead = sum(s.rows - len(live) for s, live in keep)
+    merge_from = None
+    if dead > COMPACT_DELETED_SHARE * rows:
+        merge_from = 0
+    elif len(keep) + bool(added) > MAX_SEGMENTS:
+        tail = sum(len(live) for _, live in keep[1:]) + len(added)
+        merge_from = 1 if tail < len(keep[0][1]) else 0
+    if merge_from is None:
+        return _finish(space_dir, name, space_id, keep, _new_rows(added, vectors), compacted=False)
+    merged = keep[merge_from:]
+    chunks = [c for _, live in merged for _, c in live] + added
+    old = [open_index(s.folder / "index.faiss").reconstruct_batch(np.asarray([r for r, _ in live], dtype=np.int64)) for s, live in merged]
+    return _finish(space_dir, name, space_id, keep[:merge_from], _new_rows(chunks, np.concatenate([*old, vectors])), compacted=True)
+
+
+def _new_rows(chunks: list[Chunk], vectors: np.ndarray) -> tuple[list[Chunk], np.ndarray]:
+    """A new segment's rows in document order (ids then follow documents, as in a fresh build)."""
+    order = sorted(range(len(chunks)), key=lambda i: (chunks[i].doc_id, chunks[i].ordinal))
+    return [chunks[i] for i in order], vectors[order] if len(order) else vectors
+
+
+def _finish(space_dir: Path, name: str, space_id: str, keep: list[tuple[Segment, list[tuple[int, Chunk]]]],
+            new: tuple[list[Chunk], np.ndarray], compacted: bool) -> SpaceWrite:
+    result = SpaceWrite(compacted=compacted)
+    entries, deleted, base = [], [], 0
+    for segment, live in keep:
+        _link_tree(segment.folder, space_dir / SEGMENT_FOLDER / segment.name)
+        gone = np.setdiff1d(np.arange(segment.rows), [r for r, _ in live], assume_unique=True)
+        deleted.append(gone + base)
+        result.rows.extend((base + r, c) for r, c in live)
+        result.linked.append(segment.name)
+        entries.append({"name": segment.name, "rows": segment.rows})
+        base += segment.rows
+    chunks, vectors = new
+    if chunks:
+        write_segment(space_dir / SEGMENT_FOLDER / name, space_id, chunks, vectors)
+        result.rows.extend((base + i, c) for i, c in enumerate(chunks))
+        result.written = len(chunks)
+        entries.append({"name": name, "rows": len(chunks)})
+    deleted_ids = np.concatenate(deleted).astype(np.int64) if deleted else np.zeros(0, np.int64)
+    result.deleted = len(deleted_ids)
+    if len(deleted_ids):
+        np.save(space_dir / DELETED, deleted_ids)
+    (space_dir / SEGMENTS).write_text(json.dumps({"segments": entries, "deleted": len(deleted_ids)}, indent=2) + "\n", encoding="utf-8")
+    return result
+
+
+def _link_tree(source: Path, target: Path) -> None:
+    """Hard-link a segment's files (copy where links are impossible): safe because published segments never change."""
+    for name in SEGMENT_FILES:
+        for path in [source / name] if (source / name).is_file() else sorted((source / name).rglob("*")):
+            if path.is_dir():
+                continue
+            destination = target / path.relative_to(source)
+            destination.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                os.link(path, destination)
+            except OSError:
+                shutil.copy2(path, destination)

@@ -1,0 +1,190 @@
+"""Spaces in segments: a run writes what changed, shares the rest with the previous generation,
+and a search across segments finds and scores exactly what a freshly built space would."""
+
+import hashlib
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from indexer import segments
+from indexer.documents import Chunk
+from indexer.segments import read_layout, write_space
+from tests.conftest import write_config
+from tests.test_index_run import run_cli
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "docs"
+DIMENSION = 16
+QUERIES = ["how do I undo a bad index run", "widget origin cors", "notion pages", "refund policy in Mongolia", "search search api key", "what can I get"]
+
+
+def documents() -> dict[str, list[str]]:
+    """The examples' Markdown files as documents of paragraph chunks."""
+    return {p.name: [block for block in p.read_text(encoding="utf-8").split("\n\n") if block.strip()] for p in sorted(EXAMPLES.rglob("*.md"))}
+
+
+def chunks_of(doc: str, paragraphs: list[str]) -> list[Chunk]:
+    return [Chunk(f"file:{doc}", i, 0, len(text), text, ("Heading",), 10) for i, text in enumerate(paragraphs)]
+
+
+def vector(text: str) -> np.ndarray:
+    """A fixed unit vector per text (as an embedding model gives)."""
+    v = np.random.default_rng(int(hashlib.sha256(text.encode()).hexdigest()[:8], 16)).standard_normal(DIMENSION).astype(np.float32)
+    return v / np.linalg.norm(v)
+
+
+def vectors(chunks: list[Chunk]) -> np.ndarray:
+    return np.stack([vector(c.text) for c in chunks]) if chunks else np.zeros((0, DIMENSION), np.float32)
+
+
+class Space:
+    """A written space folder and the chunks it holds by vector id (what meta.duckdb would list)."""
+
+    def __init__(self, folder: Path, rows: list[tuple[int, Chunk]], how):
+        self.folder, self.rows, self.how = folder, dict(rows), how
+        self.layout = read_layout(folder)
+
+    def next(self, folder: Path, name: str, keep_docs: set[str], added: list[Chunk]) -> "Space":
+        """The next generation's space: keeps the chunks of `keep_docs`, adds `added`."""
+        kept = [(vid, c) for vid, c in self.rows.items() if c.doc_id.removeprefix("file:") in keep_docs]
+        how = write_space(folder, name, "sp", DIMENSION, [c for _, c in kept], [vid for vid, _ in kept], added, vectors(added), self.folder)
+        return Space(folder, how.rows, how)
+
+    def searched(self, query: str) -> tuple[dict, float, dict, dict]:
+        """BM25 score per chunk, the ceiling, the top 10 by inner product, and the chunk store's rows — all keyed by chunk."""
+        key = {vid: (c.doc_id, c.ordinal) for vid, c in self.rows.items()}
+        scores, ceiling = segments.open_lexical(self.layout).scores(query)
+        assert not scores[self.layout.deleted].any(), "deleted rows never score"
+        dense = segments.open_dense(self.layout, DIMENSION).top(vector(query), 10)
+        stores = segments.open_chunks(self.layout)
+        rows = stores.rows(list(self.rows))
+        stores.close()
+        return (
+            {key[vid]: float(scores[vid]) for vid in self.rows},
+            ceiling,
+            {key[vid]: score for vid, score in dense.items()},
+            {key[vid]: {k: v for k, v in row.items() if k != "vector_id"} for vid, row in rows.items()},
+        )
+
+
+def fresh(folder: Path, space: Space) -> Space:
+    """The same chunks written from scratch into one segment."""
+    chunks = list(space.rows.values())
+    how = write_space(folder, "fresh", "sp", DIMENSION, [], [], chunks, vectors(chunks), None)
+    return Space(folder, how.rows, how)
+
+
+def assert_same_search(space: Space, reference: Space) -> None:
+    assert len(space.rows) == len(reference.rows) == space.layout.live
+    for query in QUERIES:
+        lexical, ceiling, dense, rows = space.searched(query)
+        fresh_lexical, fresh_ceiling, fresh_dense, fresh_rows = reference.searched(query)
+        assert lexical.keys() == fresh_lexical.keys()
+        assert max(abs(lexical[k] - fresh_lexical[k]) for k in lexical) <= 1e-6, query
+        assert ceiling == pytest.approx(fresh_ceiling, abs=1e-6), query
+        assert list(dense) == list(fresh_dense) and np.allclose(list(dense.values()), list(fresh_dense.values()), atol=1e-6), query
+        assert rows == fresh_rows
+
+
+def test_a_change_writes_one_small_segment_and_searches_as_a_fresh_build(tmp_path):
+    docs = documents()
+    names = sorted(docs)
+    first = write_space(tmp_path / "g1", "g1", "sp", DIMENSION, [], [], [c for d in names[:-1] for c in chunks_of(d, docs[d])],
+                        vectors([c for d in names[:-1] for c in chunks_of(d, docs[d])]), None)
+    g1 = Space(tmp_path / "g1", first.rows, first)
+    # One document removed, one edited, one added.
+    removed, edited, added = names[0], names[1], names[-1]
+    new_chunks = chunks_of(edited, docs[edited][:-1] + ["An edited closing paragraph about refunds."]) + chunks_of(added, docs[added])
+    g2 = g1.next(tmp_path / "g2", "g2", set(names[2:-1]), new_chunks)
+
+    assert g2.how.written == len(new_chunks) and not g2.how.compacted
+    assert g2.how.deleted == len(docs[removed]) + len(docs[edited]) == len(g2.layout.deleted)
+    assert [s.name for s in g2.layout.segments] == ["g1", "g2"]
+    for path in (tmp_path / "g1" / "segments" / "g1").rglob("*"):
+        if path.is_file():  # the first segment is shared, not copied
+            assert path.stat().st_ino == (tmp_path / "g2" / "segments" / "g1" / path.relative_to(tmp_path / "g1" / "segments" / "g1")).stat().st_ino
+    assert_same_search(g2, fresh(tmp_path / "fresh", g2))
+    # A search's top hits never include a deleted row, even when the query is that row's own text.
+    gone = chunks_of(removed, docs[removed])[0]
+    top = segments.open_dense(g2.layout, DIMENSION).top(vector(gone.text), 5)
+    assert not set(top) & set(g2.layout.deleted.tolist())
+
+
+def test_deletions_past_a_fifth_of_the_rows_compact_the_space_into_one_segment(tmp_path):
+    docs = documents()
+    names = sorted(docs)
+    chunks = [c for d in names for c in chunks_of(d, docs[d])]
+    how = write_space(tmp_path / "g1", "g1", "sp", DIMENSION, [], [], chunks, vectors(chunks), None)
+    space = Space(tmp_path / "g1", how.rows, how)
+    total = len(chunks)
+    step = 0
+    while not space.how.compacted:
+        step += 1
+        dropped = names[step]
+        space = space.next(tmp_path / f"g{step + 1}", f"g{step + 1}", set(names[step + 1 :]) | set(names[:1]), [])
+        removed_rows = total - len(space.rows)
+        if not space.how.compacted:
+            assert removed_rows <= segments.COMPACT_DELETED_SHARE * total and len(space.layout.deleted) == removed_rows, dropped
+    assert removed_rows > segments.COMPACT_DELETED_SHARE * total
+    assert len(space.layout.segments) == 1 and len(space.layout.deleted) == 0 and not (space.folder / segments.DELETED).exists()
+    assert_same_search(space, fresh(tmp_path / "fresh", space))
+
+
+def test_many_small_runs_merge_their_segments_and_leave_the_big_one_shared(tmp_path):
+    docs = documents()
+    names = sorted(docs)
+    base = [c for d in names[:12] for c in chunks_of(d, docs[d])]
+    how = write_space(tmp_path / "g0", "g0", "sp", DIMENSION, [], [], base, vectors(base), None)
+    space = Space(tmp_path / "g0", how.rows, how)
+    merged = False
+    for step, doc in enumerate(names[12:], start=1):  # one new document per run
+        keep = {c.doc_id.removeprefix("file:") for c in space.rows.values()}
+        space = space.next(tmp_path / f"g{step}", f"g{step}", keep, chunks_of(doc, docs[doc]))
+        assert len(space.layout.segments) <= segments.MAX_SEGMENTS
+        if space.how.compacted:
+            merged = True
+            assert [s.name for s in space.layout.segments] == ["g0", f"g{step}"], "the small segments merged, the first one kept"
+            assert (tmp_path / f"g{step}" / "segments" / "g0" / "index.faiss").stat().st_ino == (tmp_path / "g0" / "segments" / "g0" / "index.faiss").stat().st_ino
+            break
+    assert merged, f"{len(names) - 12} runs never merged"
+    assert_same_search(space, fresh(tmp_path / "fresh", space))
+
+
+@pytest.fixture
+def two_segments(tmp_path, local_embedder) -> tuple[Path, dict]:
+    """A config indexed twice, the second run after one edit: a generation of two segments."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    topics = ["refunds within thirty days", "shipping from Lisbon", "sizes run small", "gift cards never expire", "store opening hours"]
+    for i, topic in enumerate(topics):
+        (docs / f"d{i}.md").write_text(f"# Page {i}\n\nThis page is about {topic}.\n")
+    config = write_config(tmp_path, '[[sources]]\nname = "docs"\ntype = "files"\npath = "docs"\n[[spaces]]\nprovider = "local"\n')
+    assert run_cli("run", "-c", str(config), "-q").exit_code == 0
+    (docs / "d1.md").write_text("# Page 1\n\nParcels leave the warehouse in Porto on the same day.\n")
+    report = json.loads(run_cli("run", "-c", str(config), "--json").output)
+    return config, report
+
+
+def test_an_edited_document_is_found_in_its_new_segment_and_not_in_the_old(two_segments):
+    config, report = two_segments
+    space = report["spaces"]["local-all-minilm-l6-v2-384"]
+    assert (space["segments"], space["rows_written"], space["deleted_rows"], space["compacted"]) == (2, 1, 1, False)
+    hits = json.loads(run_cli("search", "where do parcels leave from", "-c", str(config), "--json", "-k", "5").output)["hits"]
+    assert hits[0]["doc_id"] == "file:d1.md" and "Porto" in hits[0]["text"]
+    lexical = json.loads(run_cli("search", "Lisbon", "-c", str(config), "--json", "--mode", "lexical").output)["hits"]
+    assert lexical == [], "the old version's row is deleted"
+
+
+def test_a_generation_of_several_segments_packs_and_unpacks_whole(two_segments, tmp_path):
+    config, report = two_segments
+    packed = json.loads(run_cli("pack", "-o", str(tmp_path / "out" / "gen.tar.gz"), "-c", str(config), "--json").output)
+    server = tmp_path / "server"
+    assert run_cli("unpack", packed["archive"], "--artifacts", str(server)).exit_code == 0
+    installed = server / "generations" / report["generation"]
+    assert len(read_layout(installed / "spaces" / "local-all-minilm-l6-v2-384").segments) == 2
+    assert (installed / "spaces" / "local-all-minilm-l6-v2-384" / segments.DELETED).is_file()
+    for query in ("where do parcels leave from", "gift cards", "Lisbon"):
+        ours = json.loads(run_cli("search", query, "-c", str(config), "--json").output)["hits"]
+        theirs = json.loads(run_cli("search", query, "--artifacts", str(server), "--json").output)["hits"]
+        assert [(h["chunk_id"], h["score"]) for h in ours] == [(h["chunk_id"], h["score"]) for h in theirs], query
