@@ -314,7 +314,7 @@ def million_generation(args) -> None:
         run = artifacts.RunRecord("run-bench-million", started, [], summary, [], ["local"])
         generation_id = artifacts.new_generation_id(started)
         t = time.perf_counter()
-        folder, _ = artifacts.write_generation(target, generation_id, documents, [artifacts.SpaceBuild(space_id, manifest, [], [], chunks, vectors)], run)
+        folder, _ = artifacts.write_generation(target, generation_id, documents, [artifacts.SpaceBuild(space_id, manifest, np.zeros(0), chunks, vectors)], run)
         artifacts.verify_generation(folder)
         artifacts.publish(target, folder, generation_id, keep=1)
         print(f"wrote a generation of {len(documents)} documents and {len(chunks)} chunks in {time.perf_counter() - t:.0f} s")
@@ -341,6 +341,7 @@ def update(args) -> None:
 
     from indexer import artifacts
     from indexer.documents import Chunk
+    from indexer.metadb import MetaUpdate, stored_chunks
     from indexer.previous import PreviousGeneration
 
     faiss.omp_set_num_threads(2)
@@ -350,13 +351,14 @@ def update(args) -> None:
     doc_ids = sorted(row[0] for row in previous.db.execute("SELECT doc_id FROM documents").fetchall())
     changed = set(random.Random(7).sample(doc_ids, max(1, len(doc_ids) * args.percent // 100)))
     documents = [dataclasses.replace(d, text=d.text + "\n\nEdited.") if d.doc_id in changed else d for d in previous.documents(set(doc_ids))]
-    kept, kept_ids, _ = previous.carried_chunks(space_id, set(doc_ids) - changed)
-    edited, edited_ids, _ = previous.carried_chunks(space_id, changed)
+    kept_ids, _ = previous.carried_ids(space_id, set(doc_ids) - changed)
+    edited_ids, _ = previous.carried_ids(space_id, changed)
+    kept, edited = stored_chunks(previous.folder, space_id, kept_ids), stored_chunks(previous.folder, space_id, edited_ids)
     added = [Chunk(c.doc_id, c.ordinal, c.start, c.end, c.text + " Edited.", c.heading_path, c.token_count + 2) for c in edited]
     rng = np.random.default_rng(7)
     vectors = previous.vectors(space_id, edited_ids) + rng.normal(0, 0.02, (len(added), int(manifest["dimension"]))).astype(np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-    space_folder = previous.space_folder(space_id)
+    space_folder, metadata = previous.space_folder(space_id), previous.folder / "meta.duckdb"
     all_vectors = np.concatenate([previous.vectors(space_id, kept_ids), vectors])
     previous.close()
     summary = {"documents": {"updated": len(changed)}, "chunks": {"embedded": len(added), "reused": 0}, "tokens_embedded": 0, "cost_usd": 0.0, "errors": []}
@@ -364,13 +366,14 @@ def update(args) -> None:
     target = Path(args.work) / "update-artifacts"
     report = {"documents": len(documents), "changed_documents": len(changed), "chunks": len(kept) + len(added), "changed_chunks": len(added)}
     builds = {
-        "update": artifacts.SpaceBuild(space_id, manifest, kept, kept_ids, added, vectors, previous=space_folder),
-        "full_build": artifacts.SpaceBuild(space_id, manifest, [], [], kept + added, all_vectors),
+        "update": artifacts.SpaceBuild(space_id, manifest, kept_ids, added, vectors, previous=space_folder),
+        "full_build": artifacts.SpaceBuild(space_id, manifest, np.zeros(0), kept + added, all_vectors),
     }
     for name, build in builds.items():
         generation_id = artifacts.new_generation_id()
         started = time.perf_counter()
-        folder, written = artifacts.write_generation(target, generation_id, documents, [build], run)
+        update = MetaUpdate(metadata, frozenset(changed)) if name == "update" else None  # a run updates meta.duckdb too
+        folder, written = artifacts.write_generation(target, generation_id, documents, [build], run, update=update)
         artifacts.verify_generation(folder)
         report[f"{name}_s"] = round(time.perf_counter() - started, 2)
         report[f"{name}_space"] = written[space_id]

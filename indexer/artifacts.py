@@ -21,15 +21,17 @@ import secrets
 import shutil
 import time
 from dataclasses import dataclass
+from functools import partial
 from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
 
-from indexer.documents import Chunk, Document, chunk_id, utc_naive
+from indexer.documents import Chunk, Document, utc_naive
 from indexer.errors import ArtifactError, IngestError, PublishRefused
+from indexer.metadb import MetaUpdate, stored_chunks, write_metadata
 from indexer.segments import SEGMENT_FOLDER, open_chunks, open_dense, open_lexical, read_layout, write_space
-from indexer.sql import SCHEMA, load_sql
+from indexer.sql import load_sql
 
 SCHEMA_VERSION = 2  # 2: spaces in segments (indexer/segments.py)
 READABLE_SCHEMAS = (1, 2)  # 1: one index per space, in the space folder
@@ -49,8 +51,7 @@ class SpaceBuild:
 
     space_id: str
     manifest: dict
-    kept: list[Chunk]
-    kept_ids: list[int]  # vector ids of `kept` in `previous`
+    kept_ids: np.ndarray  # vector ids, in `previous`, of the chunks kept as they are
     added: list[Chunk]
     vectors: np.ndarray  # one per chunk of `added`
     previous: Path | None = None  # the previous generation's folder of this space (None: nothing kept)
@@ -63,7 +64,7 @@ class SpaceBuild:
 
     @property
     def size(self) -> int:
-        return len(self.kept) + len(self.added)
+        return len(self.kept_ids) + len(self.added)
 
 
 @dataclass(frozen=True)
@@ -92,100 +93,41 @@ def write_generation(
     spaces: list[SpaceBuild],
     run: RunRecord,
     advance=lambda n: None,
+    update: MetaUpdate | None = None,
 ) -> tuple[Path, dict[str, dict]]:
     """Write a complete generation into a hidden temporary folder and return it (not yet
     published) with what writing each space did (segments, rows written, deleted, compacted).
 
+    `update`: the previous generation's meta.duckdb to update instead of writing all rows again.
     On any failure, Ctrl-C included, the temporary folder is removed and the error re-raised.
     """
     folder = artifacts / GENERATIONS / f"{TMP_PREFIX}{generation_id}"
     folder.mkdir(parents=True)
     try:
-        written = _write(folder, generation_id, documents, spaces, run, advance)
+        written = _write(folder, generation_id, documents, spaces, run, advance, update)
     except BaseException:
         discard(folder)
         raise
     return folder, written
 
 
-def _write(folder: Path, generation_id: str, documents: list[Document], spaces: list[SpaceBuild], run: RunRecord, advance) -> dict[str, dict]:
-    import duckdb
-
+def _write(folder: Path, generation_id: str, documents: list[Document], spaces: list[SpaceBuild], run: RunRecord, advance,
+           update: MetaUpdate | None) -> dict[str, dict]:
     now = utc_naive(datetime.now(timezone.utc))
 
-    written, rows, linked = {}, {}, {}
+    written, writes, linked = {}, {}, {}
     for build in spaces:
         space_dir = folder / "spaces" / build.space_id
         space_dir.mkdir(parents=True)
-        result = write_space(space_dir, generation_id, build.space_id, int(build.manifest["dimension"]), build.kept, build.kept_ids,
-                             build.added, build.vectors, build.previous)
-        rows[build.space_id], linked[build.space_id], written[build.space_id] = result.rows, (build.previous, result.linked), result.as_dict()
+        result = write_space(space_dir, generation_id, build.space_id, int(build.manifest["dimension"]), build.kept_ids, build.added,
+                             build.vectors, build.previous, partial(stored_chunks, build.previous.parent.parent, build.space_id) if build.previous else _nothing)
+        writes[build.space_id], linked[build.space_id], written[build.space_id] = result, (build.previous, result.linked), result.as_dict()
         if build.stale:
             _write_json(space_dir / STALE, {"documents": sorted(build.stale)})
         _write_json(space_dir / "space.json", {**build.manifest, "vector_count": build.size})
         advance(1)
 
-    db = duckdb.connect(str(folder / "meta.duckdb"))
-    try:
-        for name in SCHEMA:
-            db.execute(load_sql(name))
-        db.execute("BEGIN TRANSACTION")
-        # One statement per table, columns as lists: row-by-row inserts took seconds per 10k chunks.
-        if documents:
-            db.execute(load_sql("documents_insert"), {**_columns([_document_row(d) for d in documents]), "indexed_at": now})
-        for build in spaces:
-            if rows[build.space_id]:
-                db.execute(load_sql("chunks_insert"), {**_columns([_chunk_row(build.space_id, i, c) for i, c in rows[build.space_id]]), "space_id": build.space_id})
-            m = build.manifest
-            db.execute(
-                load_sql("embedding_spaces_insert"),
-                {
-                    "space_id": build.space_id,
-                    "provider": m["provider"],
-                    "model": m["model"],
-                    "dimension": m["dimension"],
-                    "metric": m["metric"],
-                    "normalized": m["normalized"],
-                    "chunk_tokens": m["chunking"]["chunk_tokens"],
-                    "chunk_overlap": m["chunking"]["chunk_overlap"],
-                    "vector_count": build.size,
-                    "manifest": json.dumps(m),
-                },
-            )
-        summary = run.summary
-        failures = [e for e in run.errors if e.level == "error"]
-        db.execute(
-            load_sql("ingest_runs_insert"),
-            {
-                "run_id": run.run_id,
-                "generation_id": generation_id,
-                "started_at": utc_naive(run.started_at),
-                "finished_at": now,
-                "status": "partial" if failures else "success",  # exit 4 or 0; runs that published nothing are only in runs.jsonl
-                "providers": run.providers,
-                **{k: summary["documents"].get(k, 0) for k in ("added", "updated", "metadata_only", "skipped", "deleted", "failed")},
-                "documents": len(documents),
-                "chunks": sum(b.size for b in spaces),
-                "chunks_embedded": summary["chunks"]["embedded"],
-                "chunks_reused": summary["chunks"]["reused"],
-                "tokens_embedded": summary["tokens_embedded"],
-                "cost_usd": summary["cost_usd"],
-                "errors": len(failures),
-                "report": json.dumps(summary, default=str),
-            },
-        )
-        if run.errors:
-            db.executemany(
-                load_sql("source_events_insert"),
-                [
-                    {**{k: e.as_dict()[k] for k in ("source", "doc_id", "code", "step", "retryable", "message")}, "run_id": run.run_id, "level": e.level, "occurred_at": now}
-                    for e in run.errors
-                ],
-            )
-        db.execute("COMMIT")
-        db.execute("CHECKPOINT")
-    finally:
-        db.close()
+    write_metadata(folder / "meta.duckdb", generation_id, documents, spaces, writes, run, now, update)
 
     _write_json(folder / REPORT, {
         "run_id": run.run_id,
@@ -221,6 +163,10 @@ def _write(folder: Path, generation_id: str, documents: list[Document], spaces: 
     _fsync_tree(folder)
     advance(1)
     return written
+
+
+def _nothing(vector_ids) -> list[Chunk]:
+    return []
 
 
 def _space_entry(build: SpaceBuild, now: str) -> dict:
@@ -376,50 +322,6 @@ def check_manifest_paths(manifest: dict, where: object) -> None:
             raise ArtifactError(f"{where}: {name!r} is not a path inside the generation")
         if not (isinstance(info, dict) and isinstance(info.get("bytes"), int) and info["bytes"] >= 0 and isinstance(info.get("sha256"), str)):
             raise ArtifactError(f"{where}: {name!r} needs a size (`bytes`) and a `sha256`")
-
-
-def _columns(rows: list[dict]) -> dict[str, list]:
-    """Rows → one list per column; row keys are already the SQL parameter names."""
-    return {key: [row[key] for row in rows] for key in rows[0]}
-
-
-def _document_row(d: Document) -> dict:
-    """One document as the `documents_insert` parameters (each a column list) expect it."""
-    return {
-        "doc_ids": d.doc_id,
-        "sources": d.source,
-        "source_types": d.source_type,
-        "titles": d.title,
-        "urls": d.url,
-        "paths": d.path,
-        "tags": list(d.tags),
-        "authors": list(d.authors),
-        "updated_ats": utc_naive(d.updated_at),
-        "metadatas": json.dumps(d.metadata, default=str),
-        "content_hashes": d.content_hash,
-        "metadata_hashes": d.metadata_hash,
-        "texts": d.text,
-        "etags": d.etag,
-        "last_modifieds": d.last_modified,
-        "fetched_ats": utc_naive(d.fetched_at),
-        "links": list(d.links),
-    }
-
-
-def _chunk_row(space_id: str, vector_id: int, c: Chunk) -> dict:
-    """One chunk as the `chunks_insert` parameters (each a column list) expect it."""
-    return {
-        "vector_ids": vector_id,
-        "chunk_ids": chunk_id(space_id, c.doc_id, c.ordinal, c.chunk_hash),
-        "doc_ids": c.doc_id,
-        "ordinals": c.ordinal,
-        "heading_paths": list(c.heading_path),
-        "start_offsets": c.start,
-        "end_offsets": c.end,
-        "token_counts": c.token_count,
-        "chunk_hashes": c.chunk_hash,
-        "texts": c.text,
-    }
 
 
 def _write_json(path: Path, data: dict) -> None:

@@ -21,6 +21,7 @@ from indexer.documents import Chunk, Document, FetchState
 from indexer.embedders import Embedder, check_usable, fits_for, load_embedder, space_manifest
 from indexer.embedders.remote import Budget, EmbeddingsFailed
 from indexer.errors import ConfigError, ErrorCode, IngestError, PublishRefused
+from indexer.metadb import MetaUpdate
 from indexer.plan import Action, Decision, DeleteGuard, check_deletions, counts, plan
 from indexer.previous import PreviousGeneration
 from indexer.sources import check_credentials, count_items, crawl
@@ -252,7 +253,7 @@ def run_index(
             manifest = space_manifest(space)
             search_settings = space.search_settings()
             if space_id in fresh:
-                carried, carried_ids, whole = previous.carried_chunks(space_id, kept - stale_before[space_id]) if carries[space_id] else ([], [], False)
+                carried, whole = previous.carried_ids(space_id, kept - stale_before[space_id]) if carries[space_id] else (np.zeros(0, np.int64), False)
                 vectors, stats = fresh[space_id]
                 added = new_chunks[space_id]
                 stats = {"chunks": len(carried) + len(added), "carried": len(carried), **stats}
@@ -261,7 +262,7 @@ def run_index(
                 # Not rebuilt: every document keeps the chunks it had here, a changed one its older
                 # version's (marked stale), so the space still covers every document until its provider runs.
                 changed = {i for i, d in decisions.items() if d.action is Action.FULL}
-                carried, carried_ids, whole = previous.carried_chunks(space_id, kept | changed)
+                carried, whole = previous.carried_ids(space_id, kept | changed)
                 added, vectors = [], np.zeros((0, space.dimensions), np.float32)
                 live = {d.doc_id for d in documents}
                 stale, rebuilt_at = frozenset((previous.stale_documents(space_id) & live) | changed), previous.rebuilt_at(space_id)
@@ -271,11 +272,15 @@ def run_index(
                 continue
             # The previous space's segments are shared where its chunks are kept (indexer/segments.py).
             builds.append(artifacts.SpaceBuild(
-                space_id, manifest, carried, carried_ids, added, vectors, previous=previous.space_folder(space_id) if carried else None,
+                space_id, manifest, carried, added, vectors, previous=previous.space_folder(space_id) if len(carried) else None,
                 unchanged=whole and not added, stale=stale, rebuilt_at=rebuilt_at, search=search_settings,
             ))
             report.spaces[space_id] = stats
-        unchanged_generation = previous is not None and _nothing_changed(previous, decisions, documents, builds, stored_fetch, report)
+        rewritten = _rewritten(decisions, documents, stored_fetch, before)
+        unchanged_generation = previous is not None and _nothing_changed(previous, decisions, documents, builds, rewritten, report)
+        update = None
+        if previous is not None and previous.manifest["schema_version"] == artifacts.SCHEMA_VERSION:
+            update = MetaUpdate(previous.folder / "meta.duckdb", rewritten)
     finally:
         if previous is not None:
             previous.close()
@@ -290,7 +295,7 @@ def run_index(
     report.generation_id = generation_id
     with timer("write"), progress("writing and verifying the generation", len(builds) + 1) as advance:
         run = artifacts.RunRecord(report.run_id, started, report.errors + report.warnings, report.as_dict(), report.decisions, sorted({s.provider for s in rebuilt}))
-        folder, written = artifacts.write_generation(config.artifacts, generation_id, documents, builds, run, advance)
+        folder, written = artifacts.write_generation(config.artifacts, generation_id, documents, builds, run, advance, update)
         for space_id, how in written.items():
             report.spaces[space_id] = {**report.spaces[space_id], **how}
         try:
@@ -313,9 +318,10 @@ def _leave_out_empty_new_pages(report: RunReport, before: dict) -> None:
         report.warnings.extend(replace(e, level="warning", message=f"{e.message}; left out") for e in empty)
 
 
-def _nothing_changed(previous: PreviousGeneration, decisions: dict[str, Decision], documents: list[Document], builds: list, stored_fetch: dict, report: RunReport) -> bool:
-    """True when publishing would write the current generation again: every document skipped
-    and fetched as it was, nothing failed, every space reused as it is with the same search
+def _nothing_changed(previous: PreviousGeneration, decisions: dict[str, Decision], documents: list[Document], builds: list, rewritten: frozenset[str],
+                     report: RunReport) -> bool:
+    """True when publishing would write the current generation again: no document row to write
+    (`_rewritten`), nothing failed, every space reused as it is with the same search
     settings and stale documents. Such a run publishes nothing (10,000 documents: the rewrite of
     meta.duckdb and the chunk store was most of a no-op run's time)."""
     if report.errors or any(d.action is not Action.SKIP for d in decisions.values()):
@@ -328,7 +334,17 @@ def _nothing_changed(previous: PreviousGeneration, decisions: dict[str, Decision
             return False
         if (build.search or None) != stored.get("search") or set(build.stale) != set(previous.stale_documents(build.space_id)):
             return False
-    return all(FetchState(d.etag, d.last_modified, d.fetched_at, d.links) == stored_fetch.get(d.doc_id) for d in documents)
+    return not rewritten
+
+
+def _rewritten(decisions: dict[str, Decision], documents: list[Document], stored_fetch: dict, before: dict) -> frozenset[str]:
+    """Documents whose stored row this run changes: every one but those skipped, fetched as they
+    were and still in the same source (a renamed source changes no hash)."""
+    return frozenset(
+        d.doc_id for d in documents
+        if decisions[d.doc_id].action is not Action.SKIP or d.doc_id not in before or before[d.doc_id].source != d.source
+        or FetchState(d.etag, d.last_modified, d.fetched_at, d.links) != stored_fetch.get(d.doc_id)
+    )
 
 
 def _slowest(documents, count: int = SLOWEST_REPORTED) -> list[dict]:

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from indexer.artifacts import current_generation, read_manifest, read_stale, space_rebuilt_at
-from indexer.documents import Chunk, Document, FetchState, utc_aware
+from indexer.documents import Document, FetchState, utc_aware
 from indexer.embedders import same_space
 from indexer.errors import ArtifactError
 from indexer.plan import PreviousDocument
@@ -91,13 +91,13 @@ class PreviousGeneration:
             return {}
         return dict(zip(ids, self.vectors(space_id, list(ids.values()))))
 
-    def carried_chunks(self, space_id: str, doc_ids: set[str]) -> tuple[list[Chunk], list[int], bool]:
-        """This space's chunks of the given documents as they were, their vector ids, and whether
-        that is the whole space (then its segments are reused as they are)."""
-        rows = self.db.execute(load_sql("chunks_of_space"), {"space_id": space_id}).fetchall()
-        kept = [r for r in rows if r[1] in doc_ids]
-        chunks = [Chunk(doc_id, ordinal, start, end, text, tuple(path), tokens) for _, doc_id, ordinal, path, start, end, tokens, text in kept]
-        return chunks, [r[0] for r in kept], len(kept) == len(rows)
+    def carried_ids(self, space_id: str, doc_ids: set[str]) -> tuple[np.ndarray, bool]:
+        """The vector ids of this space's chunks of the given documents, and whether that is the
+        whole space (then its segments are reused as they are). Their texts are not read: a run
+        reads only the chunks it writes again (indexer/segments.py)."""
+        rows = self.db.execute(load_sql("chunk_ids_of_space"), {"space_id": space_id}).fetchall()
+        kept = np.fromiter((vid for vid, doc_id in rows if doc_id in doc_ids), dtype=np.int64)
+        return kept, len(kept) == len(rows)
 
     def stale_documents(self, space_id: str) -> frozenset[str]:
         """Documents whose chunks in this space are an older version's (it was not rebuilt since they changed)."""

@@ -22,6 +22,7 @@ import os
 import re
 import shutil
 from dataclasses import dataclass, field
+from typing import Callable
 from pathlib import Path
 
 import numpy as np
@@ -155,35 +156,40 @@ def write_segment(folder: Path, space_id: str, chunks: list[Chunk], vectors: np.
 
 @dataclass
 class SpaceWrite:
-    """What writing a space did: every live chunk with its vector id, and how."""
+    """What writing a space did, and which chunk rows meta.duckdb must hold."""
 
     rows: list[tuple[int, Chunk]] = field(default_factory=list)
     linked: list[str] = field(default_factory=list)  # segments hard-linked from the previous generation
     written: int = 0  # rows written into a new segment
     deleted: int = 0
     compacted: bool = False
+    # `rows` holds the rows written anew (new or moved); `unmoved` the vector ids whose row is the
+    # previous generation's row of the same id, kept as it is; `dropped` the previous generation's
+    # ids whose rows go (None: all of them).
+    unmoved: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    dropped: np.ndarray | None = None
 
     def as_dict(self) -> dict:
         return {"segments": len(self.linked) + bool(self.written), "rows_written": self.written, "deleted_rows": self.deleted, "compacted": self.compacted}
 
 
-def write_space(space_dir: Path, name: str, space_id: str, dimension: int, kept: list[Chunk], kept_ids: list[int],
-                added: list[Chunk], vectors: np.ndarray, previous: Path | None) -> SpaceWrite:
-    """Write the segments of a space holding `kept` (rows `kept_ids` of the space folder `previous`)
-    and `added` (with their `vectors`); a new segment is called `name`."""
-    if len(added) != len(vectors) or len(kept) != len(kept_ids):
-        raise ValueError(f"space {space_id}: {len(added)} chunks but {len(vectors)} vectors to add, {len(kept)} chunks but {len(kept_ids)} ids to keep")
+def write_space(space_dir: Path, name: str, space_id: str, dimension: int, kept_ids: np.ndarray, added: list[Chunk], vectors: np.ndarray,
+                previous: Path | None, load: Callable[[np.ndarray], list[Chunk]]) -> SpaceWrite:
+    """Write the segments of a space holding rows `kept_ids` of the space folder `previous` and
+    `added` (with their `vectors`); a new segment is called `name`. `load(ids)` returns the
+    previous generation's chunks of those vector ids, in that order: only rows that must be
+    written again (merged, or moved to another id) are loaded."""
+    kept_ids = np.sort(np.asarray(kept_ids, dtype=np.int64))
+    if len(added) != len(vectors):
+        raise ValueError(f"space {space_id}: {len(added)} chunks but {len(vectors)} vectors to add")
     layout = read_layout(previous) if previous is not None else None
     if layout is None or layout.legacy:  # nothing to share: one segment holding everything
         old = stored_vectors(layout, kept_ids, dimension) if layout is not None else np.zeros((0, dimension), np.float32)
-        return _finish(space_dir, name, space_id, [], _new_rows(kept + added, np.concatenate([old, vectors])), compacted=False)
+        return _finish(space_dir, name, space_id, [], _new_rows(load(kept_ids) + added, np.concatenate([old, vectors])), False, None, load)
 
-    by_segment: dict[int, list[tuple[int, Chunk]]] = {}
-    starts = np.asarray([s.base for s in layout.segments], dtype=np.int64)
-    for vid, chunk in zip(kept_ids, kept):
-        position = int(np.searchsorted(starts, vid, side="right")) - 1
-        by_segment.setdefault(position, []).append((vid - layout.segments[position].base, chunk))
-    keep = [(s, sorted(by_segment[i], key=lambda r: r[0])) for i, s in enumerate(layout.segments) if by_segment.get(i)]
+    # The rows each previous segment keeps (local row numbers, ascending); segments keeping none are dropped.
+    position = np.searchsorted([s.base for s in layout.segments], kept_ids, side="right") - 1
+    keep = [(s, kept_ids[position == i] - s.base) for i, s in enumerate(layout.segments) if (position == i).any()]
     rows = sum(s.rows for s, _ in keep) + len(added)
     dead = sum(s.rows - len(live) for s, live in keep)
     merge_from = None
@@ -193,11 +199,11 @@ def write_space(space_dir: Path, name: str, space_id: str, dimension: int, kept:
         tail = sum(len(live) for _, live in keep[1:]) + len(added)
         merge_from = 1 if tail < len(keep[0][1]) else 0
     if merge_from is None:
-        return _finish(space_dir, name, space_id, keep, _new_rows(added, vectors), compacted=False)
+        return _finish(space_dir, name, space_id, keep, _new_rows(added, vectors), False, layout, load)
     merged = keep[merge_from:]
-    chunks = [c for _, live in merged for _, c in live] + added
-    old = [open_index(s.folder / "index.faiss").reconstruct_batch(np.asarray([r for r, _ in live], dtype=np.int64)) for s, live in merged]
-    return _finish(space_dir, name, space_id, keep[:merge_from], _new_rows(chunks, np.concatenate([*old, vectors])), compacted=True)
+    chunks = load(np.concatenate([live + s.base for s, live in merged])) + added
+    old = [open_index(s.folder / "index.faiss").reconstruct_batch(live) for s, live in merged]
+    return _finish(space_dir, name, space_id, keep[:merge_from], _new_rows(chunks, np.concatenate([*old, vectors])), True, layout, load)
 
 
 def _new_rows(chunks: list[Chunk], vectors: np.ndarray) -> tuple[list[Chunk], np.ndarray]:
@@ -206,15 +212,17 @@ def _new_rows(chunks: list[Chunk], vectors: np.ndarray) -> tuple[list[Chunk], np
     return [chunks[i] for i in order], vectors[order] if len(order) else vectors
 
 
-def _finish(space_dir: Path, name: str, space_id: str, keep: list[tuple[Segment, list[tuple[int, Chunk]]]],
-            new: tuple[list[Chunk], np.ndarray], compacted: bool) -> SpaceWrite:
+def _finish(space_dir: Path, name: str, space_id: str, keep: list[tuple[Segment, np.ndarray]], new: tuple[list[Chunk], np.ndarray],
+            compacted: bool, previous: Layout | None, load: Callable[[np.ndarray], list[Chunk]]) -> SpaceWrite:
     result = SpaceWrite(compacted=compacted)
-    entries, deleted, base = [], [], 0
+    entries, deleted, unmoved, base = [], [], [], 0
     for segment, live in keep:
         _link_tree(segment.folder, space_dir / SEGMENT_FOLDER / segment.name)
-        gone = np.setdiff1d(np.arange(segment.rows), [r for r, _ in live], assume_unique=True)
-        deleted.append(gone + base)
-        result.rows.extend((base + r, c) for r, c in live)
+        deleted.append(np.setdiff1d(np.arange(segment.rows), live, assume_unique=True) + base)
+        if base == segment.base:  # same ids as in the previous generation: their rows stay as they are
+            unmoved.append(live + base)
+        else:
+            result.rows.extend(zip((live + base).tolist(), load(live + segment.base)))
         result.linked.append(segment.name)
         entries.append({"name": segment.name, "rows": segment.rows})
         base += segment.rows
@@ -224,6 +232,10 @@ def _finish(space_dir: Path, name: str, space_id: str, keep: list[tuple[Segment,
         result.rows.extend((base + i, c) for i, c in enumerate(chunks))
         result.written = len(chunks)
         entries.append({"name": name, "rows": len(chunks)})
+    if previous is not None:
+        result.unmoved = np.concatenate(unmoved) if unmoved else np.zeros(0, np.int64)
+        previous_live = np.setdiff1d(np.arange(previous.id_space), previous.deleted, assume_unique=True)
+        result.dropped = np.setdiff1d(previous_live, result.unmoved, assume_unique=True)
     deleted_ids = np.concatenate(deleted).astype(np.int64) if deleted else np.zeros(0, np.int64)
     result.deleted = len(deleted_ids)
     if len(deleted_ids):

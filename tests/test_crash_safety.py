@@ -16,7 +16,6 @@ import time
 from pathlib import Path
 
 import duckdb
-import faiss
 import numpy as np
 import pytest
 

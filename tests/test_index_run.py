@@ -345,12 +345,12 @@ def test_a_space_whose_vectors_do_not_match_its_chunk_rows_is_never_published(tm
     manifest = {"provider": "local", "model": "m", "dimension": 4, "metric": "inner_product", "normalized": True, "chunking": {"chunk_tokens": 8, "chunk_overlap": 0}}
     summary = {"documents": {"added": 1}, "chunks": {"embedded": 1, "reused": 0}, "tokens_embedded": 2, "cost_usd": 0.0, "errors": []}
     run = artifacts.RunRecord("run-x", datetime.now(timezone.utc), [], summary, [], ["local"])
-    one_vector = artifacts.SpaceBuild("sp", manifest, [], [], chunks, np.ones((1, 4), dtype=np.float32))  # two rows
-    with pytest.raises(ValueError, match="2 chunks but 1 vectors"):
+    one_vector = artifacts.SpaceBuild("sp", manifest, np.zeros(0), chunks, np.ones((1, 4), dtype=np.float32))  # two rows
+    with pytest.raises(ValueError, match="2 chunks but 1 vectors to add"):
         artifacts.write_generation(tmp_path, "g0", [doc], [one_vector], run)
     assert not list((tmp_path / "generations").iterdir()), "nothing left behind"
 
-    build = artifacts.SpaceBuild("sp", manifest, [], [], chunks, np.ones((2, 4), dtype=np.float32) / 2)
+    build = artifacts.SpaceBuild("sp", manifest, np.zeros(0), chunks, np.ones((2, 4), dtype=np.float32) / 2)
     folder, _ = artifacts.write_generation(tmp_path, "g1", [doc], [build], run)
     artifacts.verify_generation(folder)
     (segment,) = (folder / "spaces" / "sp" / "segments").iterdir()

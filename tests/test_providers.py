@@ -107,8 +107,6 @@ def test_gemini_documents_and_queries_use_their_task_types_and_titles(tmp_path, 
 
 
 def test_reduced_gemini_vectors_are_stored_normalized(tmp_path, fake_gemini):
-    import faiss
-
     config = corpus(tmp_path, '[[spaces]]\nprovider = "gemini"\n')
     generation = run_json("run", "-c", str(config))["generation"]
     vectors = np.stack(list(stored_vectors(tmp_path / "artifacts/generations" / generation / "spaces" / GEMINI_SPACE).values()))

@@ -41,15 +41,20 @@ def vectors(chunks: list[Chunk]) -> np.ndarray:
 class Space:
     """A written space folder and the chunks it holds by vector id (what meta.duckdb would list)."""
 
-    def __init__(self, folder: Path, rows: list[tuple[int, Chunk]], how):
-        self.folder, self.rows, self.how = folder, dict(rows), how
+    def __init__(self, folder: Path, how, previous: "Space | None" = None):
+        """`how`: what write_space did; the rows it did not write are the previous space's, unmoved."""
+        unmoved = {vid: previous.rows[vid] for vid in how.unmoved.tolist()} if previous else {}
+        self.folder, self.rows, self.how = folder, {**unmoved, **dict(how.rows)}, how
         self.layout = read_layout(folder)
 
     def next(self, folder: Path, name: str, keep_docs: set[str], added: list[Chunk]) -> "Space":
         """The next generation's space: keeps the chunks of `keep_docs`, adds `added`."""
-        kept = [(vid, c) for vid, c in self.rows.items() if c.doc_id.removeprefix("file:") in keep_docs]
-        how = write_space(folder, name, "sp", DIMENSION, [c for _, c in kept], [vid for vid, _ in kept], added, vectors(added), self.folder)
-        return Space(folder, how.rows, how)
+        kept = [vid for vid, c in self.rows.items() if c.doc_id.removeprefix("file:") in keep_docs]
+        how = write_space(folder, name, "sp", DIMENSION, np.asarray(kept), added, vectors(added), self.folder, self.load)
+        return Space(folder, how, self)
+
+    def load(self, ids: np.ndarray) -> list[Chunk]:
+        return [self.rows[int(vid)] for vid in ids]
 
     def searched(self, query: str) -> tuple[dict, float, dict, dict]:
         """BM25 score per chunk, the ceiling, the top 10 by inner product, and the chunk store's rows — all keyed by chunk."""
@@ -71,8 +76,7 @@ class Space:
 def fresh(folder: Path, space: Space) -> Space:
     """The same chunks written from scratch into one segment."""
     chunks = list(space.rows.values())
-    how = write_space(folder, "fresh", "sp", DIMENSION, [], [], chunks, vectors(chunks), None)
-    return Space(folder, how.rows, how)
+    return Space(folder, write_space(folder, "fresh", "sp", DIMENSION, np.zeros(0), chunks, vectors(chunks), None, list))
 
 
 def assert_same_search(space: Space, reference: Space) -> None:
@@ -90,9 +94,8 @@ def assert_same_search(space: Space, reference: Space) -> None:
 def test_a_change_writes_one_small_segment_and_searches_as_a_fresh_build(tmp_path):
     docs = documents()
     names = sorted(docs)
-    first = write_space(tmp_path / "g1", "g1", "sp", DIMENSION, [], [], [c for d in names[:-1] for c in chunks_of(d, docs[d])],
-                        vectors([c for d in names[:-1] for c in chunks_of(d, docs[d])]), None)
-    g1 = Space(tmp_path / "g1", first.rows, first)
+    chunks = [c for d in names[:-1] for c in chunks_of(d, docs[d])]
+    g1 = Space(tmp_path / "g1", write_space(tmp_path / "g1", "g1", "sp", DIMENSION, np.zeros(0), chunks, vectors(chunks), None, list))
     # One document removed, one edited, one added.
     removed, edited, added = names[0], names[1], names[-1]
     new_chunks = chunks_of(edited, docs[edited][:-1] + ["An edited closing paragraph about refunds."]) + chunks_of(added, docs[added])
@@ -115,8 +118,7 @@ def test_deletions_past_a_fifth_of_the_rows_compact_the_space_into_one_segment(t
     docs = documents()
     names = sorted(docs)
     chunks = [c for d in names for c in chunks_of(d, docs[d])]
-    how = write_space(tmp_path / "g1", "g1", "sp", DIMENSION, [], [], chunks, vectors(chunks), None)
-    space = Space(tmp_path / "g1", how.rows, how)
+    space = Space(tmp_path / "g1", write_space(tmp_path / "g1", "g1", "sp", DIMENSION, np.zeros(0), chunks, vectors(chunks), None, list))
     total = len(chunks)
     step = 0
     while not space.how.compacted:
@@ -135,8 +137,7 @@ def test_many_small_runs_merge_their_segments_and_leave_the_big_one_shared(tmp_p
     docs = documents()
     names = sorted(docs)
     base = [c for d in names[:12] for c in chunks_of(d, docs[d])]
-    how = write_space(tmp_path / "g0", "g0", "sp", DIMENSION, [], [], base, vectors(base), None)
-    space = Space(tmp_path / "g0", how.rows, how)
+    space = Space(tmp_path / "g0", write_space(tmp_path / "g0", "g0", "sp", DIMENSION, np.zeros(0), base, vectors(base), None, list))
     merged = False
     for step, doc in enumerate(names[12:], start=1):  # one new document per run
         keep = {c.doc_id.removeprefix("file:") for c in space.rows.values()}
@@ -188,3 +189,60 @@ def test_a_generation_of_several_segments_packs_and_unpacks_whole(two_segments, 
         ours = json.loads(run_cli("search", query, "-c", str(config), "--json").output)["hits"]
         theirs = json.loads(run_cli("search", query, "--artifacts", str(server), "--json").output)["hits"]
         assert [(h["chunk_id"], h["score"]) for h in ours] == [(h["chunk_id"], h["score"]) for h in theirs], query
+
+
+def tables(artifacts: Path) -> tuple[list, list]:
+    import duckdb
+
+    folder = artifacts / "generations" / (artifacts / "CURRENT").read_text().strip()
+    db = duckdb.connect(str(folder / "meta.duckdb"), read_only=True)
+    try:
+        columns = [c for (c,) in db.execute("SELECT column_name FROM information_schema.columns WHERE table_name = 'documents' ORDER BY ordinal_position").fetchall()]
+        documents = db.execute(f"SELECT {', '.join(c for c in columns if c != 'indexed_at')} FROM documents ORDER BY doc_id").fetchall()
+        chunks = db.execute("SELECT * EXCLUDE (vector_id) FROM chunks ORDER BY chunk_id").fetchall()
+        return documents, chunks
+    finally:
+        db.close()
+
+
+def test_the_updated_metadata_file_holds_what_a_fresh_build_writes(two_segments, tmp_path):
+    import duckdb
+
+    config, report = two_segments
+    artifacts = tmp_path / "artifacts"
+    folder = artifacts / "generations" / report["generation"]
+    db = duckdb.connect(str(folder / "meta.duckdb"), read_only=True)
+    indexed = dict(db.execute("SELECT doc_id, indexed_at FROM documents").fetchall())
+    db.close()
+    assert indexed["file:d0.md"] < indexed["file:d1.md"], "an unchanged row is the previous generation's, not written again"
+    assert run_cli("run", "-c", str(config), "-a", str(tmp_path / "fresh"), "-q").exit_code == 0
+    assert tables(artifacts) == tables(tmp_path / "fresh")
+    # A renamed source changes no hash, but every row names it: the rows are written again.
+    config.write_text(config.read_text().replace('name = "docs"', 'name = "help"'))
+    result = run_cli("run", "-c", str(config))
+    assert result.exit_code == 0 and "Nothing changed" not in result.output, result.output
+    documents, _ = tables(artifacts)
+    assert {row[1] for row in documents} == {"help"} and len(documents) == 5
+    (tmp_path / "docs" / "d4.md").unlink()
+    assert run_cli("run", "-c", str(config), "-q").exit_code == 0
+    assert run_cli("run", "-c", str(config), "-a", str(tmp_path / "fresh-2"), "-q").exit_code == 0
+    assert tables(artifacts) == tables(tmp_path / "fresh-2") and len(tables(artifacts)[0]) == 4
+
+
+def test_runs_that_each_add_a_page_merge_the_small_segments_and_keep_the_metadata_true(tmp_path, local_embedder):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for i in range(4):
+        (docs / f"base{i}.md").write_text(f"# Base {i}\n\n" + " ".join(f"word{i}x{k}" for k in range(60)) + "\n")
+    config = write_config(tmp_path, '[[sources]]\nname = "docs"\ntype = "files"\npath = "docs"\n[[spaces]]\nprovider = "local"\n')
+    assert run_cli("run", "-c", str(config), "-q").exit_code == 0
+    shapes = []
+    for i in range(segments.MAX_SEGMENTS):
+        (docs / f"new{i}.md").write_text(f"# New {i}\n\nA page about topic {i}.\n")
+        space = json.loads(run_cli("run", "-c", str(config), "--json").output)["spaces"]["local-all-minilm-l6-v2-384"]
+        shapes.append((space["segments"], space["compacted"]))
+    assert shapes[-1] == (2, True) and shapes[:-1] == [(n, False) for n in range(2, segments.MAX_SEGMENTS + 1)], shapes
+    assert run_cli("run", "-c", str(config), "-a", str(tmp_path / "fresh"), "-q").exit_code == 0
+    assert tables(tmp_path / "artifacts") == tables(tmp_path / "fresh")
+    hits = json.loads(run_cli("search", "topic 3", "-c", str(config), "--json", "--mode", "lexical").output)["hits"]
+    assert hits[0]["doc_id"] == "file:new3.md"

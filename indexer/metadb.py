@@ -1,0 +1,207 @@
+"""meta.duckdb of a new generation: written afresh, or the previous generation's file updated.
+
+A run that changed 1% of 10,000 documents spent 8 s of its 12 s of writing inserting every
+document and chunk row again. When the previous generation's file has this version's schema and
+no space was compacted, it is copied and only what changed is deleted and inserted: the rows of
+documents this run wrote (or removed), and the chunk rows whose vector ids did not stay as they
+were (indexer/segments.py `SpaceWrite.unmoved`). Compaction writes the file afresh, which also
+gives back the space deleted rows leave behind.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+import numpy as np
+
+from indexer.documents import Chunk, Document, chunk_id, utc_naive
+from indexer.sql import SCHEMA, load_sql
+
+
+@dataclass(frozen=True)
+class MetaUpdate:
+    """The previous generation's meta.duckdb (schema as this version writes it) and the documents
+    whose rows this run writes: new or changed in any column. Documents of the previous generation
+    that are not in this one are removed."""
+
+    previous: Path
+    rewritten: frozenset[str]
+
+
+def stored_chunks(generation: Path, space_id: str, vector_ids: np.ndarray) -> list[Chunk]:
+    """A generation's chunks of a space by vector id, in the order of `vector_ids`."""
+    import duckdb
+
+    if not len(vector_ids):
+        return []
+    db = duckdb.connect(str(generation / "meta.duckdb"), read_only=True)
+    try:
+        rows = db.execute(load_sql("chunks_by_vector_id_list"), {"space_id": space_id, "ids": np.asarray(vector_ids).tolist()}).fetchall()
+    finally:
+        db.close()
+    found = {vid: Chunk(doc_id, ordinal, start, end, text, tuple(path), tokens) for vid, doc_id, ordinal, path, start, end, tokens, text in rows}
+    return [found[int(vid)] for vid in vector_ids]
+
+
+def write_metadata(path: Path, generation_id: str, documents: list[Document], spaces: list, writes: dict, run, now: datetime,
+                   update: MetaUpdate | None) -> bool:
+    """Write meta.duckdb at `path` (`spaces`: SpaceBuild, `writes`: their SpaceWrite by space id);
+    True when it updated a copy of the previous generation's."""
+    import duckdb
+
+    incremental = update is not None and not any(w.compacted for w in writes.values())
+    if incremental:
+        shutil.copyfile(update.previous, path)
+    db = duckdb.connect(str(path))
+    try:
+        if not incremental:
+            for name in SCHEMA:
+                db.execute(load_sql(name))
+            if update is not None:  # rows kept as they are come from the previous file, not from Python
+                db.execute(f"ATTACH '{update.previous}' AS previous (READ_ONLY)")
+        db.execute("BEGIN TRANSACTION")
+        written = _remove_changed(db, update, documents, spaces) if incremental else documents
+        # One statement per table, columns as lists: row-by-row inserts took seconds per 10k chunks.
+        if written:
+            db.execute(load_sql("documents_insert"), {**_columns([_document_row(d) for d in written]), "indexed_at": now})
+        for build in spaces:
+            write = writes[build.space_id]
+            if incremental:
+                rows = _remove_moved(db, build.space_id, write)
+            else:
+                rows = write.rows
+                if len(write.unmoved):
+                    db.execute(load_sql("chunks_copy_unmoved"), {"space_id": build.space_id, "ids": write.unmoved.tolist()})
+            if rows:
+                db.execute(load_sql("chunks_insert"), {**_columns([_chunk_row(build.space_id, i, c) for i, c in rows]), "space_id": build.space_id})
+            _insert_space(db, build)
+        _insert_run(db, generation_id, run, len(documents), sum(b.size for b in spaces), now)
+        db.execute("COMMIT")
+        db.execute("CHECKPOINT")
+    finally:
+        db.close()
+    return incremental
+
+
+def _remove_changed(db, update: MetaUpdate, documents: list[Document], spaces: list) -> list[Document]:
+    """Delete, from the copied file, the rows this run writes again or removes; returns the documents to insert."""
+    current = {d.doc_id for d in documents}
+    gone = [doc_id for (doc_id,) in db.execute(load_sql("document_ids")).fetchall() if doc_id not in current]
+    db.execute(load_sql("documents_delete"), {"ids": sorted(update.rewritten) + gone})
+    db.execute(load_sql("chunks_delete_space"), {"space_id": None, "keep": [b.space_id for b in spaces]})
+    for table in ("embedding_spaces", "ingest_runs", "source_events"):  # one row set per generation
+        db.execute(f"DELETE FROM {table}")
+    return [d for d in documents if d.doc_id in update.rewritten]
+
+
+def _remove_moved(db, space_id: str, write) -> list[tuple[int, Chunk]]:
+    """Delete the space's chunk rows that did not stay as they were; returns the rows to insert."""
+    if write.dropped is None:
+        db.execute(load_sql("chunks_delete_space"), {"space_id": space_id, "keep": None})
+        return write.rows
+    db.execute(load_sql("chunks_delete"), {"space_id": space_id, "ids": write.dropped.tolist()})
+    unmoved = set(write.unmoved.tolist())
+    return [(vid, c) for vid, c in write.rows if vid not in unmoved]
+
+
+def _insert_space(db, build) -> None:
+    m = build.manifest
+    db.execute(
+        load_sql("embedding_spaces_insert"),
+        {
+            "space_id": build.space_id,
+            "provider": m["provider"],
+            "model": m["model"],
+            "dimension": m["dimension"],
+            "metric": m["metric"],
+            "normalized": m["normalized"],
+            "chunk_tokens": m["chunking"]["chunk_tokens"],
+            "chunk_overlap": m["chunking"]["chunk_overlap"],
+            "vector_count": build.size,
+            "manifest": json.dumps(m),
+        },
+    )
+
+
+def _insert_run(db, generation_id: str, run, documents: int, chunks: int, now: datetime) -> None:
+    """The run that built this generation, and what went wrong in it."""
+    summary = run.summary
+    failures = [e for e in run.errors if e.level == "error"]
+    db.execute(
+        load_sql("ingest_runs_insert"),
+        {
+            "run_id": run.run_id,
+            "generation_id": generation_id,
+            "started_at": utc_naive(run.started_at),
+            "finished_at": now,
+            "status": "partial" if failures else "success",  # exit 4 or 0; runs that published nothing are only in runs.jsonl
+            "providers": run.providers,
+            **{k: summary["documents"].get(k, 0) for k in ("added", "updated", "metadata_only", "skipped", "deleted", "failed")},
+            "documents": documents,
+            "chunks": chunks,
+            "chunks_embedded": summary["chunks"]["embedded"],
+            "chunks_reused": summary["chunks"]["reused"],
+            "tokens_embedded": summary["tokens_embedded"],
+            "cost_usd": summary["cost_usd"],
+            "errors": len(failures),
+            "report": json.dumps(summary, default=str),
+        },
+    )
+    if run.errors:
+        db.executemany(
+            load_sql("source_events_insert"),
+            [
+                {**{k: e.as_dict()[k] for k in ("source", "doc_id", "code", "step", "retryable", "message")}, "run_id": run.run_id, "level": e.level, "occurred_at": now}
+                for e in run.errors
+            ],
+        )
+
+
+def _columns(rows: list[dict]) -> dict[str, list]:
+    """Rows → one list per column; row keys are already the SQL parameter names."""
+    return {key: [row[key] for row in rows] for key in rows[0]}
+
+
+def _document_row(d: Document) -> dict:
+    """One document as the `documents_insert` parameters (each a column list) expect it."""
+    return {
+        "doc_ids": d.doc_id,
+        "sources": d.source,
+        "source_types": d.source_type,
+        "titles": d.title,
+        "urls": d.url,
+        "paths": d.path,
+        "tags": list(d.tags),
+        "authors": list(d.authors),
+        "updated_ats": utc_naive(d.updated_at),
+        "metadatas": json.dumps(d.metadata, default=str),
+        "content_hashes": d.content_hash,
+        "metadata_hashes": d.metadata_hash,
+        "texts": d.text,
+        "etags": d.etag,
+        "last_modifieds": d.last_modified,
+        "fetched_ats": utc_naive(d.fetched_at),
+        "links": list(d.links),
+    }
+
+
+def _chunk_row(space_id: str, vector_id: int, c: Chunk) -> dict:
+    """One chunk as the `chunks_insert` parameters (each a column list) expect it."""
+    return {
+        "vector_ids": vector_id,
+        "chunk_ids": chunk_id(space_id, c.doc_id, c.ordinal, c.chunk_hash),
+        "doc_ids": c.doc_id,
+        "ordinals": c.ordinal,
+        "heading_paths": list(c.heading_path),
+        "start_offsets": c.start,
+        "end_offsets": c.end,
+        "token_counts": c.token_count,
+        "chunk_hashes": c.chunk_hash,
+        "texts": c.text,
+    }
+
+
