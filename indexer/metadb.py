@@ -40,7 +40,7 @@ def stored_chunks(generation: Path, space_id: str, vector_ids: np.ndarray) -> li
         return []
     db = duckdb.connect(str(generation / "meta.duckdb"), read_only=True)
     try:
-        rows = db.execute(load_sql("chunks_by_vector_id_list"), {"space_id": space_id, "ids": np.asarray(vector_ids).tolist()}).fetchall()
+        rows = db.execute(load_sql("chunks_by_vector_id_list"), {"space_id": space_id, "vector_ids": np.asarray(vector_ids).tolist()}).fetchall()
     finally:
         db.close()
     found = {vid: Chunk(doc_id, ordinal, start, end, text, tuple(path), tokens) for vid, doc_id, ordinal, path, start, end, tokens, text in rows}
@@ -75,7 +75,7 @@ def write_metadata(path: Path, generation_id: str, documents: list[Document], sp
             else:
                 rows = write.rows
                 if len(write.unmoved):
-                    db.execute(load_sql("chunks_copy_unmoved"), {"space_id": build.space_id, "ids": write.unmoved.tolist()})
+                    db.execute(load_sql("chunks_copy_unmoved"), {"space_id": build.space_id, "vector_ids": write.unmoved.tolist()})
             if rows:
                 db.execute(load_sql("chunks_insert"), {**_columns([_chunk_row(build.space_id, i, c) for i, c in rows]), "space_id": build.space_id})
             _insert_space(db, build)
@@ -91,7 +91,7 @@ def _remove_changed(db, update: MetaUpdate, documents: list[Document], spaces: l
     """Delete, from the copied file, the rows this run writes again or removes; returns the documents to insert."""
     current = {d.doc_id for d in documents}
     gone = [doc_id for (doc_id,) in db.execute(load_sql("document_ids")).fetchall() if doc_id not in current]
-    db.execute(load_sql("documents_delete"), {"ids": sorted(update.rewritten) + gone})
+    db.execute(load_sql("documents_delete"), {"doc_ids": sorted(update.rewritten) + gone})
     db.execute(load_sql("chunks_delete_space"), {"space_id": None, "keep": [b.space_id for b in spaces]})
     for table in ("embedding_spaces", "ingest_runs", "source_events"):  # one row set per generation
         db.execute(f"DELETE FROM {table}")
@@ -103,7 +103,7 @@ def _remove_moved(db, space_id: str, write) -> list[tuple[int, Chunk]]:
     if write.dropped is None:
         db.execute(load_sql("chunks_delete_space"), {"space_id": space_id, "keep": None})
         return write.rows
-    db.execute(load_sql("chunks_delete"), {"space_id": space_id, "ids": write.dropped.tolist()})
+    db.execute(load_sql("chunks_delete"), {"space_id": space_id, "vector_ids": write.dropped.tolist()})
     unmoved = set(write.unmoved.tolist())
     return [(vid, c) for vid, c in write.rows if vid not in unmoved]
 
