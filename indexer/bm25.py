@@ -122,6 +122,8 @@ class LexicalIndex:
         lengths = [s.live_lengths() for s in self.segments]
         self.size = sum(len(x) for x in lengths)  # live chunks: BM25's N
         self.average_length = float(sum(int(x.sum()) for x in lengths)) / max(self.size, 1) or 1.0
+        # Each row's length term, once per generation: k1 · (1 − b + b · length / average length).
+        self.norms = [K1 * (1 - B + B * np.asarray(s.lengths, dtype=np.float64) / self.average_length) for s in self.segments]
         # A term in one chunk only, once, in a chunk of average length scores its idf (Lucene's form).
         self.unknown_term = math.log(1 + (max(self.size, 1) - 1 + 0.5) / 1.5)
 
@@ -143,10 +145,10 @@ class LexicalIndex:
                 continue
             idf = math.log(1 + (self.size - df + 0.5) / (df + 0.5))
             best = 0.0
-            for segment, rows, tf in found:
+            for (segment, rows, tf), norms in zip(found, self.norms):
                 if len(rows):
                     tf = tf.astype(np.float64)
-                    contribution = idf * tf / (tf + K1 * (1 - B + B * segment.lengths[rows] / self.average_length))
+                    contribution = idf * tf / (tf + norms[rows])
                     totals[segment.base + rows] += repeats * contribution
                     best = max(best, float(contribution.max()))
             ceiling += repeats * best

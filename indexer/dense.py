@@ -26,12 +26,22 @@ def open_index(path: Path):
 class DenseSegments:
     def __init__(self, indexes: list[tuple[object, int]], deleted: np.ndarray, dimension: int):
         """`indexes`: (FAISS index, base vector id) per segment, in vector-id order."""
+        import faiss
+
         self.d = dimension
         self.parts = []
+        self._live_only = []  # per segment: a selector of its live rows (None: all are live), built once
         deleted = np.asarray(deleted, dtype=np.int64)
         for index, base in indexes:
             gone = deleted[(deleted >= base) & (deleted < base + index.ntotal)] - base
             self.parts.append((index, base, gone))
+            selector = None
+            if len(gone):
+                live = np.ones(index.ntotal, dtype=bool)
+                live[gone] = False
+                bits = np.packbits(live, bitorder="little")  # kept alive beside the selector that points into it
+                selector = (faiss.IDSelectorBitmap(index.ntotal, faiss.swig_ptr(bits)), bits)
+            self._live_only.append(selector)
         self.ntotal = sum(int(index.ntotal) - len(gone) for index, _, gone in self.parts)  # live vectors
 
     @property
@@ -69,7 +79,7 @@ class DenseSegments:
         import faiss
 
         found_scores, found_ids = [], []
-        for index, base, gone in self.parts:
+        for (index, base, gone), live_only in zip(self.parts, self._live_only):
             rows = int(index.ntotal)
             local = None if allowed is None else allowed[(allowed >= base) & (allowed < base + rows)] - base
             live = rows - len(gone) if local is None else len(local)
@@ -89,10 +99,8 @@ class DenseSegments:
             if local is not None:
                 selector = faiss.IDSelectorBatch(local)
                 params.sel = selector
-            elif len(gone):
-                kept_out = faiss.IDSelectorBatch(gone)
-                selector = faiss.IDSelectorNot(kept_out)
-                params.sel = selector
+            elif live_only is not None:
+                params.sel = live_only[0]
             scores, ids = index.search(queries, min(k, live), params=params)
             found_scores.append(scores)
             found_ids.append(np.where(ids >= 0, ids + base, -1))

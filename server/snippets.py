@@ -104,20 +104,22 @@ _UNDERSCORE_EMPHASIS = re.compile(r"(?<!\w)_(?=\S)(.+?)(?<=\S)_(?!\w)")
 _CODE = re.compile(r"`+([^`]*)`+")
 
 
+# In order: (pattern, replacement, characters without which it cannot match).
+_STEPS = (
+    (_FENCE, "", "`~"), (_TABLE_RULE, "", "-"), (_RULE, "", "-*_"), (_HEADING, "", "#"), (_QUOTE, "", ">"),
+    (_BULLET, "", "-*+.)"), (_IMAGE, r"\1", "!"), (_LINK, r"\1", "]"), (_CODE, r"\1", "`"), (_EMPHASIS, r"\2", "*_~"),
+    (_UNDERSCORE_EMPHASIS, r"\1", "_"),
+)
+
+
 def readable(text: str) -> str:
     """`text` without Markdown syntax: headings, emphasis, code marks and fences, table pipes and
     rules, link and image syntax (their words stay), list bullets and quote marks."""
-    text = _FENCE.sub("", text)
-    text = _TABLE_RULE.sub("", text)
-    text = _RULE.sub("", text)
-    text = _HEADING.sub("", text)
-    text = _QUOTE.sub("", text)
-    text = _BULLET.sub("", text)
-    text = _IMAGE.sub(r"\1", text)
-    text = _LINK.sub(r"\1", text)
-    text = _CODE.sub(r"\1", text)
-    text = _EMPHASIS.sub(r"\2", text)
-    text = _UNDERSCORE_EMPHASIS.sub(r"\1", text)
+    # Each pattern runs only when its characters occur: plain prose skips them all (10 hits of a
+    # search spent ~0.7 ms here running every pattern over every text).
+    for pattern, replacement, marks in _STEPS:
+        if any(mark in text for mark in marks):
+            text = pattern.sub(replacement, text)
     lines = []
     for line in text.splitlines():
         if line.count("|") >= 2 or line.lstrip().startswith("|"):  # a table row: its cells, apart
