@@ -34,6 +34,7 @@ import numpy as np
 from indexer.lexical import ANALYZER, analyze, query_terms
 
 FORMAT = "postings-v1"
+BUILD_BATCH = 8192  # rows whose occurrences are sorted at once: bounds the build's memory, not its result
 K1, B = ANALYZER["k1"], ANALYZER["b"]
 
 
@@ -41,21 +42,28 @@ def build_lexical_segment(texts: list[str], folder: Path) -> None:
     """Write the postings of `texts` (row i = texts[i]) into `folder`."""
     vocabulary: dict[str, int] = {}
     lengths = np.zeros(len(texts), dtype=np.int32)
-    terms_of_rows = []
-    for row, text in enumerate(texts):
-        terms = analyze(text)
-        lengths[row] = len(terms)
-        terms_of_rows.append(np.fromiter((vocabulary.setdefault(t, len(vocabulary)) for t in terms), dtype=np.int64, count=len(terms)))
-    rows = max(len(texts), 1)
-    # One key per (term, row) occurrence; sorted and counted, they are the postings in term-major order.
-    keys = np.concatenate([ids * rows + row for row, ids in enumerate(terms_of_rows)]) if terms_of_rows else np.zeros(0, np.int64)
-    keys, tf = np.unique(keys, return_counts=True)
-    term_of_posting = keys // rows
-    indptr = np.searchsorted(term_of_posting, np.arange(len(vocabulary) + 1)).astype(np.int64)
+    triples = []  # per batch of rows: (term, row, tf) of each distinct (term, row), int32
+    for first in range(0, len(texts), BUILD_BATCH):
+        batch = texts[first : first + BUILD_BATCH]
+        keys = []
+        for row, text in enumerate(batch):
+            words = analyze(text)
+            lengths[first + row] = len(words)
+            keys.append(np.fromiter((vocabulary.setdefault(t, len(vocabulary)) for t in words), dtype=np.int64, count=len(words)) * len(batch) + row)
+        # One key per occurrence, sorted and counted: the batch's postings, term-major.
+        unique, tf = np.unique(np.concatenate(keys), return_counts=True)
+        triples.append(((unique // len(batch)).astype(np.int32), (unique % len(batch) + first).astype(np.int32), tf.astype(np.int32)))
+    if triples:
+        term_of, rows, tf = (np.concatenate(part) for part in zip(*triples))
+    else:
+        term_of = rows = tf = np.zeros(0, np.int32)
+    order = np.argsort(term_of, kind="stable")  # batches are in row order, so rows stay ascending within a term
+    rows, tf = rows[order], tf[order]
+    indptr = np.searchsorted(term_of[order], np.arange(len(vocabulary) + 1)).astype(np.int64)
     folder.mkdir(parents=True, exist_ok=True)
     np.save(folder / "postings.indptr.npy", indptr)
-    np.save(folder / "postings.rows.npy", (keys % rows).astype(np.int32))
-    np.save(folder / "postings.tf.npy", tf.astype(np.int32))
+    np.save(folder / "postings.rows.npy", rows)
+    np.save(folder / "postings.tf.npy", tf)
     np.save(folder / "lengths.npy", lengths)
     (folder / "terms.json").write_text(json.dumps(sorted(vocabulary, key=vocabulary.__getitem__), ensure_ascii=False), encoding="utf-8")
     (folder / "analyzer.json").write_text(json.dumps({**ANALYZER, "format": FORMAT, "documents": len(texts)}, indent=2) + "\n")

@@ -246,3 +246,19 @@ def test_runs_that_each_add_a_page_merge_the_small_segments_and_keep_the_metadat
     assert tables(tmp_path / "artifacts") == tables(tmp_path / "fresh")
     hits = json.loads(run_cli("search", "topic 3", "-c", str(config), "--json", "--mode", "lexical").output)["hits"]
     assert hits[0]["doc_id"] == "file:new3.md"
+
+
+def test_postings_built_in_batches_score_as_one_index_split_anywhere(tmp_path):
+    """More rows than one build batch: the postings are the same as two segments split elsewhere."""
+    from indexer.bm25 import BUILD_BATCH, LexicalIndex, build_lexical_segment
+
+    words = ["refund", "parcel", "warranty", "invoice", "courier", "voucher", "lisbon", "porto"]
+    texts = [" ".join(words[(i * k) % len(words)] for k in range(1, 2 + i % 5)) for i in range(BUILD_BATCH + 900)]
+    build_lexical_segment(texts, tmp_path / "one")
+    build_lexical_segment(texts[:5000], tmp_path / "a")
+    build_lexical_segment(texts[5000:], tmp_path / "b")
+    one = LexicalIndex([(tmp_path / "one", 0)], np.zeros(0), len(texts))
+    two = LexicalIndex([(tmp_path / "a", 0), (tmp_path / "b", 5000)], np.zeros(0), len(texts))
+    for query in ("refund courier", "porto porto voucher", "warranty"):
+        (a, ceiling_a), (b, ceiling_b) = one.scores(query), two.scores(query)
+        assert np.array_equal(a, b) and ceiling_a == ceiling_b and (a > 0).sum() > BUILD_BATCH // 10, query
