@@ -247,35 +247,7 @@ def run_index(
             if not documents:
                 raise PublishRefused(_nothing_found(config, report.errors + report.warnings))
 
-        builds = []
-        for space in config.spaces:
-            space_id = space.space_id
-            manifest = space_manifest(space)
-            search_settings = space.search_settings()
-            if space_id in fresh:
-                carried, whole = previous.carried_ids(space_id, kept - stale_before[space_id]) if carries[space_id] else (np.zeros(0, np.int64), False)
-                vectors, stats = fresh[space_id]
-                added = new_chunks[space_id]
-                stats = {"chunks": len(carried) + len(added), "carried": len(carried), **stats}
-                stale, rebuilt_at = frozenset(), None
-            elif previous is not None and previous.compatible(space_id, manifest):
-                # Not rebuilt: every document keeps the chunks it had here, a changed one its older
-                # version's (marked stale), so the space still covers every document until its provider runs.
-                changed = {i for i, d in decisions.items() if d.action is Action.FULL}
-                carried, whole = previous.carried_ids(space_id, kept | changed)
-                added, vectors = [], np.zeros((0, space.dimensions), np.float32)
-                live = {d.doc_id for d in documents}
-                stale, rebuilt_at = frozenset((previous.stale_documents(space_id) & live) | changed), previous.rebuilt_at(space_id)
-                stats = {"chunks": len(carried), "carried_over": True, "stale_documents": len(stale)}
-            else:
-                report.spaces[space_id] = {"skipped": "not rebuilt (--provider) and not in the current generation"}
-                continue
-            # The previous space's segments are shared where its chunks are kept (indexer/segments.py).
-            builds.append(artifacts.SpaceBuild(
-                space_id, manifest, carried, added, vectors, previous=previous.space_folder(space_id) if len(carried) else None,
-                unchanged=whole and not added, stale=stale, rebuilt_at=rebuilt_at, search=search_settings,
-            ))
-            report.spaces[space_id] = stats
+        builds = _space_builds(config, previous, fresh, new_chunks, carries, stale_before, kept, decisions, documents, report)
         rewritten = _rewritten(decisions, documents, stored_fetch, before)
         unchanged_generation = previous is not None and _nothing_changed(previous, decisions, documents, builds, rewritten, report)
         update = None
@@ -306,6 +278,44 @@ def run_index(
     with timer("publish"):
         artifacts.publish(config.artifacts, folder, generation_id, config.keep_generations)
     return report
+
+
+def _space_builds(config: Config, previous: PreviousGeneration | None, fresh: dict, new_chunks: dict[str, list[Chunk]], carries: dict[str, bool],
+                  stale_before: dict[str, set], kept: set[str], decisions: dict[str, Decision], documents: list[Document],
+                  report: RunReport) -> list[artifacts.SpaceBuild]:
+    """What each configured space keeps from the previous generation (by vector id) and adds: a
+    rebuilt space (`fresh`: its new vectors) keeps the chunks of kept documents; a space this run
+    does not rebuild keeps every document's chunks, the changed ones marked stale."""
+    builds = []
+    for space in config.spaces:
+        space_id = space.space_id
+        manifest = space_manifest(space)
+        search_settings = space.search_settings()
+        if space_id in fresh:
+            carried, whole = previous.carried_ids(space_id, kept - stale_before[space_id]) if carries[space_id] else (np.zeros(0, np.int64), False)
+            vectors, stats = fresh[space_id]
+            added = new_chunks[space_id]
+            stats = {"chunks": len(carried) + len(added), "carried": len(carried), **stats}
+            stale, rebuilt_at = frozenset(), None
+        elif previous is not None and previous.compatible(space_id, manifest):
+            # Not rebuilt: every document keeps the chunks it had here, a changed one its older
+            # version's (marked stale), so the space still covers every document until its provider runs.
+            changed = {i for i, d in decisions.items() if d.action is Action.FULL}
+            carried, whole = previous.carried_ids(space_id, kept | changed)
+            added, vectors = [], np.zeros((0, space.dimensions), np.float32)
+            live = {d.doc_id for d in documents}
+            stale, rebuilt_at = frozenset((previous.stale_documents(space_id) & live) | changed), previous.rebuilt_at(space_id)
+            stats = {"chunks": len(carried), "carried_over": True, "stale_documents": len(stale)}
+        else:
+            report.spaces[space_id] = {"skipped": "not rebuilt (--provider) and not in the current generation"}
+            continue
+        # The previous space's segments are shared where its chunks are kept (indexer/segments.py).
+        builds.append(artifacts.SpaceBuild(
+            space_id, manifest, carried, added, vectors, previous=previous.space_folder(space_id) if len(carried) else None,
+            unchanged=whole and not added, stale=stale, rebuilt_at=rebuilt_at, search=search_settings,
+        ))
+        report.spaces[space_id] = stats
+    return builds
 
 
 def _leave_out_empty_new_pages(report: RunReport, before: dict) -> None:
