@@ -62,7 +62,8 @@ def write_metadata(path: Path, generation_id: str, documents: list[Document], sp
             for name in SCHEMA:
                 db.execute(load_sql(name))
             if update is not None:  # rows kept as they are come from the previous file, not from Python
-                db.execute(f"ATTACH '{update.previous}' AS previous (READ_ONLY)")
+                quoted = "'" + str(update.previous).replace("'", "''") + "'"  # ATTACH takes a literal, not a parameter
+                db.execute(f"ATTACH {quoted} AS previous (READ_ONLY)")
         db.execute("BEGIN TRANSACTION")
         written = _remove_changed(db, update, documents, spaces) if incremental else documents
         # One statement per table, columns as lists: row-by-row inserts took seconds per 10k chunks.
