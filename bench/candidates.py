@@ -23,7 +23,7 @@ import numpy as np  # noqa: E402
 
 from indexer import evaluation  # noqa: E402
 from indexer.lexical import query_terms  # noqa: E402
-from server.search import MIN_CANDIDATES, _bm25, _cosines, _dense  # noqa: E402
+from server.search import MIN_CANDIDATES, _bm25  # noqa: E402
 from indexer.config import ServerConfig  # noqa: E402
 from server.service import SearchService, Settings  # noqa: E402
 
@@ -41,10 +41,10 @@ def collect(artifacts: Path, queries: dict[str, str], depth: int = MIN_CANDIDATE
     out = {}
     for qid, vector in zip(ids, vectors):
         text = queries[qid]
-        dense = _dense(space, vector, depth, None)
+        dense = space.dense.top(vector, depth)
         scores, ceiling, lexical, _ = _bm25(space, text, None, depth)
         union = list(dict.fromkeys([*dense, *lexical]))
-        cosine = np.asarray(_cosines(space, vector, union), dtype=np.float32)
+        cosine = np.asarray(space.dense.cosines(vector, union), dtype=np.float32)
         share = np.asarray([scores[v] / ceiling for v in union], dtype=np.float32) if ceiling else np.zeros(len(union), np.float32)
         out[qid] = {
             "ids": np.asarray(union), "cosine": cosine, "lexical": share,

@@ -115,13 +115,12 @@ def _write(folder: Path, generation_id: str, documents: list[Document], spaces: 
            update: MetaUpdate | None) -> dict[str, dict]:
     now = utc_naive(datetime.now(timezone.utc))
 
-    written, writes, linked = {}, {}, {}
+    writes = {}
     for build in spaces:
         space_dir = folder / "spaces" / build.space_id
         space_dir.mkdir(parents=True)
-        result = write_space(space_dir, generation_id, build.space_id, int(build.manifest["dimension"]), build.kept_ids, build.added,
-                             build.vectors, build.previous, partial(stored_chunks, build.previous.parent.parent, build.space_id) if build.previous else _nothing)
-        writes[build.space_id], linked[build.space_id], written[build.space_id] = result, (build.previous, result.linked), result.as_dict()
+        writes[build.space_id] = write_space(space_dir, generation_id, build.space_id, int(build.manifest["dimension"]), build.kept_ids, build.added,
+                                             build.vectors, build.previous, partial(stored_chunks, build.previous.parent.parent, build.space_id) if build.previous else _nothing)
         if build.stale:
             _write_json(space_dir / STALE, {"documents": sorted(build.stale)})
         _write_json(space_dir / "space.json", {**build.manifest, "vector_count": build.size})
@@ -149,11 +148,11 @@ def _write(folder: Path, generation_id: str, documents: list[Document], spaces: 
     }
     # Hard-linked segments are byte-for-byte the previous generation's: take their checksums from its manifest.
     known: dict[str, dict] = {}
-    for space_id, (previous_space, names) in linked.items():
-        if names:
-            previous = json.loads((previous_space.parent.parent / MANIFEST).read_text(encoding="utf-8"))["files"]
-            prefixes = tuple(f"spaces/{previous_space.name}/{SEGMENT_FOLDER}/{name}/" for name in names)
-            known.update({f"spaces/{space_id}/" + name.split("/", 2)[2]: info for name, info in previous.items() if name.startswith(prefixes)})
+    for build in spaces:
+        if names := writes[build.space_id].linked:
+            previous = json.loads((build.previous.parent.parent / MANIFEST).read_text(encoding="utf-8"))["files"]
+            prefixes = tuple(f"spaces/{build.previous.name}/{SEGMENT_FOLDER}/{name}/" for name in names)
+            known.update({f"spaces/{build.space_id}/" + name.split("/", 2)[2]: info for name, info in previous.items() if name.startswith(prefixes)})
     manifest["files"] = {
         name: known.get(name) or {"bytes": p.stat().st_size, "sha256": _file_sha256(p)}
         for p in sorted(folder.rglob("*"))
@@ -162,7 +161,7 @@ def _write(folder: Path, generation_id: str, documents: list[Document], spaces: 
     _write_json(folder / MANIFEST, manifest)
     _fsync_tree(folder)
     advance(1)
-    return written
+    return {space_id: write.as_dict() for space_id, write in writes.items()}
 
 
 def _nothing(vector_ids) -> list[Chunk]:

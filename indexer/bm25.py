@@ -119,21 +119,16 @@ class LexicalIndex:
     term's highest score over the live chunks, a term no live chunk holds counted as the rarest
     term would score (it could have matched)."""
 
-    def __init__(self, segments: list[tuple[Path, int]], deleted: np.ndarray, id_space: int):
-        deleted = np.asarray(deleted, dtype=np.int64)
+    def __init__(self, segments: list[tuple[Path, int, np.ndarray]], id_space: int):
+        """`segments`: per segment, its `lexical/` folder, base vector id and deleted rows."""
         self.id_space = id_space
-        self.segments = []
-        for folder, base in segments:
-            rows = int(json.loads((folder / "analyzer.json").read_text())["documents"])
-            mine = deleted[(deleted >= base) & (deleted < base + rows)] - base
-            self.segments.append(_Segment.open(folder, base, mine))
+        self.segments = [_Segment.open(folder, base, deleted) for folder, base, deleted in segments]
         lengths = [s.live_lengths() for s in self.segments]
         self.size = sum(len(x) for x in lengths)  # live chunks: BM25's N
         self.average_length = float(sum(int(x.sum()) for x in lengths)) / max(self.size, 1) or 1.0
         # Each row's length term, once per generation: k1 · (1 − b + b · length / average length).
         self.norms = [K1 * (1 - B + B * np.asarray(s.lengths, dtype=np.float64) / self.average_length) for s in self.segments]
-        # A term in one chunk only, once, in a chunk of average length scores its idf (Lucene's form).
-        self.unknown_term = math.log(1 + (max(self.size, 1) - 1 + 0.5) / 1.5)
+        self.unknown_term = _unknown_term(self.size)
 
     def known(self, term: str) -> bool:
         return any(len(s.postings(term)[0]) for s in self.segments)
@@ -177,7 +172,7 @@ class LegacyLexicalIndex:
         self.retriever = bm25s.BM25.load(str(folder), mmap=True, show_progress=False)
         saved = folder / "term_max.npy"
         self.term_max = np.load(saved) if saved.exists() else _term_max(self.retriever.scores)
-        self.unknown_term = float(np.log(1 + (max(self.size, 1) - 1 + 0.5) / 1.5))
+        self.unknown_term = _unknown_term(self.size)
 
     def known(self, term: str) -> bool:
         return term in self.retriever.vocab_dict
@@ -190,6 +185,12 @@ class LegacyLexicalIndex:
         if not term_ids:
             return np.zeros(self.size, dtype=np.float32), ceiling
         return np.asarray(self.retriever.get_scores(term_ids), dtype=np.float32), ceiling
+
+
+def _unknown_term(chunks: int) -> float:
+    """What a query term no chunk holds counts toward the ceiling: a term in one chunk only, once,
+    in a chunk of average length scores its idf (Lucene's form)."""
+    return math.log(1 + (max(chunks, 1) - 1 + 0.5) / 1.5)
 
 
 def _term_max(scores: dict) -> np.ndarray:

@@ -24,17 +24,14 @@ def open_index(path: Path):
 
 
 class DenseSegments:
-    def __init__(self, indexes: list[tuple[object, int]], deleted: np.ndarray, dimension: int):
-        """`indexes`: (FAISS index, base vector id) per segment, in vector-id order."""
+    def __init__(self, parts: list[tuple[object, int, np.ndarray]], dimension: int):
+        """`parts`: per segment, in vector-id order, its FAISS index, base vector id and deleted rows."""
         import faiss
 
         self.d = dimension
-        self.parts = []
+        self.parts = parts
         self._live_only = []  # per segment: a selector of its live rows (None: all are live), built once
-        deleted = np.asarray(deleted, dtype=np.int64)
-        for index, base in indexes:
-            gone = deleted[(deleted >= base) & (deleted < base + index.ntotal)] - base
-            self.parts.append((index, base, gone))
+        for index, _, gone in parts:
             selector = None
             if len(gone):
                 live = np.ones(index.ntotal, dtype=bool)
@@ -43,13 +40,6 @@ class DenseSegments:
                 selector = (faiss.IDSelectorBitmap(index.ntotal, faiss.swig_ptr(bits)), bits)
             self._live_only.append(selector)
         self.ntotal = sum(int(index.ntotal) - len(gone) for index, _, gone in self.parts)  # live vectors
-
-    @property
-    def graphs(self) -> bool:
-        """True when some segment is an HNSW graph (approximate) rather than exact."""
-        import faiss
-
-        return any(isinstance(index, faiss.IndexHNSW) for index, _, _ in self.parts)
 
     def top(self, vector: np.ndarray, depth: int, allowed: np.ndarray | None = None) -> dict[int, float]:
         """The `depth` best live ids by inner product, best first; with `allowed`, only among those ids."""

@@ -93,7 +93,7 @@ def _remove_changed(db, update: MetaUpdate, documents: list[Document], spaces: l
     current = {d.doc_id for d in documents}
     gone = [doc_id for (doc_id,) in db.execute(load_sql("document_ids")).fetchall() if doc_id not in current]
     db.execute(load_sql("documents_delete"), {"doc_ids": sorted(update.rewritten) + gone})
-    db.execute(load_sql("chunks_delete_space"), {"space_id": None, "keep": [b.space_id for b in spaces]})
+    db.execute(load_sql("chunks_delete_other_spaces"), {"space_ids": [b.space_id for b in spaces]})
     for table in ("embedding_spaces", "ingest_runs", "source_events"):  # one row set per generation
         db.execute(f"DELETE FROM {table}")
     return [d for d in documents if d.doc_id in update.rewritten]
@@ -102,7 +102,7 @@ def _remove_changed(db, update: MetaUpdate, documents: list[Document], spaces: l
 def _remove_moved(db, space_id: str, write) -> list[tuple[int, Chunk]]:
     """Delete the space's chunk rows that did not stay as they were; returns the rows to insert."""
     if write.dropped is None:
-        db.execute(load_sql("chunks_delete_space"), {"space_id": space_id, "keep": None})
+        db.execute(load_sql("chunks_delete_space"), {"space_id": space_id})
         return write.rows
     db.execute(load_sql("chunks_delete"), {"space_id": space_id, "vector_ids": write.dropped.tolist()})
     unmoved = set(write.unmoved.tolist())

@@ -70,6 +70,10 @@ class Layout:
     def live(self) -> int:
         return self.id_space - len(self.deleted)
 
+    def deleted_rows(self, segment: Segment) -> np.ndarray:
+        """The rows of `segment` (its own numbering) that are deleted."""
+        return self.deleted[(self.deleted >= segment.base) & (self.deleted < segment.base + segment.rows)] - segment.base
+
 
 def read_layout(space_dir: Path) -> Layout:
     """The segments of a published space folder, checked against what `segments.json` promises."""
@@ -97,13 +101,13 @@ def open_dense(layout: Layout, dimension: int) -> DenseSegments:
     indexes = [(open_index(s.folder / "index.faiss"), s) for s in layout.segments]
     for index, segment in indexes:
         _check(segment, "index.faiss vectors", index.ntotal)
-    return DenseSegments([(index, s.base) for index, s in indexes], layout.deleted, dimension)
+    return DenseSegments([(index, s.base, layout.deleted_rows(s)) for index, s in indexes], dimension)
 
 
 def open_lexical(layout: Layout) -> LexicalIndex | LegacyLexicalIndex:
     if layout.legacy:
         return LegacyLexicalIndex(layout.segments[0].folder / "lexical")
-    index = LexicalIndex([(s.folder / "lexical", s.base) for s in layout.segments], layout.deleted, layout.id_space)
+    index = LexicalIndex([(s.folder / "lexical", s.base, layout.deleted_rows(s)) for s in layout.segments], layout.id_space)
     for segment, part in zip(layout.segments, index.segments):
         _check(segment, "lexical rows", len(part.lengths))
     return index

@@ -147,7 +147,7 @@ def _rank(space: SpaceIndex, vector: np.ndarray | None, bm25: Future | None, mod
     lexical: dict[int, float] = {}
     lexical_scores, ceiling = None, 0.0
     if mode in ("hybrid", "dense") and depth:
-        dense = _dense(space, vector, depth, allowed)
+        dense = space.dense.top(vector, depth, allowed)  # nothing when `allowed` is empty
     if bm25 is not None and depth:
         lexical_scores, ceiling, lexical, found_at = bm25.result()
         if depth > found_at:  # the pool widened
@@ -157,7 +157,7 @@ def _rank(space: SpaceIndex, vector: np.ndarray | None, bm25: Future | None, mod
         # Exact scores on both sides for every candidate either retriever found, so a chunk
         # just below one retriever's cut is not treated as a zero there.
         missing = [vid for vid in lexical if vid not in dense]  # FAISS already scored its own top ids
-        dense = {**dense, **dict(zip(missing, _cosines(space, vector, missing)))}
+        dense = {**dense, **dict(zip(missing, space.dense.cosines(vector, missing)))}
         lexical = {vid: float(lexical_scores[vid]) for vid in dense}
     dense = {vid: max(0.0, score) for vid, score in dense.items()}
     lexical = {vid: score / ceiling for vid, score in lexical.items()} if ceiling else {}
@@ -174,17 +174,6 @@ def _rank(space: SpaceIndex, vector: np.ndarray | None, bm25: Future | None, mod
 
 def embed_query(embedder: Embedder, query: str) -> np.ndarray:
     return np.asarray(embedder.embed_query(query), dtype=np.float32)
-
-
-def _dense(space: SpaceIndex, vector: np.ndarray, depth: int, allowed: np.ndarray | None) -> dict[int, float]:
-    """Top `depth` by inner product, in rank order; with filters, only among allowed ids."""
-    if allowed is not None and len(allowed) == 0:
-        return {}
-    return space.dense.top(vector, depth, allowed)
-
-
-def _cosines(space: SpaceIndex, vector: np.ndarray, ids: list[int]) -> list[float]:
-    return space.dense.cosines(vector, ids)
 
 
 def _bm25(space: SpaceIndex, query: str, allowed: np.ndarray | None, depth: int) -> tuple[np.ndarray, float, dict[int, float], int]:

@@ -1,2 +1,2 @@
--- Every chunk row of a space, or (`$keep`) of every space but those.
-DELETE FROM chunks WHERE (space_id = $space_id) OR ($keep IS NOT NULL AND NOT list_contains($keep::VARCHAR[], space_id));
+-- Every chunk row of a space, from a copy of the previous generation's file.
+DELETE FROM chunks WHERE space_id = $space_id;

@@ -22,7 +22,7 @@ EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "docs"
 
 def lexical_index(texts: list[str], folder: Path) -> LexicalIndex:
     build_lexical_segment(texts, folder)
-    return LexicalIndex([(folder, 0)], np.zeros(0), len(texts))
+    return LexicalIndex([(folder, 0, np.zeros(0, np.int64))], len(texts))
 
 
 def test_no_chunk_scores_above_the_query_ceiling(tmp_path):

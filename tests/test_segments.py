@@ -258,8 +258,9 @@ def test_postings_built_in_batches_score_as_one_index_split_anywhere(tmp_path):
     build_lexical_segment(texts, tmp_path / "one")
     build_lexical_segment(texts[:5000], tmp_path / "a")
     build_lexical_segment(texts[5000:], tmp_path / "b")
-    one = LexicalIndex([(tmp_path / "one", 0)], np.zeros(0), len(texts))
-    two = LexicalIndex([(tmp_path / "a", 0), (tmp_path / "b", 5000)], np.zeros(0), len(texts))
+    none = np.zeros(0, np.int64)
+    one = LexicalIndex([(tmp_path / "one", 0, none)], len(texts))
+    two = LexicalIndex([(tmp_path / "a", 0, none), (tmp_path / "b", 5000, none)], len(texts))
     for query in ("refund courier", "porto porto voucher", "warranty"):
         (a, ceiling_a), (b, ceiling_b) = one.scores(query), two.scores(query)
         assert np.array_equal(a, b) and ceiling_a == ceiling_b and (a > 0).sum() > BUILD_BATCH // 10, query
