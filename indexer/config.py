@@ -20,7 +20,7 @@ from indexer.errors import ConfigError
 from indexer.models import MODELS, PROVIDERS, ModelInfo
 
 SOURCE_TYPES = ("files", "urls", "notion")
-DEFAULT_EXTENSIONS = (".md", ".markdown", ".txt", ".html", ".htm")
+DEFAULT_EXTENSIONS = (".md", ".markdown", ".txt", ".html", ".htm", ".pdf", ".docx")
 
 
 @dataclass(frozen=True)

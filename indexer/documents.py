@@ -26,6 +26,10 @@ class Document:
     authors: tuple[str, ...] = ()
     updated_at: datetime | None = None
     metadata: dict = field(default_factory=dict, hash=False, compare=False)
+    # Where hits can point inside the document: the offset in `text` where each page begins (PDF),
+    # and (offset, URL fragment) of each linkable heading (HTML ids, Notion blocks, slugs).
+    pages: tuple[int, ...] = ()
+    anchors: tuple[tuple[int, str], ...] = ()
     # What the fetch that produced this version knew; volatile, so in neither hash. HTTP
     # validators for web pages; Notion's last_edited_time in `last_modified`; `links` are where
     # a crawl goes from here (Notion: `page:<id>` / `database:<id>`), so an unchanged page need
@@ -105,6 +109,11 @@ def metadata_hash(doc: Document) -> str:
         "updated_at": utc_naive(doc.updated_at).isoformat() if doc.updated_at else None,
         "metadata": doc.metadata,
     }
+    # Only when present, so documents without them hash as they did before these existed.
+    if doc.pages:
+        canonical["pages"] = list(doc.pages)
+    if doc.anchors:
+        canonical["anchors"] = [list(a) for a in doc.anchors]
     return sha256_hex(json.dumps(canonical, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str))
 
 

@@ -12,7 +12,7 @@ class ErrorCode(StrEnum):
     WEB_ADDRESS_REFUSED = "WEB_ADDRESS_REFUSED"  # the host (or a redirect's) resolves to a private, loopback, link-local… address
     WEB_ROBOTS_DISALLOWED = "WEB_ROBOTS_DISALLOWED"  # robots.txt forbids the page to our agent; not fetched
     WEB_TOO_LARGE = "WEB_TOO_LARGE"  # the response passed the byte cap; the rest was not downloaded
-    WEB_UNSUPPORTED_TYPE = "WEB_UNSUPPORTED_TYPE"  # warning: not HTML, plain text or Markdown (a PDF, an image…); skipped unread
+    WEB_UNSUPPORTED_TYPE = "WEB_UNSUPPORTED_TYPE"  # warning: not HTML, plain text, Markdown, PDF or Word (an image, a zip…); skipped unread
     NOTION_OBJECT_NOT_FOUND = "NOTION_OBJECT_NOT_FOUND"  # 404: deleted, or not shared with the integration
     NOTION_FORBIDDEN = "NOTION_FORBIDDEN"  # 403: the integration lacks a capability for it
     NOTION_RATE_LIMITED = "NOTION_RATE_LIMITED"  # still 429 after every retry
@@ -20,6 +20,8 @@ class ErrorCode(StrEnum):
     NOTION_BLOCK_UNSUPPORTED = "NOTION_BLOCK_UNSUPPORTED"  # warning: a block type we do not read (or cannot), skipped
     FILE_EXTRACTION_EMPTY = "FILE_EXTRACTION_EMPTY"  # extraction found no text
     FILE_EXTRACTION_FAILED = "FILE_EXTRACTION_FAILED"  # the file could not be read or parsed
+    PDF_ENCRYPTED = "PDF_ENCRYPTED"  # the PDF needs a password to open; not indexed
+    PDF_NO_TEXT = "PDF_NO_TEXT"  # warning: a PDF without a text layer (a scan); not indexed
     FILE_TOO_LARGE = "FILE_TOO_LARGE"  # a file past the source's max_bytes; not read
     FILE_OUTSIDE_SOURCE = "FILE_OUTSIDE_SOURCE"  # warning: a symlink leading out of the source folder; not followed
     CHUNKING_FAILED = "CHUNKING_FAILED"
@@ -33,7 +35,7 @@ class ErrorCode(StrEnum):
 class IngestError:
     """One failed document (or source listing), recorded in the run report and in `source_events`.
 
-    `level = "warning"` marks something a run chose not to index (a PDF link, pages past
+    `level = "warning"` marks something a run chose not to index (an image link, pages past
     `max_pages`): reported and stored, but not a failure (no exit 4). A document indexed before
     that is now skipped with a warning keeps its last good version, as a failed one does.
     """

@@ -35,10 +35,18 @@ class Extracted:
     updated_at: datetime | None = None
     metadata: dict = field(default_factory=dict)
     links: tuple[str, ...] = ()  # absolute http(s) links of an HTML page (none when it says nofollow)
+    pages: tuple[int, ...] = ()  # paged formats (PDF): the offset in `text` where each page begins
+    anchors: tuple[tuple[int, str], ...] = ()  # (offset in `text`, URL fragment) where a linkable heading begins
 
 
 class ExtractionError(ValueError):
-    """The input could not be parsed."""
+    """The input could not be parsed. `code` names the problem when it is more specific than
+    "extraction failed" (an encrypted PDF); `level = "warning"` when the file is fine but has no
+    text we can read (a scan)."""
+
+    def __init__(self, message: str, code=None, level: str = "error"):
+        super().__init__(message)
+        self.code, self.level = code, level
 
 
 FRONT_MATTER_MAX_NODES = 10_000  # scalars, lists and mappings, aliases expanded: real front matter has tens
@@ -94,7 +102,7 @@ def extract_markdown(raw: str, fallback_title: str) -> Extracted:
         if not isinstance(meta, dict):
             raise ExtractionError("front matter must be a YAML mapping of key: value lines")
         body = raw[match.end() :]
-    text = _normalize(body)
+    text = normalize_text(body)
     title = str(meta.pop("title", "") or "").strip() or _first_heading(text) or fallback_title
     return Extracted(
         title=title,
@@ -108,7 +116,7 @@ def extract_markdown(raw: str, fallback_title: str) -> Extracted:
 
 
 def extract_text(raw: str, fallback_title: str) -> Extracted:
-    text = _normalize(raw)
+    text = normalize_text(raw)
     first_line = next((line.strip() for line in text.splitlines() if line.strip()), "")
     return Extracted(title=first_line[:120] if len(first_line) <= 120 else fallback_title, text=text)
 
@@ -140,7 +148,7 @@ def extract_html(raw: bytes | str, url: str | None = None, fallback_title: str =
         summary = Readability(raw, url=url).summary(html_partial=True)
     except Exception as exc:  # readability raises bare Exceptions (Unparseable) for odd pages
         raise ExtractionError(f"readability could not find main content: {exc}") from None
-    text = _normalize(cross_check(html_to_text(lxml_html.fromstring(summary)), raw, url))
+    text = normalize_text(cross_check(html_to_text(lxml_html.fromstring(summary)), raw, url))
     published = parse_timestamp(_meta(page, "article:published_time"))
     modified = parse_timestamp(_meta(page, "article:modified_time") or _meta(page, "og:updated_time"))
     metadata = {"published_at": published.isoformat()} if published else {}
@@ -223,7 +231,7 @@ def _squash(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip()
 
 
-def _normalize(text: str) -> str:
+def normalize_text(text: str) -> str:
     """Unix newlines, no trailing spaces, at most one blank line in a row, no outer blank lines."""
     text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\u00a0", " ")
     lines = [line.rstrip() for line in text.split("\n")]

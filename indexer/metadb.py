@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from indexer.documents import Chunk, Document, chunk_id, utc_naive
-from indexer.sql import SCHEMA, load_sql
+from indexer.sql import SCHEMA, load_sql, upgrade_in_place
 
 
 @dataclass(frozen=True)
@@ -58,7 +58,9 @@ def write_metadata(path: Path, generation_id: str, documents: list[Document], sp
         shutil.copyfile(update.previous, path)
     db = duckdb.connect(str(path))
     try:
-        if not incremental:
+        if incremental:
+            upgrade_in_place(db)  # a file from before the latest documents columns
+        else:
             for name in SCHEMA:
                 db.execute(load_sql(name))
             if update is not None:  # rows kept as they are come from the previous file, not from Python
@@ -187,6 +189,9 @@ def _document_row(d: Document) -> dict:
         "last_modifieds": d.last_modified,
         "fetched_ats": utc_naive(d.fetched_at),
         "links": list(d.links),
+        "page_starts": list(d.pages),
+        "anchor_offsets": [offset for offset, _ in d.anchors],
+        "anchor_names": [name for _, name in d.anchors],
     }
 
 

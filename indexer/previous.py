@@ -19,7 +19,7 @@ from indexer.embedders import same_space
 from indexer.errors import ArtifactError
 from indexer.plan import PreviousDocument
 from indexer.segments import read_layout, stored_vectors
-from indexer.sql import load_sql
+from indexer.sql import load_sql, read_as_current
 
 
 class PreviousGeneration:
@@ -29,12 +29,7 @@ class PreviousGeneration:
         self.folder = folder
         self.manifest = read_manifest(folder)
         self.db = duckdb.connect(str(folder / "meta.duckdb"), read_only=True)
-        columns = {row[0] for row in self.db.execute("SELECT column_name FROM information_schema.columns WHERE table_name = 'documents'").fetchall()}
-        if not {"fetched_at", "links"} <= columns:  # written before those columns existed: read them as empty
-            catalog = self.db.execute("SELECT current_database()").fetchone()[0]
-            self.db.execute(
-                f'CREATE TEMP VIEW documents AS SELECT *, NULL::TIMESTAMP AS fetched_at, []::VARCHAR[] AS links FROM "{catalog}".main.documents'
-            )
+        read_as_current(self.db)
 
     @classmethod
     def open(cls, artifacts: Path) -> "PreviousGeneration | None":
@@ -67,9 +62,11 @@ class PreviousGeneration:
                 doc_id=doc_id, source=source, source_type=source_type, title=title, text=text, url=url, path=path,
                 tags=tuple(tags), authors=tuple(authors), updated_at=utc_aware(updated_at),
                 metadata=json.loads(metadata) if metadata else {}, etag=etag, last_modified=last_modified,
-                fetched_at=utc_aware(fetched_at), links=tuple(links or ()),
+                fetched_at=utc_aware(fetched_at), links=tuple(links or ()), pages=tuple(pages or ()),
+                anchors=tuple(zip(anchor_offsets or (), anchor_names or ())),
             )
-            for doc_id, source, source_type, title, url, path, tags, authors, updated_at, metadata, text, etag, last_modified, fetched_at, links in rows
+            for (doc_id, source, source_type, title, url, path, tags, authors, updated_at, metadata, text, etag, last_modified, fetched_at, links,
+                 pages, anchor_offsets, anchor_names) in rows
         ]
 
     def fetch_state(self) -> dict[str, FetchState]:

@@ -84,6 +84,9 @@ class Hit(msgspec.Struct):
     snippet: str
     relevance: Annotated[float, msgspec.Meta(description="Calibrated 0–1: about this share of hits with this value are relevant to the query")]
     stale: Annotated[bool, msgspec.Meta(description="The space has not embedded this document's latest version yet (it was changed since)")]
+    link: Annotated[str | None, msgspec.Meta(description="url pointed at the passage: #page=N for a PDF, else the nearest heading's #fragment; url when there is none")]
+    page_start: Annotated[int | None, msgspec.Meta(description="PDFs: the first page (from 1) the passage is on; null for documents without pages")]
+    page_end: Annotated[int | None, msgspec.Meta(description="PDFs: the last page the passage is on")]
 
 
 class SearchResponse(msgspec.Struct, omit_defaults=True):
@@ -150,6 +153,9 @@ def _hit(h: SearchHit) -> Hit:
         snippet=h.snippet,
         relevance=h.relevance,
         stale=h.stale,
+        link=h.link,
+        page_start=h.page_start,
+        page_end=h.page_end,
     )
 
 

@@ -17,7 +17,7 @@ from indexer.dense import DenseSegments
 from indexer.documents import utc_aware
 from indexer.errors import ArtifactError
 from indexer.segments import open_chunks, open_dense, open_lexical, read_layout
-from indexer.sql import load_sql
+from indexer.sql import load_sql, read_as_current
 
 
 @dataclass(frozen=True)
@@ -79,6 +79,7 @@ class Generation:
         cursor = getattr(self._local, "cursor", None)
         if cursor is None:
             cursor = self._local.cursor = self.db.cursor()
+            read_as_current(cursor)  # temporary views are per connection
         return cursor
 
     def query(self, name: str, params: dict | None = None) -> list[dict]:

@@ -11,6 +11,7 @@ import numpy as np
 
 from indexer.embedders import Embedder
 from server.fusion import DENSE_WEIGHT, convex_combination
+from server.links import deep_link, page_span
 from server.relevance import relevance, threshold
 from indexer.documents import utc_naive
 from server.reader import Generation, SpaceIndex
@@ -65,6 +66,9 @@ class SearchHit:
     snippet: str = ""  # HTML: the best part of `text`, query terms in <mark>
     relevance: float = 0.0  # calibrated 0–1: about this share of hits at this value are relevant
     stale: bool = False  # the space has not embedded this document's latest version yet
+    link: str | None = None  # url pointed at the passage: #page=N of a PDF, or the nearest heading's #fragment
+    page_start: int | None = None  # paged documents (PDF): the pages the passage spans, from 1
+    page_end: int | None = None
 
 
 @dataclass(frozen=True)
@@ -253,6 +257,7 @@ class _Hit:
 
     def freeze(self) -> SearchHit:
         row = self.row
+        first, last = page_span(row.get("page_starts"), self.start, self.end)
         return SearchHit(
             chunk_id=row["chunk_id"],
             doc_id=row["doc_id"],
@@ -269,4 +274,7 @@ class _Hit:
             lexical=self.lexical,
             updated_at=row["updated_at"],
             chunk_ids=tuple(c for _, c in sorted(self.chunks)),
+            link=deep_link(row["url"], self.start, first, row.get("anchor_offsets"), row.get("anchor_names")),
+            page_start=first,
+            page_end=last,
         )

@@ -17,5 +17,8 @@ CREATE TABLE documents (
     etag          VARCHAR,               -- HTTP validators of the last fetch (web pages); in no hash
     last_modified VARCHAR,               --   (Notion pages: last_edited_time)
     fetched_at    TIMESTAMP,             -- when that fetch happened
-    links         VARCHAR[]              -- where a crawl goes from this document (Notion: page:<id>, database:<id>)
+    links         VARCHAR[],             -- where a crawl goes from this document (Notion: page:<id>, database:<id>)
+    page_starts   INTEGER[],             -- paged documents (PDF): offset in text where page i + 1 begins
+    anchor_offsets INTEGER[],            -- offsets in text of linkable headings, ascending,
+    anchor_names  VARCHAR[]              --   and their URL fragments (a hit links to url#fragment)
 );

@@ -1,3 +1,3 @@
 -- Whole document rows, to keep a document's last good version in the next generation.
-SELECT doc_id, source, source_type, title, url, path, tags, authors, updated_at, metadata, text, etag, last_modified, fetched_at, links
+SELECT doc_id, source, source_type, title, url, path, tags, authors, updated_at, metadata, text, etag, last_modified, fetched_at, links, page_starts, anchor_offsets, anchor_names
 FROM documents WHERE doc_id IN (SELECT unnest($doc_ids::VARCHAR[]));

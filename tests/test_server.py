@@ -14,7 +14,7 @@ from tests.conftest import LOOPBACK_WEB, write_config
 
 UNLIMITED = ServerConfig(requests_per_minute=0)  # these tests send many requests from one client
 CITATION_FIELDS = {"chunk_id", "doc_id", "title", "url", "path", "source", "heading_path", "text", "start", "end", "score", "scores", "updated_at", "chunk_ids", "snippet",
-                   "relevance", "stale"}
+                   "relevance", "stale", "link", "page_start", "page_end"}
 
 
 @pytest.fixture(scope="module")

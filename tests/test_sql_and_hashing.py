@@ -15,7 +15,7 @@ PARAMS = {
     "doc_ids": ["file:a.md"], "sources": ["s"], "source_types": ["files"], "titles": ["T"], "urls": [None], "paths": ["a.md"],
     "tags": [["x"]], "authors": [[]], "updated_ats": [datetime(2026, 1, 1)], "metadatas": ["{}"], "content_hashes": ["c"],
     "metadata_hashes": ["m"], "texts": ["hello"], "indexed_at": datetime(2026, 1, 2), "etags": ['"v1"'], "last_modifieds": [None],
-    "fetched_ats": [datetime(2026, 1, 2)], "links": [["page:1"]],
+    "fetched_ats": [datetime(2026, 1, 2)], "links": [["page:1"]], "page_starts": [[0, 3]], "anchor_offsets": [[0]], "anchor_names": [["intro"]],
     "space_id": "sp", "vector_ids": [0], "chunk_ids": ["ch"], "ordinals": [0], "heading_paths": [["H"]], "start_offsets": [0],
     "end_offsets": [5], "token_counts": [1], "chunk_hashes": ["h"],
     # single rows and queries
@@ -58,7 +58,8 @@ def test_inserted_rows_come_back_through_the_read_queries(fresh_db):
     assert len(rows) == 1 and rows[0][1] == "ch" and rows[0][3] == ["H"]
     assert [r[0] for r in fresh_db.execute(load_sql("document_citations")).fetchall()] == [rows[0][2]]
     filtered = {"space_id": "sp", "source": "s", "source_type": None, "doc_id": None, "updated_after": datetime(2025, 12, 31), "updated_before": None, "scope_sources": ["s"]}
-    assert fresh_db.execute("SELECT tags, heading_path FROM documents, chunks").fetchall() == [(["x"], ["H"])], "list columns survive the bulk insert"
+    assert fresh_db.execute("SELECT tags, heading_path, page_starts, anchor_names FROM documents, chunks").fetchall() == [(["x"], ["H"], [0, 3], ["intro"])], \
+        "list columns survive the bulk insert"
     assert fresh_db.execute(load_sql("vector_ids_filtered"), filtered).fetchall() == [(0,)]
     assert fresh_db.execute(load_sql("vector_ids_filtered"), {**filtered, "source": "other"}).fetchall() == []
 
@@ -80,3 +81,15 @@ def test_metadata_hash_tracks_metadata_not_text_or_fetch_time():
     assert metadata_hash(base) == metadata_hash(same_meta_other_text)
     assert metadata_hash(base) != metadata_hash(retitled)
     assert base.content_hash != same_meta_other_text.content_hash
+
+
+def test_pages_and_anchors_count_as_metadata_and_leave_other_hashes_as_they_were():
+    from dataclasses import replace
+
+    base = Document("file:a.html", "s", "files", "Title", "# A\n\ntext", updated_at=datetime(2026, 1, 1, tzinfo=timezone.utc))
+    anchored = replace(base, anchors=((0, "a"),))
+    assert metadata_hash(anchored) != metadata_hash(base) != metadata_hash(replace(base, pages=(0,)))
+    assert metadata_hash(replace(anchored, anchors=((0, "a-2"),))) != metadata_hash(anchored), "a renamed id is a metadata change"
+    # A document without either hashes exactly as before they existed: an upgrade re-writes nothing.
+    before = hashlib.sha256(b'{"authors":[],"metadata":{},"tags":[],"title":"Title","updated_at":"2026-01-01T00:00:00","url":null}').hexdigest()
+    assert metadata_hash(base) == before

@@ -5,6 +5,7 @@ import threading
 import time
 
 from indexer.sources.web import crawl_urls
+from tests.fakes.pdfs import make_pdf
 
 
 def page(title: str, *links: str, head: str = "") -> bytes:
@@ -20,7 +21,9 @@ def serve(site, pages: dict[str, bytes]) -> None:
         site.routes[path] = (200, "text/html", body)
 
 
-def test_a_crawl_follows_same_site_links_to_max_depth(site):
+def test_a_crawl_follows_same_site_links_to_max_depth(site, tmp_path):
+    make_pdf(tmp_path / "manual.pdf", [("h1", "Manual"), ("p", "How to lace the boots.")], running=False)
+    site.routes["/manual.pdf"] = (200, "application/pdf", (tmp_path / "manual.pdf").read_bytes())
     serve(site, {
         "/": page("Home", "/a", "b#section", "/b?utm_source=nav", "http://localhost:1/elsewhere", "/manual.pdf", "/secret|nofollow"),
         "/a": page("A", "/a/1", "/"),  # a link back home is harmless
@@ -30,8 +33,8 @@ def test_a_crawl_follows_same_site_links_to_max_depth(site):
     })
     site.routes["/"] = (200, "text/html", site.routes["/"][2].replace(b'href="/secret"', b'href="/secret" rel="nofollow"'))
     result = crawl_urls(site.source(["/"], crawl=True, max_depth=2))
-    assert [d.title for d in result.documents] == ["Home", "A", "B", "A1"], "breadth first; A1x is three hops away"
-    assert sorted(site.requests) == ["/", "/a", "/a/1", "/b", "/robots.txt"], "each page once; no other host, PDF or nofollow link"
+    assert [d.title for d in result.documents] == ["Home", "A", "B", "Manual", "A1"], "breadth first (a linked PDF too); A1x is three hops away"
+    assert sorted(site.requests) == ["/", "/a", "/a/1", "/b", "/manual.pdf", "/robots.txt"], "each page once; no other host or nofollow link"
     assert result.listing_complete and not result.errors and not result.warnings
 
 
@@ -73,15 +76,15 @@ def test_a_binary_content_type_is_skipped_unread_with_a_warning(site):
 
     def body():
         streamed.append(True)
-        return b"%PDF-1.7" + b"\0" * 200_000
+        return b"\x89PNG" + b"\0" * 200_000
 
-    site.routes["/price-list"] = (200, "application/pdf", body)
+    site.routes["/price-list"] = (200, "image/png", body)
     site.routes["/help"] = (200, "text/html", page("Help"))
     result = crawl_urls(site.source(["/price-list", "/help"]))
     assert [d.title for d in result.documents] == ["Help"]
-    assert not result.errors, "a PDF is left out on purpose, not a failed document"
+    assert not result.errors, "an image is left out on purpose, not a failed document"
     assert [(w.code, w.level, w.doc_id) for w in result.warnings] == [("WEB_UNSUPPORTED_TYPE", "warning", f"url:{site.url('/price-list')}")]
-    assert "application/pdf" in result.warnings[0].message
+    assert "image/png" in result.warnings[0].message
 
 
 def test_requests_to_one_host_are_limited_and_spaced(site):

@@ -92,6 +92,7 @@ def extract(target, as_json, allow):
     Examples:
         index extract https://example.com/help/returns
         index extract docs/guide/faq.md --json
+        index extract manuals/returns.pdf
         index extract http://127.0.0.1:8080/page --allow-private-network 127.0.0.0/8
     """
     from indexer.config import SourceConfig, check_networks
@@ -117,12 +118,14 @@ def extract(target, as_json, allow):
             raise click.BadParameter(f"not a file or an http(s) URL: {target}", param_hint="TARGET")
         try:
             document = read_file(path, path.name, f"file:{path.name}", "extract")
-        except (OSError, UnicodeDecodeError, ExtractionError) as exc:
+        except ExtractionError as exc:
+            raise click.ClickException(f"{exc.code or 'FILE_EXTRACTION_FAILED'}: {path}: {exc}") from None
+        except (OSError, UnicodeDecodeError) as exc:
             raise click.ClickException(f"FILE_EXTRACTION_FAILED: {path}: {exc}") from None
         if not document.text.strip():
             raise click.ClickException(f"FILE_EXTRACTION_EMPTY: {path}: no text found")
     if as_json:
-        fields = ("doc_id", "title", "url", "path", "updated_at", "tags", "authors", "metadata", "text")
+        fields = ("doc_id", "title", "url", "path", "updated_at", "tags", "authors", "metadata", "text", "pages", "anchors")
         click.echo(json.dumps({f: getattr(document, f) for f in fields}, indent=2, default=str, ensure_ascii=False))
     else:
         click.echo(f"{document.title}\n\n{document.text}")

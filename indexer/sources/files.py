@@ -1,4 +1,4 @@
-"""A folder of .md / .txt / .html files. doc_id = `file:<id_prefix><path relative to the folder>`."""
+"""A folder of .md / .txt / .html / .pdf / .docx files. doc_id = `file:<id_prefix><path relative to the folder>`."""
 
 from __future__ import annotations
 
@@ -13,6 +13,8 @@ from indexer.config import SourceConfig
 from indexer.documents import Document, FetchState
 from indexer.errors import ErrorCode, IngestError
 from indexer.extract import ExtractionError, Extracted, extract_html, extract_markdown, extract_text, parse_timestamp
+from indexer.pdf import extract_pdf
+from indexer.word import extract_docx
 from indexer.sources import SourceResult
 
 
@@ -96,7 +98,9 @@ def crawl_files(source: SourceConfig, progress=None, fetch_state: dict[str, Fetc
                                last_modified=document.updated_at.isoformat() if document.updated_at else None)
         except UnicodeDecodeError as exc:
             problem(ErrorCode.FILE_EXTRACTION_FAILED, f"not UTF-8 text (byte {exc.start}: {exc.reason}); save it as UTF-8")
-        except (OSError, ExtractionError) as exc:
+        except ExtractionError as exc:
+            problem(exc.code or ErrorCode.FILE_EXTRACTION_FAILED, str(exc), exc.level)
+        except OSError as exc:
             problem(ErrorCode.FILE_EXTRACTION_FAILED, str(exc))
         except Exception as exc:  # whatever one file does to a parser, it is that file's error, never the run's
             problem(ErrorCode.FILE_EXTRACTION_FAILED, f"{type(exc).__name__}: {exc}")
@@ -120,6 +124,10 @@ def read_file(path: Path, relative: str, doc_id: str, source_name: str, raw: byt
     extracted: Extracted
     if suffix in (".html", ".htm"):
         extracted = extract_html(raw, fallback_title=fallback_title)
+    elif suffix == ".pdf":
+        extracted = extract_pdf(raw, fallback_title)
+    elif suffix == ".docx":
+        extracted = extract_docx(raw, fallback_title)
     elif suffix in (".md", ".markdown"):
         extracted = extract_markdown(raw.decode("utf-8"), fallback_title)
     else:
@@ -137,4 +145,6 @@ def read_file(path: Path, relative: str, doc_id: str, source_name: str, raw: byt
         authors=extracted.authors,
         updated_at=updated_at,
         metadata=extracted.metadata,
+        pages=extracted.pages,
+        anchors=extracted.anchors,
     )

@@ -20,6 +20,8 @@ from indexer.config import TRACKING_PARAMETERS, SourceConfig
 from indexer.documents import Document, FetchState
 from indexer.errors import ErrorCode, IngestError
 from indexer.extract import ExtractionError, decode_text, extract_html, extract_markdown, extract_text
+from indexer.pdf import extract_pdf
+from indexer.word import extract_docx
 from indexer.retrying import backoff, retry_after_seconds
 from indexer.sources import SourceResult, limit_reached
 from indexer.sources.netguard import guarded_transport, refused, total_deadline
@@ -32,6 +34,8 @@ MAX_BYTES = 10 * 1024 * 1024  # per response, enforced while streaming (the seed
 PAGE_ATTEMPTS = 3  # a page that fails in a retryable way is tried this often in one run
 MAX_RETRY_WAIT_SECONDS = 30.0  # a longer Retry-After is cut to this: the run moves on, the page fails
 TEXT_TYPES = {"text/plain": "text", "text/markdown": "markdown", "text/x-markdown": "markdown"}
+FILE_TYPES = {"application/pdf": "pdf", "application/x-pdf": "pdf",
+              "application/vnd.openxmlformats-officedocument.wordprocessingml.document": "docx"}
 HTML_TYPES = {"text/html", "application/xhtml+xml"}
 
 
@@ -99,7 +103,7 @@ def crawl_urls(source: SourceConfig, progress=None, fetch_state: dict[str, Fetch
         timeout=timeout,
         follow_redirects=True,
         max_redirects=MAX_REDIRECTS,
-        headers={"User-Agent": USER_AGENT, "Accept": "text/html, text/plain;q=0.9, text/markdown;q=0.9, */*;q=0.1"},
+        headers={"User-Agent": USER_AGENT, "Accept": "text/html, text/plain;q=0.9, text/markdown;q=0.9, application/pdf;q=0.8, */*;q=0.1"},
     ) as client, ThreadPoolExecutor(source.concurrency, thread_name_prefix=f"fetch-{source.name}") as pool:
         robots = RobotsRules(client, polite) if source.respect_robots else None
         if robots is not None:
@@ -180,8 +184,8 @@ def _fetch_page(client: httpx.Client, source: SourceConfig, fetch_state: dict[st
 
 
 NOT_PAGES = re.compile(
-    r"\.(?:pdf|zip|gz|tgz|rar|7z|exe|dmg|msi|iso|jpe?g|png|gif|webp|avif|svg|ico|bmp|tiff?|mp[34]|m4a|mov|avi|webm|ogg|wav|"
-    r"woff2?|ttf|eot|css|js|json|xml|rss|atom|docx?|xlsx?|pptx?|csv)$",
+    r"\.(?:zip|gz|tgz|rar|7z|exe|dmg|msi|iso|jpe?g|png|gif|webp|avif|svg|ico|bmp|tiff?|mp[34]|m4a|mov|avi|webm|ogg|wav|"
+    r"woff2?|ttf|eot|css|js|json|xml|rss|atom|doc|xlsx?|pptx?|csv)$",
     re.IGNORECASE,
 )
 
@@ -412,8 +416,8 @@ def fetch_document(
     try:
         with total_deadline(client.timeout.read), client.stream("GET", url, headers=conditional, extensions={ROBOTS_CHECKED: True}) as response:
             media_type = response.headers.get("content-type", "text/html").split(";")[0].strip().lower()
-            if response.status_code < 300 and media_type not in HTML_TYPES and media_type not in TEXT_TYPES:
-                return problem(ErrorCode.WEB_UNSUPPORTED_TYPE, "fetch", f"content type {media_type} is not HTML, plain text or Markdown; skipped", level="warning")
+            if response.status_code < 300 and media_type not in HTML_TYPES and media_type not in TEXT_TYPES and media_type not in FILE_TYPES:
+                return problem(ErrorCode.WEB_UNSUPPORTED_TYPE, "fetch", f"content type {media_type} is not HTML, plain text, Markdown, PDF or Word; skipped", level="warning")
             body = _read_capped(response, max_bytes)
     except (NotHttp, httpx.UnsupportedProtocol) as exc:
         return problem(ErrorCode.WEB_FETCH_FAILED, "fetch", f"redirected to {str(exc).split(' ')[0] if isinstance(exc, NotHttp) else exc}, which is not an http(s) URL; not followed")
@@ -445,12 +449,15 @@ def fetch_document(
             extracted = extract_html(body, url=str(response.url), fallback_title=fallback_title, encoding=response.charset_encoding)
             normalized = (try_normalize_url(link, drop_parameters) for link in extracted.links)
             links = tuple(dict.fromkeys(link for link in normalized if link and not _not_a_page(link)))
+        elif media_type in FILE_TYPES:
+            extract = extract_pdf if FILE_TYPES[media_type] == "pdf" else extract_docx
+            extracted = extract(body, urlsplit(str(response.url)).path.rsplit("/", 1)[-1] or url)
         elif TEXT_TYPES[media_type] == "markdown":
             extracted = extract_markdown(decode_text(body, response.charset_encoding), fallback_title)
         else:
             extracted = extract_text(decode_text(body, response.charset_encoding), fallback_title)
     except ExtractionError as exc:
-        return problem(ErrorCode.FILE_EXTRACTION_FAILED, "extract", str(exc))
+        return problem(exc.code or ErrorCode.FILE_EXTRACTION_FAILED, "extract", str(exc), level=exc.level)
     if not extracted.text.strip():
         return replace(problem(ErrorCode.FILE_EXTRACTION_EMPTY, "extract", "no main content found"), links=links)
     canonical = try_normalize_url(extracted.url, drop_parameters) if extracted.url else None
@@ -467,6 +474,8 @@ def fetch_document(
         authors=extracted.authors,
         updated_at=extracted.updated_at,
         metadata=extracted.metadata,
+        pages=extracted.pages,
+        anchors=extracted.anchors,
         etag=response.headers.get("etag"),
         last_modified=response.headers.get("last-modified"),
         fetched_at=datetime.now(timezone.utc),

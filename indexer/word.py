@@ -1,0 +1,94 @@
+"""Word (.docx) → Markdown-like text, by python-docx (MIT).
+
+Body paragraphs and tables in document order. Paragraphs styled Heading 1–6 become `#`-headings
+(the chunker's heading_path), list paragraphs `- ` items indented by level, tables one line per
+row with ` | ` between cells. Core properties give the title, author, keywords (→ tags) and the
+modification time.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import zipfile
+
+from indexer.extract import ExtractionError, Extracted, normalize_text
+
+HEADING_STYLE = re.compile(r"^heading\s*([1-6])$", re.IGNORECASE)
+
+
+def extract_docx(raw: bytes, fallback_title: str) -> Extracted:
+    from docx import Document as open_docx
+    from docx.opc.exceptions import PackageNotFoundError
+
+    try:
+        document = open_docx(io.BytesIO(raw))
+    except (PackageNotFoundError, zipfile.BadZipFile, KeyError, ValueError) as exc:
+        raise ExtractionError(f"not a readable Word (.docx) document ({type(exc).__name__}: {exc})") from None
+    parts: list[str] = []
+    first_heading = None
+    for item in document.iter_inner_content():
+        if hasattr(item, "rows"):
+            rows = [" | ".join(" ".join(cell.text.split()) for cell in _unique_cells(row)) for row in item.rows]
+            parts.append("\n".join(r for r in rows if r.strip(" |")))
+            continue
+        text = " ".join(item.text.split())
+        if not text:
+            continue
+        style = (item.style.name if item.style is not None else "") or ""
+        heading = HEADING_STYLE.match(style)
+        if heading or style.lower() == "title":
+            level = int(heading.group(1)) if heading else 1
+            first_heading = first_heading or text
+            parts.append("#" * level + " " + text)
+        elif _list_level(item) is not None:
+            parts.append("  " * _list_level(item) + "- " + text)
+        else:
+            parts.append(text)
+    props = document.core_properties
+    tags = tuple(t.strip() for t in re.split(r"[,;]", props.keywords or "") if t.strip())
+    modified = props.modified or props.created
+    if modified is not None and modified.tzinfo is None:
+        from datetime import timezone
+
+        modified = modified.replace(tzinfo=timezone.utc)
+    return Extracted(
+        title=(props.title or "").strip() or first_heading or fallback_title,
+        text=normalize_text(_join(parts)),
+        authors=((props.author or "").strip(),) if (props.author or "").strip() else (),
+        tags=tags,
+        updated_at=modified,
+    )
+
+
+def _join(parts: list[str]) -> str:
+    """Blocks separated by blank lines, except consecutive list items, which stay one list."""
+    out = ""
+    for part in parts:
+        if out:
+            out += "\n" if part.lstrip().startswith("- ") and out.rsplit("\n", 1)[-1].lstrip().startswith("- ") else "\n\n"
+        out += part
+    return out
+
+
+def _list_level(paragraph) -> int | None:
+    """0-based nesting of a list paragraph (numbering properties or a List style), None otherwise."""
+    properties = paragraph._p.pPr
+    numbering = properties.numPr if properties is not None else None
+    if numbering is not None:
+        level = numbering.ilvl
+        return int(level.val) if level is not None else 0
+    style = (paragraph.style.name if paragraph.style is not None else "") or ""
+    if style.lower().startswith("list"):
+        digits = re.findall(r"\d+", style)
+        return int(digits[0]) - 1 if digits else 0
+    return None
+
+
+def _unique_cells(row):
+    """A row's cells, a merged cell once (python-docx repeats it for every grid column it spans)."""
+    seen = []
+    for cell in row.cells:
+        if not any(cell._tc is other._tc for other in seen):
+            seen.append(cell)
+    return seen

@@ -1,0 +1,30 @@
+"""Where a hit points inside its document: the PDF pages it spans and a link to its place.
+
+`page_starts` and the anchors come from the documents table (`artifacts/README.md`); a hit's
+span is character offsets into the document's text.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+
+
+def page_span(page_starts, start: int, end: int) -> tuple[int | None, int | None]:
+    """The first and last page (from 1) a span of a paged document covers; (None, None) otherwise."""
+    if not page_starts:
+        return None, None
+    first = max(bisect_right(page_starts, start), 1)
+    last = max(bisect_right(page_starts, max(start, end - 1)), first)
+    return first, last
+
+
+def deep_link(url: str | None, start: int, page: int | None, anchor_offsets, anchor_names) -> str | None:
+    """`url` pointed at the span: `#page=N` for a PDF (browsers' PDF viewers open that page), else
+    `#fragment` of the nearest linkable heading at or above `start`; the plain url when there is none."""
+    if not url:
+        return url
+    base = url.split("#", 1)[0]
+    if page is not None:
+        return f"{base}#page={page}"
+    i = bisect_right(anchor_offsets or (), start) - 1
+    return f"{base}#{anchor_names[i]}" if i >= 0 else url

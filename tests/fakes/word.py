@@ -1,0 +1,31 @@
+"""Word (.docx) files made with python-docx from the same blocks as tests/fakes/pdfs.py, plus
+("li", text) / ("li2", text) list items (level 1 / 2)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+
+
+def make_docx(path: Path, blocks: list[tuple], title: str | None = None, author: str | None = None,
+              keywords: str | None = None, modified: datetime | None = None) -> None:
+    from docx import Document
+
+    document = Document()
+    for kind, content in blocks:
+        if kind in ("h1", "h2", "h3"):
+            document.add_heading(content, level=int(kind[1]))
+        elif kind == "p":
+            document.add_paragraph(content)
+        elif kind in ("li", "li2"):
+            document.add_paragraph(content, style="List Bullet" if kind == "li" else "List Bullet 2")
+        elif kind == "table":
+            table = document.add_table(rows=len(content), cols=len(content[0]))
+            for r, row in enumerate(content):
+                for c, cell in enumerate(row):
+                    table.cell(r, c).text = cell
+    props = document.core_properties
+    props.title, props.author, props.keywords = title or "", author or "", keywords or ""
+    if modified is not None:
+        props.modified = modified
+    document.save(str(path))

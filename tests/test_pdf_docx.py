@@ -1,0 +1,157 @@
+"""PDF and Word files, as help centres publish them: indexed with their headings, cited by page,
+without their running headers and footers; encrypted and scanned PDFs get their own codes."""
+
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from litestar.testing import TestClient
+
+from indexer.cli import cli
+from indexer.config import ServerConfig, load_config
+from indexer.pdf import read_pdf
+from indexer.pipeline import run_index
+from server.app import create_app
+from server.service import Settings
+from tests.conftest import LOOPBACK_WEB, write_config
+from tests.fakes.pdfs import FOOTER, HEADER, encrypted_pdf, make_pdf, scanned_pdf, source_text
+from tests.fakes.word import make_docx
+
+FILLER = ("Support agents answer tickets in the order they arrive, and every answer is checked by a second "
+          "agent before it is sent, so customers get one consistent reply. ")
+HANDBOOK = [
+    ("h1", "Customer handbook"),
+    ("p", FILLER * 4),
+    ("h2", "Returns"),
+    ("p", "Unworn shoes can be returned within thirty days for a full refund to the original card. " + FILLER * 3),
+    ("pagebreak", None),
+    ("h2", "Warranty"),
+    ("p", "Every boot carries a two year warranty against broken stitching and sole separation. " + FILLER * 3),
+    ("h3", "Claims"),
+    ("p", "To claim the warranty, photograph the damage and attach the receipt to a ticket. " + FILLER * 2),
+    ("pagebreak", None),
+    ("h2", "Shipping prices"),
+    ("table", [["Zone", "Price", "Days"], ["Domestic", "5 EUR", "2"], ["Europe", "12 EUR", "5"]]),
+    ("p", "Parcels to islands travel by ferry and take three extra days to arrive. " + FILLER * 2),
+]
+CONFIG = """
+[[sources]]
+name = "docs"
+type = "files"
+path = "docs"
+[[spaces]]
+provider = "local"
+"""
+
+
+def search(client, query: str, **body) -> list[dict]:
+    response = client.post("/v1/search", json={"query": query, "top_k": 3, **body})
+    assert response.status_code == 200, response.text
+    return response.json()["hits"]
+
+
+@pytest.mark.parametrize("layout", ["single", "two_columns", "manual"])
+def test_pdf_text_comes_back_in_reading_order_without_running_lines(tmp_path, layout):
+    path = tmp_path / "handbook.pdf"
+    make_pdf(path, HANDBOOK, layout, title="Customer handbook", author="Support team")
+    pdf = read_pdf(path.read_bytes())
+    expected = source_text(HANDBOOK)
+    words = " ".join(line.lstrip("# ") for line in pdf.text.replace(" | ", " ").splitlines()).split()
+    assert " ".join(words) == expected, "every word, in order, hyphenated words whole, nothing added"
+    assert HEADER not in pdf.text and FOOTER not in pdf.text and "Page 2" not in pdf.text
+    assert len(pdf.pages) == pdf.page_count == 3
+    third = pdf.text[pdf.pages[2]:]
+    assert third.startswith("## Shipping prices"), "page 3 begins where the third page's text does"
+    assert ("## Warranty" in pdf.text and "### Claims" in pdf.text) or layout == "manual"
+    assert pdf.title == "Customer handbook" and pdf.authors == ("Support team",)
+
+
+def test_a_pdf_outline_gives_the_heading_levels(tmp_path):
+    blocks = [("h1", "Guide"), ("p", FILLER), ("h2", "Setup"), ("p", FILLER), ("h3", "Network"), ("p", FILLER)]
+    path = tmp_path / "guide.pdf"
+    make_pdf(path, blocks, "single", running=False, outline=True)
+    headings = [line for line in read_pdf(path.read_bytes()).text.splitlines() if line.startswith("#")]
+    assert headings == ["# Guide", "## Setup", "### Network"]
+
+
+@pytest.fixture(scope="module")
+def handbook_site(tmp_path_factory, local_embedder):
+    folder = tmp_path_factory.mktemp("pdfdocx")
+    docs = folder / "docs"
+    docs.mkdir()
+    make_pdf(docs / "handbook.pdf", HANDBOOK, "single", title="Customer handbook", author="Support team")
+    make_docx(docs / "travel.docx", [
+        ("h1", "Travel policy"), ("p", "Employees book flights and hotels through the travel portal."),
+        ("h2", "Per diem"), ("li", "Meals are reimbursed up to forty euros a day"), ("li2", "Breakfast is included in hotel rates"),
+        ("h2", "City rates"), ("table", [["City", "Hotel cap"], ["Lisbon", "140 EUR"], ["Oslo", "210 EUR"]]),
+    ], title="Travel policy", author="People team", keywords="travel, expenses", modified=datetime(2026, 3, 4, 9, 30))
+    encrypted_pdf(docs / "salaries.pdf")
+    scanned_pdf(docs / "scan.pdf")
+    config = load_config(write_config(folder, CONFIG))
+    report = run_index(config)
+    with TestClient(create_app(Settings(artifacts=config.artifacts, server=ServerConfig(requests_per_minute=0)))) as client:
+        yield report, client
+
+
+def test_pdf_hits_carry_their_pages_and_headings(handbook_site):
+    _, client = handbook_site
+    hit = search(client, "how long is the warranty on boots against broken stitching")[0]
+    assert hit["title"] == "Customer handbook"
+    assert (hit["page_start"], hit["page_end"]) == (2, 2)
+    assert hit["heading_path"][-1] == "Warranty"
+    hit = search(client, "ferry parcels to islands extra days")[0]
+    assert (hit["page_start"], hit["page_end"]) == (3, 3) and hit["heading_path"][-1] == "Shipping prices"
+    assert search(client, "refund unworn shoes thirty days")[0]["page_start"] == 1
+
+
+def test_no_chunk_holds_a_running_header_or_footer(handbook_site):
+    _, client = handbook_site
+    for query in (HEADER, FOOTER, "Page 2"):
+        for hit in search(client, query, mode="lexical", top_k=10):
+            assert HEADER not in hit["text"] and FOOTER not in hit["text"] and "Page 2" not in hit["text"]
+
+
+def test_docx_headings_lists_tables_and_properties(handbook_site):
+    _, client = handbook_site
+    hit = search(client, "how much are meals reimbursed per day")[0]
+    assert hit["title"] == "Travel policy" and hit["heading_path"][-1] == "Per diem"
+    assert "- Meals are reimbursed up to forty euros a day" in hit["text"]
+    assert hit["updated_at"].startswith("2026-03-04T09:30:00")
+    assert hit["page_start"] is None and hit["page_end"] is None, "a Word file has no pages to cite"
+    hit = search(client, "hotel cap in Oslo")[0]
+    assert "Oslo | 210 EUR" in hit["text"]
+
+
+def test_encrypted_and_scanned_pdfs_get_their_codes_and_the_run_goes_on(handbook_site):
+    report, client = handbook_site
+    assert [(e.code, e.level) for e in report.errors] == [("PDF_ENCRYPTED", "error")]
+    assert "salaries.pdf" in report.errors[0].message and "password" in report.errors[0].message
+    assert [(w.code, w.level) for w in report.warnings] == [("PDF_NO_TEXT", "warning")]
+    assert "scan.pdf" in report.warnings[0].message
+    titles = {hit["title"] for hit in search(client, "warranty travel", mode="lexical", top_k=10)}
+    assert titles == {"Customer handbook", "Travel policy"}
+
+
+def test_a_pdf_linked_from_a_crawled_page_is_indexed_and_links_to_its_page(tmp_path, site, local_embedder):
+    pdf = tmp_path / "manual.pdf"
+    make_pdf(pdf, HANDBOOK, "single", title="Customer handbook")
+    site.routes["/"] = (200, "text/html", b'<html><head><title>Help</title></head><body><main><h1>Help centre</h1>'
+                        b'<p>Our customer handbook has the rules for returns, warranty and shipping. Read it before you write to us.</p>'
+                        b'<p><a href="/files/manual.pdf">Customer handbook (PDF)</a></p></main></body></html>')
+    site.routes["/files/manual.pdf"] = (200, "application/pdf", pdf.read_bytes())
+    config = load_config(write_config(tmp_path, f'[[sources]]\nname = "help"\ntype = "urls"\ncrawl = true\n{LOOPBACK_WEB}urls = ["{site.url("/")}"]\n'
+                                                 '[[spaces]]\nprovider = "local"\n'))
+    report = run_index(config)
+    assert not report.errors and not report.warnings
+    with TestClient(create_app(Settings(artifacts=config.artifacts, server=ServerConfig(requests_per_minute=0)))) as client:
+        hit = search(client, "photograph the damage and attach the receipt to claim the warranty")[0]
+    assert hit["url"] == site.url("/files/manual.pdf")
+    assert hit["link"] == site.url("/files/manual.pdf") + "#page=2" and hit["page_start"] == 2
+
+
+def test_index_extract_prints_a_pdf_as_text(tmp_path):
+    make_pdf(tmp_path / "handbook.pdf", HANDBOOK, "two_columns")
+    result = CliRunner().invoke(cli, ["extract", str(tmp_path / "handbook.pdf")])
+    assert result.exit_code == 0, result.output
+    assert "## Warranty" in result.output and HEADER not in result.output
