@@ -15,6 +15,7 @@ from urllib.parse import urljoin
 import yaml
 from lxml import html as lxml_html
 
+from indexer.anchors import html_heading_ids, markdown_anchors, place
 from indexer.crosscheck import cross_check
 
 BLOCK_TAGS = {"p", "div", "section", "article", "main", "header", "footer", "aside", "figure", "figcaption", "dl", "dd", "dt", "form", "details", "summary", "center"}
@@ -103,11 +104,16 @@ def extract_markdown(raw: str, fallback_title: str) -> Extracted:
             raise ExtractionError("front matter must be a YAML mapping of key: value lines")
         body = raw[match.end() :]
     text = normalize_text(body)
+    url = _str_or_none(meta.pop("url", None))
+    anchors: tuple = ()
+    if url:  # headings can be linked to only where the page is published
+        text, anchors = markdown_anchors(text)
     title = str(meta.pop("title", "") or "").strip() or _first_heading(text) or fallback_title
     return Extracted(
         title=title,
         text=text,
-        url=_str_or_none(meta.pop("url", None)),
+        url=url,
+        anchors=anchors,
         tags=_str_tuple(meta.pop("tags", ())),
         authors=_str_tuple(meta.pop("authors", meta.pop("author", ()))),
         updated_at=parse_timestamp(meta.pop("updated_at", None)),
@@ -152,8 +158,10 @@ def extract_html(raw: bytes | str, url: str | None = None, fallback_title: str =
     published = parse_timestamp(_meta(page, "article:published_time"))
     modified = parse_timestamp(_meta(page, "article:modified_time") or _meta(page, "og:updated_time"))
     metadata = {"published_at": published.isoformat()} if published else {}
+    canonical = _canonical(page, url)
+    anchors = place(text, html_heading_ids(page)) if canonical or url else ()
     return Extracted(
-        title=title, text=text, url=_canonical(page, url), updated_at=modified or published, metadata=metadata, links=_links(page, url)
+        title=title, text=text, url=canonical, updated_at=modified or published, metadata=metadata, links=_links(page, url), anchors=anchors,
     )
 
 

@@ -265,7 +265,7 @@ def test_recorded_api_responses_render(tmp_path):
 
     page = json.loads((folder / "retrieve_page_block_test_page.json").read_text())
     blocks = json.loads((folder / "retrieve_block_children_block_test_page.json").read_text())["results"]
-    text, links, unsupported = render_page(page, blocks)
+    text, links, unsupported, anchors = render_page(page, blocks)
     lines = text.splitlines()
     assert page_title(page) == "Block test page"
     for expected in ("# Heading 1", "## Heading 2", "### Heading 3", "- Bulleted list", "1. Numbered list", "> Quote", "```shell", "% ls -l",
@@ -275,6 +275,12 @@ def test_recorded_api_responses_render(tmp_path):
     assert "- [ ]" not in lines, "an empty to-do is not indexed"
     assert {"page:0f3e5073-22d8-48eb-926b-e808df84c169", "database:ea525a78-4669-470d-b425-8c4d7cb95667", "page:c01166c6-13ae-45cb-b968-18b4ef2f5a77"} <= set(links)
     assert unsupported == {"unsupported": 1}, "the API's own `unsupported` block is reported, media and layout blocks are not"
+    by_block = {block["id"].replace("-", ""): block for block in blocks}
+    heading = next(b for b in blocks if b["type"] == "heading_2")
+    offset = dict((name, at) for at, name in anchors)[heading["id"].replace("-", "")]
+    assert text[offset:].startswith("## Heading 2"), "a hit below the heading links to its block"
+    assert all(name in by_block for _, name in anchors) and [a for a, _ in anchors] == sorted(a for a, _ in anchors)
+    assert "\x00" not in text and "\x01" not in text
 
 
 def test_a_page_moved_to_the_trash_is_no_longer_listed(notion):

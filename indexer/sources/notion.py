@@ -352,7 +352,7 @@ def _read_page(api: NotionAPI, source: SourceConfig, page: dict) -> tuple[Docume
             unreadable.append(f"{kind} {origin or block['id']}")  # e.g. a synced block whose original is not shared
             continue
         pending.extend(b for b in block["children"] if b.get("has_children"))
-    text, links, unsupported = render_page(page, top, follow_links=source.follow_links)
+    text, links, unsupported, anchors = render_page(page, top, follow_links=source.follow_links)
     doc_id = f"notion:{page['id']}"
     warnings = [
         IngestError(ErrorCode.NOTION_BLOCK_UNSUPPORTED, "extract", f"page {page['id']}: {count} {kind} block(s) skipped: not a block type we read",
@@ -379,6 +379,7 @@ def _read_page(api: NotionAPI, source: SourceConfig, page: dict) -> tuple[Docume
         last_modified=page.get("last_edited_time"),
         fetched_at=datetime.now(timezone.utc),
         links=tuple(dict.fromkeys(links)),
+        anchors=anchors,
     )
     return document, warnings
 
@@ -395,10 +396,12 @@ SILENT = {"divider", "table_of_contents", "breadcrumb", "template", "column", "c
 HEADING = {"heading_1": 1, "heading_2": 2, "heading_3": 3, "heading_4": 4}
 
 
-def render_page(page: dict, blocks: list[dict], follow_links: bool = True) -> tuple[str, list[str], dict[str, int]]:
+def render_page(page: dict, blocks: list[dict], follow_links: bool = True) -> tuple[str, list[str], dict[str, int], tuple[tuple[int, str], ...]]:
     """Markdown-like text (as the HTML extractor writes it: `#` headings, `- ` lists, `a | b`
-    table rows, fenced code), the page's links (`page:<id>` / `database:<id>`), and the counts of
-    block types we do not read. A database row starts with its properties, one `Name: value` line each."""
+    table rows, fenced code), the page's links (`page:<id>` / `database:<id>`), the counts of
+    block types we do not read, and where each top-level block begins in the text (offset, block
+    id without dashes: Notion links to a block as `<page url>#<that id>`). A database row starts
+    with its properties, one `Name: value` line each."""
     lines: list[str] = []
     links: list[str] = []
     unsupported: dict[str, int] = {}
@@ -409,14 +412,41 @@ def render_page(page: dict, blocks: list[dict], follow_links: bool = True) -> tu
                 lines.append(f"{name}: {value}")
         if lines:
             lines.append("")
-    _render(blocks, 0, lines, links, unsupported, follow_links)
-    return _tidy(lines), links, unsupported
+    starts: list[tuple[int, str]] = []
+    _render(blocks, 0, lines, links, unsupported, follow_links, starts)
+    text, anchors = _anchored(lines, starts)
+    return text, links, unsupported, anchors
 
 
-def _render(blocks: list[dict], level: int, out: list[str], links: list[str], unsupported: dict[str, int], follow: bool) -> None:
+BLOCK_MARK = re.compile("\x00([0-9a-f]+)\x01")
+
+
+def _anchored(lines: list[str], starts: list[tuple[int, str]]) -> tuple[str, tuple[tuple[int, str], ...]]:
+    """The tidy text and the offset of each top-level block's first line in it: the first line a
+    block wrote is marked, the text tidied, the marks taken out and their places kept."""
+    ends = [line for line, _ in starts[1:]] + [len(lines)]
+    for (first, block_id), end in zip(starts, ends):
+        line = next((i for i in range(first, end) if lines[i].strip()), None)
+        if line is not None:
+            lines[line] = f"\x00{block_id}\x01{lines[line]}"
+    marked = _tidy(lines)
+    text, anchors, position, length = [], [], 0, 0
+    for match in BLOCK_MARK.finditer(marked):
+        text.append(marked[position : match.start()])
+        length += match.start() - position
+        anchors.append((length, match.group(1)))
+        position = match.end()
+    text.append(marked[position:])
+    return "".join(text), tuple(anchors)
+
+
+def _render(blocks: list[dict], level: int, out: list[str], links: list[str], unsupported: dict[str, int], follow: bool,
+            starts: list[tuple[int, str]] | None = None) -> None:
     indent = "  " * level
     number = 0
     for block in blocks:
+        if starts is not None and block.get("id"):
+            starts.append((len(out), block["id"].replace("-", "")))
         kind = block.get("type", "")
         data = block.get(kind) or {}
         children = block.get("children", [])

@@ -19,7 +19,7 @@
  * Markup and classes (the default stylesheet has zero specificity, so any rule of the page wins):
  *   .srag (the target element; + .srag-unanswered, .srag-error)  form.srag-form  input.srag-input
  *   button.srag-button  p.srag-status  button.srag-show-anyway  ol.srag-results  li.srag-hit
- *   a.srag-title (span without a url)  div.srag-path  p.srag-snippet (with <mark>)  button.srag-more
+ *   a.srag-title (span without a url; href = link, else url)  span.srag-page (PDFs)  div.srag-path  p.srag-snippet (with <mark>)  button.srag-more
  *
  * When the server says no hit answers the question (`answerable: false`), the widget says so
  * instead of listing weak hits; a "Show anyway" button lists them.
@@ -48,6 +48,7 @@
     ":where(.srag-hit){padding:.6rem 0;border-top:1px solid #e4e6ea;overflow-wrap:anywhere}",
     ":where(.srag-title){font-weight:600}",
     ":where(.srag-path){color:#666;font-size:.85em}",
+    ":where(.srag-page){color:#666;font-size:.85em}",
     ":where(.srag-snippet){margin:.2rem 0 0}",
     ":where(.srag mark){background:#ffe58a;color:inherit;padding:0 .1em}"
   ].join("\n");
@@ -80,9 +81,15 @@
 
   function hitNode(hit) {
     var item = el("li", "srag-hit");
-    var title = el(hit.url ? "a" : "span", "srag-title", hit.title || hit.doc_id);
-    if (hit.url) { title.href = hit.url; title.rel = "noopener"; }
+    // `link` points at the passage (a heading's #fragment, a PDF's #page=N); `url` at the page.
+    var target = hit.link || hit.url;
+    var title = el(target ? "a" : "span", "srag-title", hit.title || hit.doc_id);
+    if (target) { title.href = target; title.rel = "noopener"; }
     item.appendChild(title);
+    if (hit.page_start) {
+      var pages = hit.page_end && hit.page_end !== hit.page_start ? "pp. " + hit.page_start + "–" + hit.page_end : "p. " + hit.page_start;
+      item.appendChild(el("span", "srag-page", " " + pages));
+    }
     if (hit.heading_path && hit.heading_path.length > 1) {
       item.appendChild(el("div", "srag-path", hit.heading_path.slice(1).join(" › ")));
     }

@@ -1,0 +1,100 @@
+"""Where a hit can link inside its page: the URL fragment of each linkable heading, with the
+offset in the document's text where that heading begins.
+
+- HTML: a heading's own `id`, an `<a id>` / `<a name>` inside it or just before it, or the `id`
+  of the section it opens. Read from the whole page (the main-content extractor drops
+  attributes), then placed on the heading lines of the extracted text, in order.
+- Markdown with a `url` in its front matter: an explicit `{#id}` on the heading, else the slug
+  site generators give it (GitHub, Hugo, MkDocs, Jekyll: lowercase, punctuation dropped, spaces
+  to hyphens, a repeated slug numbered -1, -2, …).
+- Notion: every top-level block (indexer/sources/notion.py), as `#<block id without dashes>`.
+"""
+
+from __future__ import annotations
+
+import re
+
+HEADING_LINE = re.compile(r"^(#{1,6}) (.+)$", re.MULTILINE)
+FENCE = re.compile(r"^(```|~~~)", re.MULTILINE)
+EXPLICIT_ID = re.compile(r"\s*\{#([\w\-.:]+)\}\s*$")
+HEADING_TAGS = ("h1", "h2", "h3", "h4", "h5", "h6")
+
+
+def html_heading_ids(page) -> list[tuple[str, str]]:
+    """(heading text, fragment) for every heading of an lxml page that can be linked to, in order."""
+    found = []
+    for heading in page.iter(*HEADING_TAGS):
+        fragment = heading.get("id") or _inner_anchor(heading) or _anchor_before(heading) or _opened_section(heading)
+        text = " ".join(heading.text_content().split())
+        if fragment and text:
+            found.append((text, fragment.strip()))
+    return found
+
+
+def _inner_anchor(heading) -> str | None:
+    for a in heading.iter("a"):
+        if a.get("id") or a.get("name"):
+            return a.get("id") or a.get("name")
+    return None
+
+
+def _anchor_before(heading) -> str | None:
+    previous = heading.getprevious()
+    if previous is not None and previous.tag == "a" and not previous.text_content().strip():
+        return previous.get("id") or previous.get("name")
+    return None
+
+
+def _opened_section(heading) -> str | None:
+    parent = heading.getparent()
+    if parent is not None and parent.tag in ("section", "div", "article") and parent.get("id"):
+        first = next((c for c in parent if isinstance(c.tag, str)), None)
+        if first is heading:
+            return parent.get("id")
+    return None
+
+
+def place(text: str, ids: list[tuple[str, str]]) -> tuple[tuple[int, str], ...]:
+    """Put (heading text, fragment) pairs on the heading lines of `text`, in order: a heading
+    the extractor dropped is skipped, a heading line with no linkable heading gets nothing."""
+    placed, next_id = [], 0
+    for match in _heading_lines(text):
+        wanted = " ".join(match.group(2).split())
+        for i in range(next_id, len(ids)):
+            if ids[i][0] == wanted:
+                placed.append((match.start(), ids[i][1]))
+                next_id = i + 1
+                break
+    return tuple(placed)
+
+
+def markdown_anchors(text: str) -> tuple[str, tuple[tuple[int, str], ...]]:
+    """A Markdown text without the `{#id}` attributes of its headings (an id is a link target,
+    not words), and every heading's fragment: its explicit id, else its generated slug."""
+    explicit = [(found.group(1) if (found := EXPLICIT_ID.search(m.group(2))) else None) for m in _heading_lines(text)]
+    clean = HEADING_LINE.sub(lambda m: f"{m.group(1)} {EXPLICIT_ID.sub('', m.group(2))}", text) if any(explicit) else text
+    anchors, seen = [], {}
+    for match, given in zip(_heading_lines(clean), explicit):
+        slug = given or slugify(match.group(2))
+        if not slug:
+            continue
+        if not given:
+            count = seen.get(slug, 0)
+            seen[slug] = count + 1
+            slug = slug if count == 0 else f"{slug}-{count}"
+        anchors.append((match.start(), slug))
+    return clean, tuple(anchors)
+
+
+def slugify(heading: str) -> str:
+    text = re.sub(r"[`*_~\[\]()]", "", heading.strip().lower())  # inline Markdown marks
+    text = re.sub(r"[^\w\- ]", "", text)
+    return re.sub(r" ", "-", text).strip("-")
+
+
+def _heading_lines(text: str):
+    """Heading-line matches outside fenced code."""
+    fences = [m.start() for m in FENCE.finditer(text)]
+    for match in HEADING_LINE.finditer(text):
+        if sum(1 for f in fences if f < match.start()) % 2 == 0:
+            yield match
