@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 from indexer.errors import ConfigError
 from indexer.models import MODELS, PROVIDERS, ModelInfo
 
-SOURCE_TYPES = ("files", "urls", "notion")
+SOURCE_TYPES = ("files", "urls", "notion", "answers")
 DEFAULT_EXTENSIONS = (".md", ".markdown", ".txt", ".html", ".htm", ".pdf", ".docx")
 
 
@@ -64,6 +64,8 @@ class SourceConfig:
     max_bytes: int = 10 * 1024 * 1024  # files and web pages: larger ones are not read
     follow_symlinks: bool = False  # files: also index symlinks that lead out of the folder
     id_prefix: str = ""  # files: doc_id = "file:" + id_prefix + path in the folder (two folders may share paths)
+    database: str | None = None  # answers: a Notion database of Question / Answer rows (instead of `path`)
+    min_answer_relevance: float | None = None  # answers: relevance a match needs to be returned; None: the default
 
 
 @dataclass(frozen=True)
@@ -206,6 +208,15 @@ SOURCE_KEYS_BY_TYPE = {
         "requests_per_second": Key((int, float), default=3.0, min=0.1, max=100),
         "timeout_seconds": Key((int, float), default=30.0, min=1, max=300),
     },
+    "answers": {
+        "name": Key(str, required=True),
+        "type": Key(str, required=True, choices=SOURCE_TYPES),
+        "path": Key(str),  # a .toml, .csv, .yaml or .yml file
+        "database": Key(str),  # or a Notion database id
+        "min_answer_relevance": Key((int, float), min=0, max=1),
+        "requests_per_second": Key((int, float), default=3.0, min=0.1, max=100),
+        "timeout_seconds": Key((int, float), default=30.0, min=1, max=300),
+    },
 }
 
 SPACE_KEYS = {
@@ -321,6 +332,8 @@ def _parse_source(raw: dict, index: int, base_dir: Path) -> SourceConfig:
     values = _check(raw, SOURCE_KEYS_BY_TYPE[kind], where)
     if kind == "notion":
         return _notion_source(values, where)
+    if kind == "answers":
+        return _answers_source(values, where, base_dir)
     if kind == "files":
         folder = base_dir / values["path"]
         extensions = tuple(e.lower() if e.startswith(".") else f".{e.lower()}" for e in values["extensions"])
@@ -359,6 +372,20 @@ def _parse_source(raw: dict, index: int, base_dir: Path) -> SourceConfig:
         per_host_delay_seconds=float(values["per_host_delay_seconds"]),
         max_bytes=values["max_bytes"],
     )
+
+
+def _answers_source(values: dict, where: str, base_dir: Path) -> SourceConfig:
+    from indexer.sources.notion import notion_id
+
+    if (values["path"] is None) == (values["database"] is None):
+        raise ConfigError(f"{where}: an answers source reads `path` (a .toml, .csv or .yaml file of question/answer pairs) or `database` (a Notion database id); set one")
+    database = notion_id(values["database"]) if values["database"] is not None else None
+    if values["database"] is not None and database is None:
+        raise ConfigError(f"{where}.database: must be a Notion database id (32 hex digits) or its URL; got {values['database']!r}")
+    minimum = values["min_answer_relevance"]
+    return SourceConfig(name=values["name"], type="answers", path=base_dir / values["path"] if values["path"] else None, database=database,
+                        min_answer_relevance=float(minimum) if minimum is not None else None,
+                        requests_per_second=float(values["requests_per_second"]), timeout_seconds=float(values["timeout_seconds"]))
 
 
 def _notion_source(values: dict, where: str) -> SourceConfig:

@@ -20,6 +20,7 @@ class ErrorCode(StrEnum):
     NOTION_BLOCK_UNSUPPORTED = "NOTION_BLOCK_UNSUPPORTED"  # warning: a block type we do not read (or cannot), skipped
     FILE_EXTRACTION_EMPTY = "FILE_EXTRACTION_EMPTY"  # extraction found no text
     FILE_EXTRACTION_FAILED = "FILE_EXTRACTION_FAILED"  # the file could not be read or parsed
+    ANSWER_INVALID = "ANSWER_INVALID"  # a curated answer without a question or an answer, or a repeated id; left out
     PDF_ENCRYPTED = "PDF_ENCRYPTED"  # the PDF needs a password to open; not indexed
     PDF_NO_TEXT = "PDF_NO_TEXT"  # warning: a PDF without a text layer (a scan); not indexed
     FILE_TOO_LARGE = "FILE_TOO_LARGE"  # a file past the source's max_bytes; not read

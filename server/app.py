@@ -89,7 +89,21 @@ class Hit(msgspec.Struct):
     page_end: Annotated[int | None, msgspec.Meta(description="PDFs: the last page the passage is on")]
 
 
+class Answer(msgspec.Struct):
+    doc_id: str
+    question: Annotated[str, msgspec.Meta(description="The curated question, as first phrased")]
+    questions: Annotated[list[str], msgspec.Meta(description="Every phrasing the answer was written for")]
+    answer: Annotated[str, msgspec.Meta(description="The approved answer, as written")]
+    url: str | None
+    source: str
+    tags: list[str]
+    updated_at: datetime | None
+    score: float
+    relevance: Annotated[float, msgspec.Meta(description="Calibrated 0–1, as for hits; at least the source's min_answer_relevance")]
+
+
 class SearchResponse(msgspec.Struct, omit_defaults=True):
+    answers: Annotated[list[Answer], msgspec.Meta(description="Curated answers (sources of type answers) that match the query, best first; [] when none does")]
     hits: list[Hit]
     took_ms: float
     generation: str
@@ -121,6 +135,8 @@ def _errors(*statuses: int) -> dict[int, ResponseSpec]:
 def search_response(result: SearchResult, offset: int) -> SearchResponse:
     """The body of a search answer (also `index search --json`'s output)."""
     return SearchResponse(
+        answers=[Answer(a.doc_id, a.question, list(a.questions), a.answer, a.url, a.source, list(a.tags), a.updated_at, round(a.score, 6), a.relevance)
+                 for a in result.answers],
         hits=[_hit(h) for h in result.hits],
         took_ms=round(result.took_ms, 3),
         generation=result.generation,

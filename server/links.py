@@ -6,7 +6,17 @@ span is character offsets into the document's text.
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_right
+
+LEADING_HEADINGS = re.compile(r"\A(?:#{1,6} [^\n]*(?:\n+|\Z))+")
+
+
+def body_start(text: str, start: int) -> int:
+    """Where a passage's first line that is not a heading begins: a passage that opens with
+    "# Manual / ## Lacing" is about Lacing, and links there."""
+    leading = LEADING_HEADINGS.match(text)
+    return start + (leading.end() if leading else 0)
 
 
 def page_span(page_starts, start: int, end: int) -> tuple[int | None, int | None]:

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 import numpy as np
 
 from indexer.embedders import Embedder
+from server.answers import AnswerHit, pick
 from server.fusion import DENSE_WEIGHT, convex_combination
-from server.links import deep_link, page_span
+from server.links import body_start, deep_link, page_span
 from server.relevance import relevance, threshold
 from indexer.documents import utc_naive
 from server.reader import Generation, SpaceIndex
@@ -82,6 +83,7 @@ class SearchResult:
     candidates: int = 0  # chunks scored before collapsing to hits
     answerable: bool = False  # the best hit reaches the space's relevance threshold
     degraded_reason: str | None = None  # set when a dense or hybrid request was answered lexically
+    answers: list[AnswerHit] = field(default_factory=list)  # curated answers that match, before the hits
 
 
 def search(
@@ -124,13 +126,18 @@ def search(
         bm25 = _BM25_THREADS.submit(_bm25, space, query, allowed, depth) if mode == "hybrid" else _finished(_bm25(space, query, allowed, depth))
     while True:
         ranked, dense, lexical, cut = _rank(space, query_vector, bm25, mode, depth, allowed, weight)
-        hits = _collapse(generation, space.space_id, ranked, wanted, dense, lexical, max_chunks_per_doc, min_score)
+        aside: dict[str, tuple] = {}
+        hits = _collapse(generation, space.space_id, ranked, wanted, dense, lexical, max_chunks_per_doc, min_score, aside)
         below = bool(ranked) and ranked[-1][1] < min_score  # deeper candidates would score lower still
         if len(hits) >= wanted or not cut or depth >= pool or below:
             break
         depth = min(pool, depth * 4)
     hits = [replace(h, relevance=relevance(h.dense, h.lexical, mode), stale=h.doc_id in space.stale) for h in hits]
     page = [replace(h, snippet=snippet(h.text, query)) for h in hits[offset : offset + top_k]]
+    # A curated answer is judged on its cosine alone where there is one: paraphrases of its question
+    # are told from near misses better that way (bench/README.md, "Curated answers").
+    answers = pick(generation.curated, {doc_id: (row, score, relevance(d, None, "dense") if d is not None else relevance(None, lx, "lexical"))
+                                        for doc_id, (row, score, d, lx) in aside.items()}) if offset == 0 else []
     return SearchResult(
         hits=page,
         generation=generation.id,
@@ -139,7 +146,8 @@ def search(
         took_ms=(time.perf_counter() - started) * 1000,
         more=len(hits) > offset + top_k,
         candidates=len(ranked),
-        answerable=bool(hits) and max(h.relevance for h in hits) >= needed,
+        answerable=bool(answers) or (bool(hits) and max(h.relevance for h in hits) >= needed),
+        answers=answers,
     )
 
 
@@ -206,9 +214,10 @@ def _top(scores: np.ndarray, depth: int) -> dict[int, float]:
 
 
 def _collapse(generation: Generation, space_id: str, ranked: list[tuple[int, float]], wanted: int, dense: dict, lexical: dict,
-              max_chunks_per_doc: int | None, min_score: float) -> list[SearchHit]:
+              max_chunks_per_doc: int | None, min_score: float, aside: dict[str, tuple]) -> list[SearchHit]:
     """Walk the ranking into at most `wanted` hits: a chunk overlapping a hit of its document is
-    merged into it (up to MAX_MERGED chunks), a document past `max_chunks_per_doc` hits is skipped."""
+    merged into it (up to MAX_MERGED chunks), a document past `max_chunks_per_doc` hits is skipped.
+    A curated answer's best chunk is set `aside` (doc_id → row, score, dense, lexical), never a hit."""
     hits: list[_Hit] = []
     by_doc: dict[str, list[_Hit]] = {}
     batch = max(wanted * 2, 20)
@@ -219,6 +228,9 @@ def _collapse(generation: Generation, space_id: str, ranked: list[tuple[int, flo
         rows = generation.hits(space_id, [vid for vid, _ in part])
         for vid, score in part:
             row = rows[vid]
+            if row["source_type"] == "answers":
+                aside.setdefault(row["doc_id"], (row, score, dense.get(vid), lexical.get(vid)))
+                continue
             mine = by_doc.setdefault(row["doc_id"], [])
             touching = [h for h in mine if row["start_offset"] < h.end and h.start < row["end_offset"]]
             if touching:
@@ -274,7 +286,7 @@ class _Hit:
             lexical=self.lexical,
             updated_at=row["updated_at"],
             chunk_ids=tuple(c for _, c in sorted(self.chunks)),
-            link=deep_link(row["url"], self.start, first, row.get("anchor_offsets"), row.get("anchor_names")),
+            link=deep_link(row["url"], body_start(self.text, self.start), first, row.get("anchor_offsets"), row.get("anchor_names")),
             page_start=first,
             page_end=last,
         )

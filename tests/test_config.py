@@ -46,7 +46,7 @@ def test_artifacts_flag_overrides_the_file(tmp_path):
         (FILES + '[[spaces]]\nprovider = "gemini"\nbatch_size = 250\n', "spaces[0].batch_size: must be between 1 and 100; got 250"),
         (FILES + '[[spaces]]\nprovider = "openai"\nmodel = "text-embedding-3-large"\ndimensions = 4096\n', "spaces[0].dimensions: must be one of 3072, 1536, 1024, 768, 512, 256; got 4096"),
         (FILES + '[[spaces]]\nprovider = "openai"\nmax_concurrency = 0\n', "spaces[0].max_concurrency: must be between 1 and 16; got 0"),
-        (FILES.replace('"files"', '"ftp"') + LOCAL, "sources[0].type: must be one of files, urls, notion; got 'ftp'"),
+        (FILES.replace('"files"', '"ftp"') + LOCAL, "sources[0].type: must be one of files, urls, notion, answers; got 'ftp'"),
         (FILES.replace('path = "docs"\n', "") + LOCAL, "sources[0].path: required key is missing"),
         (FILES + 'recursive = true\n' + LOCAL, "sources[0].recursive: unknown key; allowed: name, type, path, extensions, max_bytes, follow_symlinks, id_prefix"),
         (FILES + FILES + LOCAL, "sources: names must be unique; repeated: docs"),

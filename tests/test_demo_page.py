@@ -180,3 +180,43 @@ def test_the_api_reference_renders_with_nothing_but_the_server(browser, examples
         assert any(o.startswith("POST /v1/search") for o in operations), operations
         loaded = browser.execute_script("return performance.getEntriesByType('resource').map(e => e.name)")
         assert all(url.startswith(server.base) for url in loaded), loaded
+
+
+def test_the_widget_shows_curated_answers_first_and_links_pdf_hits_to_their_page(browser, tmp_path, local_embedder):
+    from selenium.webdriver.common.by import By
+
+    from indexer.config import load_config
+    from indexer.pipeline import run_index
+    from tests.conftest import write_config
+    from tests.fakes.pdfs import make_pdf
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "manual.md").write_text("---\nurl: https://shop.example/manual/\n---\n# Manual\n\n## Lacing\n\nLace the boots from the toe up and double-knot them.\n")
+    make_pdf(docs / "warranty.pdf", [("h1", "Warranty"), ("p", "General terms apply to every purchase."), ("pagebreak", None),
+                                     ("h2", "Soles"), ("p", "A detached sole is repaired free of charge within two years.")])
+    (tmp_path / "faq.toml").write_text('[[answers]]\nquestions = ["How long does a refund take?"]\nanswer = "Three to five business days."\n'
+                                       'url = "https://shop.example/refunds"\n')
+    config = load_config(write_config(tmp_path, '[[sources]]\nname = "docs"\ntype = "files"\npath = "docs"\n'
+                                                '[[sources]]\nname = "faq"\ntype = "answers"\npath = "faq.toml"\n[[spaces]]\nprovider = "local"\n'))
+    assert not run_index(config).errors
+    (tmp_path / "server").mkdir()
+    with running_server(config.artifacts, tmp_path / "server") as server:
+        browser.get(server.base + "/")
+        search_in_page(browser, "how many days until the refund shows up on my card")
+        answer = browser.find_element(By.CSS_SELECTOR, ".srag-answer")
+        assert answer.find_element(By.CSS_SELECTOR, ".srag-answer-text").text == "Three to five business days."
+        assert answer.find_element(By.CSS_SELECTOR, ".srag-answer-link").get_attribute("href") == "https://shop.example/refunds"
+        hits, _ = search_in_page_again(browser, "detached sole repaired free of charge")
+        assert hits[0].find_element(By.CSS_SELECTOR, ".srag-page").text == "p. 2"
+        assert not browser.find_elements(By.CSS_SELECTOR, ".srag-answer"), "a new search clears the last answers"
+        hits, _ = search_in_page_again(browser, "lace the boots from the toe")
+        assert hits[0].find_element(By.CSS_SELECTOR, ".srag-title").get_attribute("href") == "https://shop.example/manual/#lacing"
+
+
+def search_in_page_again(driver, query: str):
+    from selenium.webdriver.common.by import By
+
+    box = driver.find_element(By.CSS_SELECTOR, ".srag-input")
+    box.clear()
+    return search_in_page(driver, query)

@@ -56,13 +56,17 @@ def search(query, config_path, artifacts, as_json, top_k, mode, space, source):
         return
     if result.degraded_reason:
         click.echo(f"Answered by keywords only: {result.degraded_reason}", err=True)
+    for answer in result.answers:
+        click.echo(click.style(f"Answer: {answer.question}", bold=True) + f"  (relevance {answer.relevance:.2f}{', ' + answer.url if answer.url else ''})")
+        click.echo(f"   {answer.answer}\n")
     if not result.hits:
         click.echo("No hits.")
     elif not result.answerable:
         click.echo(click.style("Nothing in these documents seems to answer that; the closest hits:", bold=True))
     for rank, hit in enumerate(result.hits, start=1):
         where = " › ".join(hit.heading_path)
-        click.echo(click.style(f"{rank}. {hit.title}", bold=True) + f"  ({hit.url or hit.path or hit.doc_id})")
+        click.echo(click.style(f"{rank}. {hit.title}", bold=True) + f"  ({hit.link or hit.path or hit.doc_id})"
+                   + (f" p. {hit.page_start}" if hit.page_start else ""))
         if where:
             click.echo(f"   {where}")
         click.echo(f"   {_terminal(hit.snippet)}")

@@ -40,6 +40,10 @@ def crawl(source: SourceConfig, progress=None, fetch_state: dict[str, FetchState
         from indexer.sources.notion import crawl_notion
 
         return crawl_notion(source, progress, fetch_state or {})
+    if source.type == "answers":
+        from indexer.sources.answers import crawl_answers
+
+        return crawl_answers(source, progress, fetch_state or {})
     raise ValueError(f"unknown source type {source.type!r}")
 
 
@@ -58,7 +62,7 @@ def check_credentials(sources: list[SourceConfig] | tuple[SourceConfig, ...]) ->
     from indexer.errors import ConfigError
 
     for source in sources:
-        if source.type == "notion" and not os.environ.get("NOTION_TOKEN", "").strip():
+        if (source.type == "notion" or source.database) and not os.environ.get("NOTION_TOKEN", "").strip():
             raise ConfigError(f"source {source.name!r} reads Notion: set NOTION_TOKEN to the integration's secret (notion.so/profile/integrations)")
 
 
@@ -68,6 +72,6 @@ def count_items(source: SourceConfig) -> int | None:
         from indexer.sources.files import list_files
 
         return len(list_files(source)) if source.path and source.path.is_dir() else 0
-    if source.type == "notion":
-        return None  # known only once the workspace has been walked
+    if source.type in ("notion", "answers"):
+        return None  # known only once the workspace has been walked or the file read
     return None if source.sitemaps or source.crawl else len(source.urls)

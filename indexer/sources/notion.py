@@ -407,7 +407,7 @@ def render_page(page: dict, blocks: list[dict], follow_links: bool = True) -> tu
     unsupported: dict[str, int] = {}
     if page.get("_database") or page.get("parent", {}).get("type") in ("data_source_id", "database_id"):
         for name, prop in page.get("properties", {}).items():
-            value = _property_text(prop)
+            value = property_text(prop)
             if value and prop.get("type") != "title":
                 lines.append(f"{name}: {value}")
         if lines:
@@ -526,7 +526,7 @@ def _plain(rich_text: list[dict], links: list[str] | None = None) -> str:
     return "".join(part.get("plain_text", "") for part in rich_text)
 
 
-def _property_text(prop: dict) -> str:
+def property_text(prop: dict) -> str:
     kind = prop.get("type")
     value = prop.get(kind)
     if value is None:

@@ -20,7 +20,9 @@
  *   .srag (the target element; + .srag-unanswered, .srag-error)  form.srag-form  input.srag-input
  *   button.srag-button  p.srag-status  button.srag-show-anyway  ol.srag-results  li.srag-hit
  *   a.srag-title (span without a url; href = link, else url)  span.srag-page (PDFs)  div.srag-path  p.srag-snippet (with <mark>)  button.srag-more
+ *   div.srag-answers > div.srag-answer (p.srag-answer-question, p.srag-answer-text, a.srag-answer-link)
  *
+ * Curated answers (`answers` in the response) are shown first, in div.srag-answer boxes.
  * When the server says no hit answers the question (`answerable: false`), the widget says so
  * instead of listing weak hits; a "Show anyway" button lists them.
  */
@@ -50,6 +52,9 @@
     ":where(.srag-path){color:#666;font-size:.85em}",
     ":where(.srag-page){color:#666;font-size:.85em}",
     ":where(.srag-snippet){margin:.2rem 0 0}",
+    ":where(.srag-answer){background:#f3f7ff;border-left:3px solid #3b6fd8;padding:.5rem .75rem;margin:.5rem 0}",
+    ":where(.srag-answer-question){font-weight:600;margin:0}",
+    ":where(.srag-answer-text){margin:.25rem 0}",
     ":where(.srag mark){background:#ffe58a;color:inherit;padding:0 .1em}"
   ].join("\n");
 
@@ -97,6 +102,20 @@
     return item;
   }
 
+  // A curated answer (a source of type "answers"): shown above the hits, as the team wrote it.
+  function answerNode(answer) {
+    var box = el("div", "srag-answer");
+    box.appendChild(el("p", "srag-answer-question", answer.question));
+    box.appendChild(el("p", "srag-answer-text", answer.answer));
+    if (answer.url) {
+      var link = el("a", "srag-answer-link", "Read more");
+      link.href = answer.url;
+      link.rel = "noopener";
+      box.appendChild(link);
+    }
+    return box;
+  }
+
   function mount(root) {
     root.classList.add("srag");
     var form = el("form", "srag-form");
@@ -110,6 +129,7 @@
     form.append(input, button);
     var status = el("p", "srag-status");
     status.setAttribute("aria-live", "polite");
+    var answers = el("div", "srag-answers");
     var list = el("ol", "srag-results");
     var more = el("button", "srag-more", "More results");
     more.type = "button";
@@ -117,7 +137,7 @@
     var anyway = el("button", "srag-show-anyway", "Show anyway");
     anyway.type = "button";
     anyway.hidden = true;
-    root.append(form, status, anyway, list, more);
+    root.append(form, status, answers, anyway, list, more);
     var nextOffset = null, lastQuery = "";
 
     function run(query, offset) {
@@ -141,7 +161,10 @@
               : "Search failed: " + (res.data.message || res.status);
             return;
           }
-          if (offset === 0) list.replaceChildren();
+          if (offset === 0) {
+            list.replaceChildren();
+            answers.replaceChildren.apply(answers, (res.data.answers || []).map(answerNode));
+          }
           res.data.hits.forEach(function (h) { list.appendChild(hitNode(h)); });
           var shown = list.children.length;
           nextOffset = res.data.next_offset;

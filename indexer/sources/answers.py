@@ -1,0 +1,173 @@
+"""Curated answers: question/answer pairs a support team approves, from a TOML, CSV or YAML file
+or a Notion database. Each answer is a document (`answer:<source>/<id>`) whose text is its
+questions, then the answer; the server returns it in the response's `answers` list, before the
+hits, when a query matches it well enough (server/answers.py).
+
+File formats (keys: `question` or `questions`, `answer`, optional `id`, `url`, `tags`, `updated_at`):
+
+    # TOML                                   # YAML                       # CSV (header row)
+    [[answers]]                              - questions:                 question,answer,url,tags
+    questions = ["How do I reset my          #     - How do I reset my …    "How do I reset…
+      password?", "I forgot my password"]    #   answer: Open …            I forgot my password",Open …,,"account, login"
+    answer = "Open Settings → Security…"
+
+In CSV a cell's phrasings are separate lines; tags are comma-separated. A Notion database gives
+one answer per row: the property named Question (else the title), Answer, and optional URL and Tags.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+import re
+import tomllib
+from dataclasses import dataclass
+from datetime import datetime, timezone
+
+from indexer.anchors import slugify
+from indexer.config import SourceConfig
+from indexer.documents import Document, FetchState
+from indexer.errors import ErrorCode, IngestError
+from indexer.extract import parse_timestamp
+from indexer.sources import SourceResult
+
+FORMATS = (".toml", ".csv", ".yaml", ".yml")
+
+
+@dataclass(frozen=True)
+class Entry:
+    questions: tuple[str, ...]
+    answer: str
+    id: str
+    url: str | None = None
+    tags: tuple[str, ...] = ()
+    updated_at: datetime | None = None
+
+
+class AnswersFileError(ValueError):
+    """The file as a whole cannot be read."""
+
+
+def crawl_answers(source: SourceConfig, progress=None, fetch_state: dict[str, FetchState] | None = None) -> SourceResult:
+    result = SourceResult(source=source.name)
+    try:
+        if source.database:
+            raw_entries, fallback_date = _notion_entries(source), None
+        else:
+            raw_entries, fallback_date = _file_entries(source)
+    except (AnswersFileError, OSError) as exc:
+        result.listing_complete = False  # nothing is known this run: delete none of the stored answers
+        result.errors.append(IngestError(ErrorCode.SOURCE_LISTING_FAILED, "list", f"{source.name}: {exc}", source=source.name))
+        return result
+    seen: set[str] = set()
+    for number, raw in enumerate(raw_entries, start=1):
+        try:
+            entry = _entry(raw, fallback_date)
+        except ValueError as exc:
+            result.errors.append(IngestError(ErrorCode.ANSWER_INVALID, "extract", f"{source.name}: answer {number}: {exc}", source=source.name))
+            continue
+        if entry.id in seen:
+            result.errors.append(IngestError(ErrorCode.ANSWER_INVALID, "extract",
+                                             f"{source.name}: answer {number}: id {entry.id!r} is used twice; give one of them another `id`",
+                                             doc_id=f"answer:{source.name}/{entry.id}", source=source.name))
+            continue
+        seen.add(entry.id)
+        result.documents.append(answer_document(source, entry))
+        if progress:
+            progress(1)
+    return result
+
+
+def answer_document(source: SourceConfig, entry: Entry) -> Document:
+    """The answer as a document: `# first question`, the other phrasings, then the answer."""
+    head = "# " + entry.questions[0] + "".join(f"\n\n{q}" for q in entry.questions[1:]) + "\n\n"
+    metadata = {"questions": list(entry.questions), "answer_offset": len(head)}
+    if source.min_answer_relevance is not None:
+        metadata["min_answer_relevance"] = source.min_answer_relevance
+    return Document(
+        doc_id=f"answer:{source.name}/{entry.id}", source=source.name, source_type="answers", title=entry.questions[0],
+        text=head + entry.answer, url=entry.url, tags=entry.tags, updated_at=entry.updated_at, metadata=metadata,
+    )
+
+
+def _entry(raw: dict, fallback_date: datetime | None) -> Entry:
+    if not isinstance(raw, dict):
+        raise ValueError(f"must be a table of question/answer keys, got {type(raw).__name__}")
+    questions = raw.get("questions", raw.get("question"))
+    if isinstance(questions, str):
+        questions = questions.splitlines()
+    if not isinstance(questions, list):
+        raise ValueError("needs `question` (text) or `questions` (a list of phrasings)")
+    questions = tuple(dict.fromkeys(" ".join(str(q).split()) for q in questions if str(q).strip()))
+    answer = str(raw.get("answer") or "").strip()
+    if not questions or not answer:
+        raise ValueError(f"needs a question and an answer; got {'no question' if not questions else 'no answer'}")
+    given = str(raw.get("id") or "").strip()
+    if given and not re.fullmatch(r"[\w\-.]+", given):
+        raise ValueError(f"id {given!r}: letters, digits, '-', '_' and '.' only")
+    tags = raw.get("tags") or ()
+    if isinstance(tags, str):
+        tags = tags.split(",")
+    url = str(raw.get("url") or "").strip() or None
+    return Entry(questions, answer, given or slugify(questions[0])[:80] or "answer", url,
+                 tuple(str(t).strip() for t in tags if str(t).strip()), parse_timestamp(raw.get("updated_at")) or fallback_date)
+
+
+def _file_entries(source: SourceConfig) -> tuple[list, datetime]:
+    path = source.path
+    if path is None or not path.is_file():
+        raise AnswersFileError(f"answers file not found: {path}")
+    suffix = path.suffix.lower()
+    if suffix not in FORMATS:
+        raise AnswersFileError(f"{path.name}: answers are read from {', '.join(FORMATS)} files")
+    text = path.read_text(encoding="utf-8-sig")
+    modified = datetime.fromtimestamp(path.stat().st_mtime, tz=timezone.utc)
+    try:
+        if suffix == ".toml":
+            entries = tomllib.loads(text).get("answers")
+        elif suffix == ".csv":
+            rows = list(csv.DictReader(io.StringIO(text)))
+            entries = [{(k or "").strip().lower(): v for k, v in row.items()} for row in rows]
+        else:
+            from indexer.extract import load_front_matter  # safe YAML: sizes and aliases bounded
+
+            loaded = load_front_matter(text)
+            entries = loaded.get("answers") if isinstance(loaded, dict) else loaded
+    except (tomllib.TOMLDecodeError, csv.Error, ValueError) as exc:
+        raise AnswersFileError(f"{path.name}: not valid {suffix[1:].upper()}: {exc}") from None
+    if not isinstance(entries, list):
+        raise AnswersFileError(f"{path.name}: expected a list of answers ({'[[answers]] tables' if suffix == '.toml' else 'a list, or `answers:` holding one'})")
+    return entries, modified
+
+
+def _notion_entries(source: SourceConfig) -> list[dict]:
+    """A Notion database's rows as answers."""
+    from indexer.sources import check_credentials
+    from indexer.sources.notion import DEFAULT_BASE_URL, LIMITER, NotionAPI, NotionFailure, property_text
+
+    check_credentials([source])
+    LIMITER.rate = source.requests_per_second
+    api = NotionAPI(os.environ["NOTION_TOKEN"].strip(), os.environ.get("NOTION_BASE_URL") or DEFAULT_BASE_URL, source.timeout_seconds)
+    try:
+        database = api.database(source.database)
+        rows = [row for ds in database.get("data_sources", []) for row in api.rows(ds["id"])]
+    except NotionFailure as exc:
+        raise AnswersFileError(f"Notion database {source.database}: {exc}") from None
+    finally:
+        api.close()
+    entries = []
+    for row in rows:
+        if row.get("in_trash") or row.get("archived"):
+            continue
+        by_name = {name.lower(): prop for name, prop in row.get("properties", {}).items()}
+        title = next((p for p in row.get("properties", {}).values() if p.get("type") == "title"), {})
+        entries.append({
+            "id": row["id"].replace("-", ""),
+            "question": property_text(by_name.get("question") or title),
+            "answer": property_text(by_name.get("answer", {})),
+            "url": property_text(by_name.get("url", {})),
+            "tags": property_text(by_name.get("tags", {})),
+            "updated_at": row.get("last_edited_time"),
+        })
+    return entries

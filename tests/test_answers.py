@@ -1,0 +1,164 @@
+"""Curated answers: approved question/answer pairs from a file or a Notion database, returned
+before the hits when a question matches one, and never for an unrelated question."""
+
+import json
+
+import pytest
+from click.testing import CliRunner
+from litestar.testing import TestClient
+
+from indexer.cli import cli
+from indexer.config import ServerConfig, SourceConfig, load_config
+from indexer.pipeline import run_index
+from indexer.sources.answers import crawl_answers
+from server.app import create_app
+from server.service import Settings
+from tests.conftest import write_config
+from tests.fakes.notion_server import paragraph
+
+TOML = """
+[[answers]]
+id = "refund-time"
+questions = ["How long does a refund take?", "When do I get my money back?"]
+answer = "Refunds reach your card 3 to 5 business days after the warehouse receives the parcel."
+url = "https://shop.example/help/refunds"
+tags = ["returns"]
+
+[[answers]]
+questions = ["Do you resole boots?"]
+answer = "Our workshop resoles leather boots for 45 euros."
+"""
+CSV = '''id,question,answer,url,tags
+refund-time,"How long does a refund take?
+When do I get my money back?",Refunds reach your card 3 to 5 business days after the warehouse receives the parcel.,https://shop.example/help/refunds,returns
+"",Do you resole boots?,Our workshop resoles leather boots for 45 euros.,,
+'''
+YAML = """
+answers:
+  - id: refund-time
+    questions: [How long does a refund take?, When do I get my money back?]
+    answer: Refunds reach your card 3 to 5 business days after the warehouse receives the parcel.
+    url: https://shop.example/help/refunds
+    tags: returns
+  - question: Do you resole boots?
+    answer: Our workshop resoles leather boots for 45 euros.
+"""
+PAGE = """# Returns and refunds
+
+Our returns team inspects every parcel that comes back to the warehouse. Shoes must be unworn and
+in their box. Once the inspection is done the payment provider is told to reverse the charge, and
+how quickly the money appears then depends on your bank. Exchanges for another size are shipped as
+soon as the old pair is scanned by the carrier.
+"""
+
+
+@pytest.mark.parametrize("name, body", [("faq.toml", TOML), ("faq.csv", CSV), ("faq.yaml", YAML)])
+def test_toml_csv_and_yaml_give_the_same_answers(tmp_path, name, body):
+    (tmp_path / name).write_text(body)
+    result = crawl_answers(SourceConfig(name="faq", type="answers", path=tmp_path / name))
+    assert not result.errors and result.listing_complete
+    refund, resole = result.documents
+    assert refund.doc_id == "answer:faq/refund-time" and resole.doc_id == "answer:faq/do-you-resole-boots"
+    assert refund.title == "How long does a refund take?" and refund.url == "https://shop.example/help/refunds" and refund.tags == ("returns",)
+    assert refund.metadata["questions"] == ["How long does a refund take?", "When do I get my money back?"]
+    assert refund.text.endswith("after the warehouse receives the parcel.") and refund.source_type == "answers"
+
+
+def test_bad_entries_are_reported_one_by_one_and_a_broken_file_deletes_nothing(tmp_path):
+    (tmp_path / "faq.toml").write_text(TOML + '\n[[answers]]\nquestion = "Lost?"\n\n[[answers]]\nid = "refund-time"\nquestion = "Again?"\nanswer = "Twice."\n')
+    result = crawl_answers(SourceConfig(name="faq", type="answers", path=tmp_path / "faq.toml"))
+    assert len(result.documents) == 2
+    assert [e.code for e in result.errors] == ["ANSWER_INVALID", "ANSWER_INVALID"]
+    assert "answer 3: needs a question and an answer; got no answer" in result.errors[0].message
+    assert "'refund-time' is used twice" in result.errors[1].message
+    (tmp_path / "faq.toml").write_text("[[answers]\nbroken")
+    broken = crawl_answers(SourceConfig(name="faq", type="answers", path=tmp_path / "faq.toml"))
+    assert not broken.listing_complete and [e.code for e in broken.errors] == ["SOURCE_LISTING_FAILED"]
+    assert "not valid TOML" in broken.errors[0].message
+
+
+@pytest.fixture(scope="module")
+def shop(tmp_path_factory, local_embedder):
+    folder = tmp_path_factory.mktemp("answers")
+    (folder / "faq.toml").write_text(TOML)
+    (folder / "pages").mkdir()
+    (folder / "pages" / "returns.md").write_text(PAGE)
+    (folder / "pages" / "boots.md").write_text("# Boot care\n\nBrush your boots after every walk and keep them away from the radiator.\n")
+    config = load_config(write_config(folder, """
+[[sources]]
+name = "faq"
+type = "answers"
+path = "faq.toml"
+[[sources]]
+name = "pages"
+type = "files"
+path = "pages"
+[[spaces]]
+provider = "local"
+"""))
+    assert not run_index(config).errors
+    with TestClient(create_app(Settings(artifacts=config.artifacts, server=ServerConfig(requests_per_minute=0)))) as client:
+        yield client, folder
+
+
+def ask(client, query: str, **body) -> dict:
+    response = client.post("/v1/search", json={"query": query, **body})
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+def test_a_curated_answer_comes_first_and_the_hits_still_follow(shop):
+    client, _ = shop
+    result = ask(client, "how many days until the refund shows up on my card")
+    assert [a["doc_id"] for a in result["answers"]] == ["answer:faq/refund-time"]
+    answer = result["answers"][0]
+    assert answer["answer"] == "Refunds reach your card 3 to 5 business days after the warehouse receives the parcel."
+    assert answer["question"] == "How long does a refund take?" and answer["url"] == "https://shop.example/help/refunds"
+    assert answer["relevance"] >= 0.06 and result["answerable"]
+    assert result["hits"] and result["hits"][0]["title"] == "Returns and refunds", "the page that says it less directly follows"
+    assert all(not h["doc_id"].startswith("answer:") for h in result["hits"]), "an answer is never also a hit"
+    assert list(result)[0] == "answers", "answers come first in the response"
+
+
+@pytest.mark.parametrize("question", ["What is the capital of Mongolia?", "How do I bake sourdough bread?", "Are your boots waterproof?"])
+def test_no_answer_for_an_unrelated_question(shop, question):
+    client, _ = shop
+    assert ask(client, question)["answers"] == []
+
+
+def test_min_answer_relevance_per_source_and_the_cli(shop, tmp_path):
+    _, folder = shop
+    strict = tmp_path / "strict"
+    strict.mkdir()
+    (strict / "faq.toml").write_text(TOML)
+    config = write_config(strict, '[[sources]]\nname = "faq"\ntype = "answers"\npath = "faq.toml"\nmin_answer_relevance = 0.99\n[[spaces]]\nprovider = "local"\n')
+    runner = CliRunner()
+    assert runner.invoke(cli, ["run", "-c", str(config)]).exit_code == 0
+    found = json.loads(runner.invoke(cli, ["search", "how many days until the refund shows up on my card", "-c", str(config), "--json"]).output)
+    assert found["answers"] == [], "this source asks for 0.99"
+    shown = runner.invoke(cli, ["search", "how many days until the refund shows up on my card", "-c", str(folder / "index.toml")])
+    assert "Answer: How long does a refund take?" in shown.output and "3 to 5 business days" in shown.output
+
+
+@pytest.mark.parametrize("keys, message", [
+    ('path = "faq.toml"\ndatabase = "0123456789abcdef0123456789abcdef"', "set one"),
+    ("", "set one"),
+    ('database = "nope"', "must be a Notion database id"),
+])
+def test_an_answers_source_reads_a_file_or_a_database(tmp_path, keys, message):
+    config = write_config(tmp_path, f'[[sources]]\nname = "faq"\ntype = "answers"\n{keys}\n[[spaces]]\nprovider = "local"\n')
+    result = CliRunner().invoke(cli, ["run", "-c", str(config)])
+    assert result.exit_code == 2 and message in result.output
+
+
+def test_a_notion_database_of_questions_and_answers(notion):
+    ws = notion.workspace
+    db = ws.database("Support answers")
+    ws.row(db, "How long does a refund take?", Answer="Three to five business days.", Tags=["returns"], URL="https://shop.example/refunds")
+    ws.row(db, "Do you resole boots?", paragraph("ignored: the Answer property is the answer"), Answer="Yes, for 45 euros.")
+    ws.row(db, "A row nobody answered yet")
+    result = crawl_answers(SourceConfig(name="faq", type="answers", database=db, requests_per_second=1000.0))
+    assert sorted(d.title for d in result.documents) == ["Do you resole boots?", "How long does a refund take?"]
+    refund = next(d for d in result.documents if d.title.startswith("How long"))
+    assert refund.text.endswith("Three to five business days.") and refund.tags == ("returns",) and refund.url == "https://shop.example/refunds"
+    assert [e.code for e in result.errors] == ["ANSWER_INVALID"] and "no answer" in result.errors[0].message
