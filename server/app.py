@@ -35,6 +35,7 @@ from server.observe import exposition, json_logging, observe, warn_refused_origi
 from server.search import MAX_CHUNKS_PER_DOC, SearchFilters, SearchHit, SearchResult
 from server.service import SearchService, ServiceError, Settings
 from server.timefilter import UPDATED_WITHIN_PATTERN, intersect, updated_range, zone
+from server.timeparse import TimeFilter, parse_time
 
 log = logging.getLogger("static_rag.server")
 Service = NamedDependency[SearchService]
@@ -59,6 +60,9 @@ class SearchRequest(msgspec.Struct, forbid_unknown_fields=True):
     filters: Filters | None = None
     max_chunks_per_doc: Annotated[int, msgspec.Meta(ge=1, le=50)] | None = MAX_CHUNKS_PER_DOC  # null: no limit
     min_score: Annotated[float, msgspec.Meta(ge=0, le=1)] = 0.0
+    parse_time: Annotated[bool, msgspec.Meta(description='Read a time phrase in the query ("last week", "since Monday", "in October", "recently") as an updated_* filter, in `timezone`; echoed in time_filter')] = False
+    timezone: Annotated[str, msgspec.Meta(max_length=64, description="IANA time zone for parse_time and updated_within (default UTC; filters.timezone also works)")] | None = None
+    recency_weight: Annotated[float, msgspec.Meta(ge=0, le=1, description="0–1: scores times (1 − w + w·2^(−age/30 days)); fresher documents move up")] = 0.0
 
 
 class HitScores(msgspec.Struct):
@@ -102,6 +106,13 @@ class Answer(msgspec.Struct):
     relevance: Annotated[float, msgspec.Meta(description="Calibrated 0–1, as for hits; at least the source's min_answer_relevance")]
 
 
+class TimeFilterBody(msgspec.Struct):
+    phrase: Annotated[str, msgspec.Meta(description="The time phrase as the query said it; it was not ranked")]
+    after: datetime | None
+    before: datetime | None
+    only_time: Annotated[bool, msgspec.Meta(description="The query asked only what changed: hits are the documents updated in the range, newest first")]
+
+
 class SearchResponse(msgspec.Struct, omit_defaults=True):
     answers: Annotated[list[Answer], msgspec.Meta(description="Curated answers (sources of type answers) that match the query, best first; [] when none does")]
     hits: list[Hit]
@@ -114,6 +125,7 @@ class SearchResponse(msgspec.Struct, omit_defaults=True):
     answerable: Annotated[bool, msgspec.Meta(description="Some hit reaches the space's relevance threshold; false: the documents do not answer this")]
     degraded: Annotated[Literal["lexical"], msgspec.Meta(description="Present when the query could not be embedded and BM25 alone answered")] | None = None
     degraded_reason: str | None = None
+    time_filter: Annotated[TimeFilterBody, msgspec.Meta(description="With parse_time: the range read from the query")] | None = None
 
 
 class ErrorBody(msgspec.Struct):
@@ -132,9 +144,10 @@ def _errors(*statuses: int) -> dict[int, ResponseSpec]:
     return {s: ResponseSpec(data_container=ErrorBody, description=meaning[s]) for s in sorted({*statuses, 401, 429})}
 
 
-def search_response(result: SearchResult, offset: int) -> SearchResponse:
+def search_response(result: SearchResult, offset: int, parsed: TimeFilter | None = None) -> SearchResponse:
     """The body of a search answer (also `index search --json`'s output)."""
     return SearchResponse(
+        time_filter=TimeFilterBody(parsed.phrase, parsed.after, parsed.before, parsed.only_time) if parsed else None,
         answers=[Answer(a.doc_id, a.question, list(a.questions), a.answer, a.url, a.source, list(a.tags), a.updated_at, round(a.score, 6), a.relevance)
                  for a in result.answers],
         hits=[_hit(h) for h in result.hits],
@@ -207,11 +220,14 @@ class SearchController(Controller):
         if scope is not None and f.source is not None and f.source not in scope:
             raise ServiceError("SOURCE_FORBIDDEN", f"this API key may search {', '.join(scope)}; not {f.source!r}", 403)
         after, before = f.updated_after, f.updated_before
+        now, tz = datetime.now(timezone.utc), zone(data.timezone or f.timezone)
         if f.updated_within is not None:
-            window = updated_range(f.updated_within, datetime.now(timezone.utc), zone(f.timezone))
-            after, before = intersect(after, before, window)
+            after, before = intersect(after, before, updated_range(f.updated_within, now, tz))
+        parsed = parse_time(data.query, now, tz) if data.parse_time else None
+        if parsed is not None:
+            after, before = intersect(after, before, (parsed.after, parsed.before))
         result = service.search(
-            data.query,
+            parsed.rest if parsed is not None else data.query,
             space_id=data.space,
             top_k=data.top_k,
             offset=data.offset,
@@ -219,13 +235,15 @@ class SearchController(Controller):
             filters=SearchFilters(f.source, f.source_type, f.doc_id, after, before, sources=scope),
             max_chunks_per_doc=data.max_chunks_per_doc,
             min_score=data.min_score,
+            recency_weight=data.recency_weight,
+            list_recent=parsed is not None and parsed.only_time,
         )
         request.state.search = {
             "mode": result.mode, "generation": result.generation, "hits": len(result.hits), "candidates": result.candidates,
             "took_ms": round(result.took_ms, 2), "query_chars": len(data.query), "answerable": result.answerable,
             **({"degraded": "lexical"} if result.degraded_reason else {}),
         }
-        return search_response(result, data.offset)
+        return search_response(result, data.offset, parsed)
 
     @get("/info", sync_to_thread=False, summary="The generation being served", responses=_errors(503))
     def info(self, request: Request, service: Service) -> dict:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
-from datetime import datetime
+from datetime import datetime, timezone
 
 import numpy as np
 
@@ -15,6 +15,7 @@ from server.fusion import DENSE_WEIGHT, convex_combination
 from server.links import body_start, deep_link, page_span
 from server.relevance import relevance, threshold
 from indexer.documents import utc_naive
+from indexer.sql import load_sql
 from server.reader import Generation, SpaceIndex
 from server.snippets import snippet
 
@@ -23,6 +24,7 @@ MIN_CANDIDATES = 100  # per retriever, before fusion and filtering to top_k
 MAX_CHUNKS_PER_DOC = 2  # hits one document may take in a result, by default
 SCORE_DIGITS = 6
 MAX_MERGED = 3  # overlapping chunks merged into one hit, at most (a hit stays a passage, not a document)
+RECENCY_HALF_LIFE_DAYS = 30  # recency_weight: a document's freshness halves every 30 days
 _BM25_THREADS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="bm25")  # hybrid searches' lexical halves
 
 
@@ -99,6 +101,7 @@ def search(
     min_score: float = 0.0,
     dense_weight: float | None = None,
     min_relevance: float | None = None,
+    recency_weight: float = 0.0,
 ) -> SearchResult:
     """Rank chunks of `space` for `query` and return hits `offset` to `offset + top_k`.
 
@@ -109,7 +112,8 @@ def search(
     `max_chunks_per_doc` hits (None: no limit). `query_vector` is needed unless mode is lexical.
 
     Each hit gets a calibrated `relevance`; the result is `answerable` when the best hit's reaches
-    `min_relevance`. `dense_weight` and `min_relevance` default to the space's settings, then the product's."""
+    `min_relevance`. `dense_weight` and `min_relevance` default to the space's settings, then the product's.
+    `recency_weight` (0–1) nudges fresher documents up (`_fresher`)."""
     settings = space.search
     weight = dense_weight if dense_weight is not None else settings.get("hybrid_weight", DENSE_WEIGHT)
     needed = min_relevance if min_relevance is not None else threshold(settings)
@@ -126,6 +130,8 @@ def search(
         bm25 = _BM25_THREADS.submit(_bm25, space, query, allowed, depth) if mode == "hybrid" else _finished(_bm25(space, query, allowed, depth))
     while True:
         ranked, dense, lexical, cut = _rank(space, query_vector, bm25, mode, depth, allowed, weight)
+        if recency_weight > 0 and ranked:
+            ranked = _fresher(generation, space.space_id, ranked, recency_weight, datetime.now(timezone.utc))
         aside: dict[str, tuple] = {}
         hits = _collapse(generation, space.space_id, ranked, wanted, dense, lexical, max_chunks_per_doc, min_score, aside)
         below = bool(ranked) and ranked[-1][1] < min_score  # deeper candidates would score lower still
@@ -182,6 +188,32 @@ def _rank(space: SpaceIndex, vector: np.ndarray | None, bm25: Future | None, mod
     # Rounded here, not only on output: a score a client saw and sends back as min_score keeps its hit.
     ranked = sorted(((vid, round(score, SCORE_DIGITS)) for vid, score in scores.items()), key=lambda kv: -kv[1])
     return ranked, dense, lexical, cut
+
+
+def recent(generation: Generation, space: SpaceIndex, filters: SearchFilters, top_k: int = 10, offset: int = 0) -> SearchResult:
+    """A question only about time ("what changed last week?"): the documents that pass `filters`,
+    newest first, each as its first chunk."""
+    started = time.perf_counter()
+    params = {"space_id": space.space_id, **filters.as_params(), "limit": top_k + 1, "offset": offset}
+    ids = [row[0] for row in generation.cursor.execute(load_sql("recent_documents"), params).fetchall()]
+    rows = generation.hits(space.space_id, ids)
+    hits = [replace(_Hit(rows[vid], 1.0, None, None).freeze(), relevance=1.0, stale=rows[vid]["doc_id"] in space.stale) for vid in ids]
+    page = [replace(h, snippet=snippet(h.text, "")) for h in hits[:top_k]]
+    return SearchResult(hits=page, generation=generation.id, space=space.space_id, mode="recent", took_ms=(time.perf_counter() - started) * 1000,
+                        more=len(hits) > top_k, candidates=len(hits), answerable=bool(page))
+
+
+def _fresher(generation: Generation, space_id: str, ranked: list[tuple[int, float]], weight: float, now: datetime) -> list[tuple[int, float]]:
+    """`recency_weight`: each score times (1 − weight + weight · 2^(−age / RECENCY_HALF_LIFE_DAYS)),
+    so a document updated today keeps its score and a year-old one loses about `weight` of it."""
+    rows = generation.hits(space_id, [vid for vid, _ in ranked])
+    rescored = []
+    for vid, score in ranked:
+        updated = rows[vid]["updated_at"]
+        age = max(0.0, (now - updated).total_seconds() / 86400) if updated is not None else float("inf")
+        rescored.append((vid, score * (1 - weight + weight * 0.5 ** (age / RECENCY_HALF_LIFE_DAYS))))
+    rescored.sort(key=lambda item: -item[1])
+    return rescored
 
 
 def embed_query(embedder: Embedder, query: str) -> np.ndarray:

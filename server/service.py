@@ -20,7 +20,7 @@ from indexer.errors import ArtifactError
 from indexer.models import MODELS
 from server.reader import Generation, SpaceIndex
 from server.observe import REFUSED, record_generation
-from server.search import MAX_CHUNKS_PER_DOC, SearchFilters, SearchResult, embed_query, search
+from server.search import MAX_CHUNKS_PER_DOC, SearchFilters, SearchResult, embed_query, recent, search
 
 log = logging.getLogger("static_rag.server")
 QUERY_TIMEOUT_SECONDS = 10.0  # per query-embedding request: a chatbot user is waiting
@@ -132,9 +132,11 @@ class SearchService:
         return generation.spaces[space_id]
 
     def search(self, query: str, space_id: str | None = None, top_k: int = 10, mode: str = "hybrid", filters: SearchFilters = SearchFilters(),
-               offset: int = 0, max_chunks_per_doc: int | None = MAX_CHUNKS_PER_DOC, min_score: float = 0.0) -> SearchResult:
+               offset: int = 0, max_chunks_per_doc: int | None = MAX_CHUNKS_PER_DOC, min_score: float = 0.0, recency_weight: float = 0.0,
+               list_recent: bool = False) -> SearchResult:
+        """`list_recent`: the question was only about time; list the documents `filters` lets through, newest first."""
         query = query.strip()
-        if not query:
+        if not query and not list_recent:
             raise ServiceError("EMPTY_QUERY", "query must contain some text", 400)
         limit = self.settings.server.max_query_chars
         if len(query) > limit:
@@ -148,6 +150,9 @@ class SearchService:
         with self.leased() as generation:
             space = self.space(generation, space_id)
             check_filters(generation, filters)
+            if list_recent:
+                result = recent(generation, space, filters, top_k=top_k, offset=offset)
+                return replace(result, took_ms=(time.perf_counter() - started) * 1000)
             vector = None
             if mode != "lexical":
                 try:
@@ -160,7 +165,7 @@ class SearchService:
                     log.warning("space %s: answering lexically: %s", space.space_id, exc.message)
                     mode, degraded = "lexical", exc.message
             result = search(generation, space, vector, query, top_k=top_k, mode=mode, filters=filters, offset=offset,
-                            max_chunks_per_doc=max_chunks_per_doc, min_score=min_score)
+                            max_chunks_per_doc=max_chunks_per_doc, min_score=min_score, recency_weight=recency_weight)
         # took_ms is what the caller waited for, query embedding included.
         return replace(result, took_ms=(time.perf_counter() - started) * 1000, degraded_reason=degraded)
 

@@ -32,7 +32,7 @@ def zone(name: str | None) -> tzinfo:
     try:
         return ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError):
-        raise ServiceError("INVALID_REQUEST", f"filters.timezone: unknown time zone {name!r}; use an IANA name such as 'Europe/Berlin'", 400) from None
+        raise ServiceError("INVALID_REQUEST", f"timezone: unknown time zone {name!r}; use an IANA name such as 'Europe/Berlin'", 400) from None
 
 
 def updated_range(within: str, now: datetime, tz: tzinfo = timezone.utc) -> tuple[datetime, datetime | None]:
@@ -51,9 +51,9 @@ def updated_range(within: str, now: datetime, tz: tzinfo = timezone.utc) -> tupl
     year = month.replace(month=1)
     ranges = {
         "today": (day, None),
-        "yesterday": (_shift_days(day, -1), day),
+        "yesterday": (shift_days(day, -1), day),
         "this week": (week, None),
-        "last week": (_shift_days(week, -7), week),
+        "last week": (shift_days(week, -7), week),
         "this month": (month, None),
         "last month": (_previous_month(month), month),
         "this year": (year, None),
@@ -62,7 +62,7 @@ def updated_range(within: str, now: datetime, tz: tzinfo = timezone.utc) -> tupl
     if text not in ranges:
         raise ServiceError("INVALID_REQUEST", f"filters.updated_within: {within!r} is not understood; use {ACCEPTED}", 400)
     after, before = ranges[text]
-    return _exact(after, tz), _exact(before, tz) if before is not None else None
+    return exact(after, tz), exact(before, tz) if before is not None else None
 
 
 def intersect(after: datetime | None, before: datetime | None, window: tuple[datetime, datetime | None]) -> tuple[datetime | None, datetime | None]:
@@ -74,7 +74,7 @@ def intersect(after: datetime | None, before: datetime | None, window: tuple[dat
     return after, before
 
 
-def _shift_days(moment: datetime, days: int) -> datetime:
+def shift_days(moment: datetime, days: int) -> datetime:
     return (moment.replace(tzinfo=None) + timedelta(days=days)).replace(tzinfo=moment.tzinfo)
 
 
@@ -82,7 +82,7 @@ def _previous_month(first: datetime) -> datetime:
     return first.replace(year=first.year - 1, month=12) if first.month == 1 else first.replace(month=first.month - 1)
 
 
-def _exact(local_midnight: datetime, tz: tzinfo) -> datetime:
+def exact(local_midnight: datetime, tz: tzinfo) -> datetime:
     """A wall-clock time in `tz` as a UTC instant (a day that starts after a DST change keeps its own offset)."""
     return local_midnight.replace(tzinfo=None).replace(tzinfo=tz).astimezone(timezone.utc)
 

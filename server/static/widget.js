@@ -13,6 +13,7 @@
  *                     to this site's sources, and rely on CORS and the rate limit for the rest
  *   data-placeholder  the search box's placeholder text
  *   data-theme        "none": no default stylesheet (style the classes below yourself)
+ *   data-parse-time   "false": do not read time phrases ("last week", "since Monday") as date filters
  * The server must list this page's origin in [server] cors_origins unless both share an origin;
  * when it does not, the widget says so ("this site's origin … is not allowed by the search server").
  *
@@ -144,6 +145,11 @@
       var body = { query: query, top_k: topK, offset: offset };
       if (opts.source) body.filters = { source: opts.source };
       if (opts.space) body.space = opts.space;
+      // "what changed last week?": the server reads the phrase as a date filter, in the visitor's time zone
+      if (opts.parseTime !== "false") {
+        body.parse_time = true;
+        try { body.timezone = Intl.DateTimeFormat().resolvedOptions().timeZone; } catch (e) { /* UTC */ }
+      }
       var headers = { "content-type": "application/json" };
       if (opts.apiKey) headers.authorization = "Bearer " + opts.apiKey;
       status.textContent = "Searching…";
@@ -174,7 +180,8 @@
           anyway.hidden = !unanswered;
           more.hidden = unanswered || nextOffset === null;
           if (unanswered) status.textContent = "Nothing in these documents answers that.";
-          else status.textContent = shown ? shown + (nextOffset === null ? "" : "+") + " results" : "No results for “" + query + "”.";
+          else status.textContent = (shown ? shown + (nextOffset === null ? "" : "+") + " results" : "No results for “" + query + "”.")
+            + (res.data.time_filter ? " (updated " + res.data.time_filter.phrase + ")" : "");
         })
         .catch(function (err) { return unreachable(err); })
         .finally(function () { button.disabled = more.disabled = false; });

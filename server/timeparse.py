@@ -1,0 +1,134 @@
+"""Time phrases in a question ("what changed last week?") as an `updated_*` range.
+
+`"parse_time": true` in a search request: the first phrase found becomes a half-open range
+[after, before) in the request's time zone, is taken out of the text that is ranked, and is
+echoed in the response's `time_filter`. Understood (English, case-insensitive):
+
+    today, yesterday, this/last/past week, this/last month, this/last year
+    last/past N hours|days|weeks|months (a month: 30 days; also "in the last 3 days", "over the past 2 weeks")
+    since Monday … Sunday | yesterday | October [5] | 5 October | 2026-10-05 | last week …
+    in|during October [2026]   (a month still to come this year means last year's)
+    in 2025
+    recently, lately            the last RECENT_DAYS days
+
+A question with nothing left but words like "what's new", "what changed", "updates" once the
+phrase is out is only about time (`only_time`): it lists the documents updated in the range,
+newest first.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone, tzinfo
+
+from server.timefilter import exact, shift_days, updated_range
+
+RECENT_DAYS = 30
+MONTHS = {m: i for i, m in enumerate(("january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december"), 1)}
+MONTHS.update({m[:3]: i for m, i in list(MONTHS.items())})
+MONTHS["sept"] = 9
+WEEKDAYS = {d: i for i, d in enumerate(("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"))}
+MONTH = "(?:" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")\.?"
+WEEKDAY = "(?:" + "|".join(WEEKDAYS) + ")"
+UNIT = r"(hours?|days?|weeks?|months?)"
+CALENDAR = r"(today|yesterday|this week|last week|past week|this month|last month|this year|last year)"
+DATE = rf"(?:\d{{4}}-\d{{2}}-\d{{2}}|{MONTH}(?:\s+\d{{1,2}}(?:st|nd|rd|th)?)?(?:,?\s+\d{{4}})?|\d{{1,2}}(?:st|nd|rd|th)?\s+{MONTH}(?:\s+\d{{4}})?|{WEEKDAY}|yesterday|today|last week|last month|last year|this week|this month|this year)"
+PATTERNS = [
+    ("span", re.compile(rf"\b(?:(?:in|over|during|within|for)\s+)?(?:the\s+)?(?:last|past)\s+(\d{{1,4}})\s+{UNIT}\b", re.I)),
+    ("since", re.compile(rf"\bsince\s+({DATE})\b", re.I)),
+    ("month", re.compile(rf"\b(?:in|during)\s+({MONTH})(?:\s+(\d{{4}}))?\b", re.I)),
+    ("year", re.compile(r"\b(?:in|during)\s+((?:19|20)\d{2})\b", re.I)),
+    ("calendar", re.compile(rf"\b(?:(?:in|during|from|over)\s+(?:the\s+)?)?{CALENDAR}(?:'s)?\b", re.I)),
+    ("recent", re.compile(r"\b(recently|lately|recent)\b", re.I)),
+]
+# Words that, alone, ask for "whatever changed": a question made only of these and a time phrase lists documents.
+ONLY_TIME_WORDS = {
+    "what", "whats", "what's", "is", "are", "was", "were", "has", "have", "had", "been", "new", "news", "changed", "change", "changes",
+    "updated", "update", "updates", "happened", "anything", "something", "which", "pages", "page", "documents", "document", "docs", "doc",
+    "articles", "posts", "there", "the", "any", "a", "show", "me", "list", "all", "did", "do", "we", "you", "publish", "published",
+    "added", "edited", "modified", "written", "wrote", "release", "released", "and", "or", "of", "to", "in", "on", "for", "since", "so", "far",
+}
+
+
+@dataclass(frozen=True)
+class TimeFilter:
+    phrase: str  # as the question said it
+    after: datetime | None
+    before: datetime | None
+    rest: str  # the question without the phrase: what is ranked
+    only_time: bool  # nothing but "what changed": list the documents of the range, newest first
+
+
+def parse_time(query: str, now: datetime, tz: tzinfo = timezone.utc) -> TimeFilter | None:
+    """The first time phrase of `query` as a range, or None when it has none."""
+    found = None
+    for kind, pattern in PATTERNS:
+        for match in pattern.finditer(query):
+            window = _window(kind, match, now, tz)
+            if window is not None and (found is None or match.start() < found[1].start()):
+                found = (kind, match, window)
+                break
+    if found is None:
+        return None
+    _, match, (after, before) = found
+    rest = " ".join((query[: match.start()] + " " + query[match.end() :]).split())
+    rest = re.sub(r"\s+([?!.,])", r"\1", rest).strip(" ,")
+    words = re.findall(r"[\w']+", rest.lower())
+    only_time = all(w in ONLY_TIME_WORDS for w in words)
+    return TimeFilter(match.group(0).strip(), after, before, rest if not only_time else "", only_time)
+
+
+def _window(kind: str, match: re.Match, now: datetime, tz: tzinfo) -> tuple[datetime | None, datetime | None] | None:
+    local = now.astimezone(tz)
+    day = local.replace(hour=0, minute=0, second=0, microsecond=0)
+    if kind == "span":
+        amount, unit = int(match.group(1)), match.group(2).lower().rstrip("s")
+        if amount == 0:
+            return None
+        if unit == "month":
+            return now - timedelta(days=30 * amount), None  # "the last 3 months": 90 days
+        return now - timedelta(**{f"{unit}s": amount}), None
+    if kind == "calendar":
+        phrase = " ".join(match.group(1).lower().split()).replace("past week", "7d")
+        return updated_range(phrase, now, tz)
+    if kind == "recent":
+        return now - timedelta(days=RECENT_DAYS), None
+    if kind == "year":
+        year = int(match.group(1))
+        return exact(day.replace(year=year, month=1, day=1), tz), exact(day.replace(year=year + 1, month=1, day=1), tz)
+    if kind == "month":
+        month = MONTHS[match.group(1).lower().rstrip(".")]
+        year = int(match.group(2)) if match.group(2) else (day.year if month <= day.month else day.year - 1)
+        first = day.replace(year=year, month=month, day=1)
+        following = first.replace(year=year + 1, month=1) if month == 12 else first.replace(month=month + 1)
+        return exact(first, tz), exact(following, tz)
+    start = _date(match.group(1), day, now, tz)  # since …
+    return (start, None) if start is not None else None
+
+
+def _date(text: str, day: datetime, now: datetime, tz: tzinfo) -> datetime | None:
+    """The start of the moment a `since` names."""
+    text = " ".join(text.lower().replace(",", " ").split())
+    if text in ("today", "yesterday", "this week", "last week", "this month", "last month", "this year", "last year"):
+        return updated_range(text, now, tz)[0]
+    if text in WEEKDAYS:  # the latest such day, today included
+        return exact(shift_days(day, -((day.weekday() - WEEKDAYS[text]) % 7)), tz)
+    if re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
+        try:
+            return exact(datetime.fromisoformat(text).replace(tzinfo=tz), tz)
+        except ValueError:
+            return None
+    parts = [p for p in re.split(r"\s+", re.sub(r"(st|nd|rd|th)\b", "", text)) if p]
+    month = next((MONTHS[p.rstrip(".")] for p in parts if p.rstrip(".") in MONTHS), None)
+    numbers = [int(p) for p in parts if p.isdigit()]
+    year = next((n for n in numbers if n > 31), None)
+    date = next((n for n in numbers if n <= 31), 1)
+    if month is None:
+        return None
+    if year is None:  # a date still to come this year is last year's
+        year = day.year if (month, date) <= (day.month, day.day) else day.year - 1
+    try:
+        return exact(day.replace(year=year, month=month, day=date), tz)
+    except ValueError:
+        return None

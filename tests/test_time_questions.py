@@ -1,0 +1,110 @@
+"""Questions about time: "what changed last week?" becomes a date range in the asker's time zone,
+the phrase is not ranked, and a question only about time lists the documents of that range."""
+
+from datetime import datetime, timedelta, timezone
+from zoneinfo import ZoneInfo
+
+import pytest
+from litestar.testing import TestClient
+
+from indexer.config import ServerConfig, load_config
+from indexer.pipeline import run_index
+from server.app import create_app
+from server.service import Settings
+from server.timeparse import parse_time
+from tests.conftest import write_config
+
+NOW = datetime.now(timezone.utc)
+MONDAY = (NOW - timedelta(days=NOW.weekday())).replace(hour=0, minute=0, second=0, microsecond=0)  # this week, UTC
+LAST_MONDAY = MONDAY - timedelta(days=7)
+BERLIN = ZoneInfo("Europe/Berlin")
+# document → when it was last updated (front matter)
+DATES = {
+    "pricing": LAST_MONDAY + timedelta(days=1, hours=9),  # Tuesday of last week
+    "shipping": MONDAY - timedelta(minutes=30),  # Sunday 23:30 UTC: last week in UTC, this week in Berlin
+    "returns": LAST_MONDAY - timedelta(minutes=1),  # the week before
+    "security": MONDAY + timedelta(hours=1),  # this week
+    "warranty": NOW - timedelta(days=400),
+}
+TEXT = {
+    "pricing": "The Team plan now costs 49 euros per month, billed yearly.",
+    "shipping": "Parcels to the islands travel by ferry and take three extra days.",
+    "returns": "Unworn shoes can be returned within thirty days of delivery.",
+    "security": "Single sign-on works with any SAML identity provider.",
+    "warranty": "Every boot has a two year warranty against broken stitching.",
+}
+
+
+@pytest.fixture(scope="module")
+def client(tmp_path_factory, local_embedder):
+    folder = tmp_path_factory.mktemp("time")
+    (folder / "docs").mkdir()
+    for name, when in DATES.items():
+        (folder / "docs" / f"{name}.md").write_text(f"---\ntitle: {name.capitalize()}\nupdated_at: {when.isoformat()}\n---\n# {name.capitalize()}\n\n{TEXT[name]}\n")
+    config = load_config(write_config(folder, '[[sources]]\nname = "docs"\ntype = "files"\npath = "docs"\n[[spaces]]\nprovider = "local"\n'))
+    assert not run_index(config).errors
+    with TestClient(create_app(Settings(artifacts=config.artifacts, server=ServerConfig(requests_per_minute=0)))) as c:
+        yield c
+
+
+def ask(client, query: str, **body) -> dict:
+    response = client.post("/v1/search", json={"query": query, "parse_time": True, **body})
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+def titles(result: dict) -> list[str]:
+    return [h["title"] for h in result["hits"]]
+
+
+def test_what_changed_last_week_lists_exactly_that_weeks_documents_newest_first(client):
+    result = ask(client, "what changed last week?")
+    assert titles(result) == ["Shipping", "Pricing"]
+    echoed = result["time_filter"]
+    assert echoed["phrase"] == "last week" and echoed["only_time"] is True
+    assert datetime.fromisoformat(echoed["after"]) == LAST_MONDAY and datetime.fromisoformat(echoed["before"]) == MONDAY
+
+
+def test_the_week_is_the_askers_week(client):
+    result = ask(client, "what's new last week", timezone="Europe/Berlin")
+    assert titles(result) == ["Pricing", "Returns"], "Sunday 23:30 UTC is Monday 00:30 in Berlin (this week there), 23:59 a week earlier is last week's Monday"
+    assert titles(ask(client, "what's new this week", timezone="Europe/Berlin")) == ["Security", "Shipping"]
+
+
+def test_a_time_phrase_filters_and_is_not_ranked(client):
+    result = ask(client, "ferry to the islands since last week", mode="lexical")
+    assert titles(result) == ["Shipping"] and result["time_filter"]["only_time"] is False
+    assert "week" not in result["hits"][0]["snippet"]
+    assert ask(client, "unworn shoes since last week", mode="lexical")["hits"] == [], "returns changed before that"
+    assert titles(ask(client, "unworn shoes", mode="lexical")) == ["Returns"]
+
+
+def test_without_parse_time_nothing_is_read(client):
+    response = client.post("/v1/search", json={"query": "what changed last week?"}).json()
+    assert "time_filter" not in response and response["hits"], "an ordinary search"
+
+
+def test_recency_weight_moves_fresher_documents_up(client):
+    plain = client.post("/v1/search", json={"query": "boots shoes parcels plan", "mode": "lexical", "top_k": 5}).json()
+    fresh = client.post("/v1/search", json={"query": "boots shoes parcels plan", "mode": "lexical", "top_k": 5, "recency_weight": 1.0}).json()
+    assert titles(plain)[-1] != "Warranty", "without the nudge the old page is not last"
+    assert titles(fresh)[-1] == "Warranty", "400 days old: the freshest documents pass it"
+    assert set(titles(fresh)) == set(titles(plain)), "a nudge reorders, it filters nothing"
+
+
+@pytest.mark.parametrize("query, after, before, rest", [
+    ("what changed since Monday?", MONDAY, None, ""),
+    ("pricing in October 2025", datetime(2025, 10, 1, tzinfo=timezone.utc), datetime(2025, 11, 1, tzinfo=timezone.utc), "pricing"),
+    ("security updates in the last 3 days", NOW - timedelta(days=3), None, "security updates"),
+    ("anything new this year?", NOW.replace(month=1, day=1, hour=0, minute=0, second=0, microsecond=0), None, ""),
+    ("docs changed recently about SSO", NOW - timedelta(days=30), None, "docs changed about SSO"),
+])
+def test_phrases(query, after, before, rest):
+    parsed = parse_time(query, NOW, timezone.utc)
+    assert abs((parsed.after - after).total_seconds()) < 1 and parsed.before == before
+    assert parsed.rest == rest
+
+
+def test_questions_without_a_time_phrase_are_left_alone():
+    for query in ("what is the capital of Mongolia", "maybe later", "how do I make a weekly report", "mayday procedures"):
+        assert parse_time(query, NOW, timezone.utc) is None, query
