@@ -9,7 +9,8 @@ every few abstracts a table — and scores each extractor's text against the tex
 from. Score: character-level F1 over an order-preserving alignment of the two word sequences
 (difflib; a word counts its characters plus one separator), Markdown heading marks and table
 cell separators removed first. Also: the share of pages whose running header or footer survived,
-and pages per second (extraction alone, files in memory).
+pages per second (extraction alone, files in memory), and for ours the share of the source's
+headings found as heading lines at their level.
 
 Extractors: ours (`indexer.pdf.read_pdf`: PDFium characters → lines, paragraphs, headings,
 running lines removed, hyphens joined), PDFium's plain page text (`get_text_range`), and
@@ -82,6 +83,18 @@ def char_f1(extracted: str, expected: str) -> tuple[float, float, float]:
     return precision, recall, 2 * precision * recall / max(precision + recall, 1e-9)
 
 
+def headings_found(text: str, blocks: list[tuple]) -> tuple[int, int]:
+    """(source headings found at their level, source headings): in order, each found once."""
+    lines = [line for line in text.splitlines() if line.startswith("#")]
+    wanted = [("#" * int(kind[1]) + " " + " ".join(content.split())) for kind, content in blocks if kind in ("h1", "h2", "h3")]
+    found, position = 0, 0
+    for heading in wanted:
+        if heading in lines[position:]:
+            position = lines.index(heading, position) + 1
+            found += 1
+    return found, len(wanted)
+
+
 def ours(raw: bytes) -> tuple[str, list[str]]:
     result = read_pdf(raw)
     bounds = list(result.pages) + [len(result.text)]
@@ -120,30 +133,32 @@ def main() -> None:
         sys.exit(f"{corpus} not found: pass a BEIR dataset folder, e.g. ../shared/data/scifact")
     args.out.mkdir(parents=True, exist_ok=True)
     documents = corpus_blocks(corpus, args.docs)
-    print(f"| layout | extractor | precision | recall | F1 (worst doc) | running lines left (pages) | pages/s |")
-    print("| --- | --- | --- | --- | --- | --- | --- |")
+    print("| layout | extractor | precision | recall | F1 (worst doc) | running lines left (pages) | headings at their level | pages/s |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
     totals: dict[str, list[float]] = {}
     for name, options in LAYOUTS.items():
         files = []
         for i, blocks in enumerate(documents):
             path = args.out / f"{options['layout']}-{int(options.get('outline', False))}-{i}.pdf"
             make_pdf(path, blocks, title=blocks[0][1], author="Bench", **options)
-            files.append((path.read_bytes(), source_text(blocks)))
+            files.append((path.read_bytes(), source_text(blocks), blocks))
         for label, extract in EXTRACTORS.items():
-            scores, leaked, pages, seconds = [], 0, 0, 0.0
-            for raw, expected in files:
+            scores, leaked, pages, seconds, heads = [], 0, 0, 0.0, [0, 0]
+            for raw, expected, blocks in files:
                 started = time.perf_counter()
                 text, per_page = extract(raw)
                 seconds += time.perf_counter() - started
                 scores.append(char_f1(text, expected))
                 pages += len(per_page)
+                if extract is ours:
+                    heads = [a + b for a, b in zip(heads, headings_found(text, blocks))]
                 if options.get("running"):
                     leaked += sum(HEADER in p or FOOTER in p for p in per_page)
             f1s = [s[2] for s in scores]
             totals.setdefault(label, []).extend(f1s)
             running = f"{leaked}/{pages}" if options.get("running") else "–"
             print(f"| {name} | {label} | {statistics.mean(s[0] for s in scores):.4f} | {statistics.mean(s[1] for s in scores):.4f} "
-                  f"| {statistics.mean(f1s):.4f} ({min(f1s):.4f}) | {running} | {pages / seconds:.0f} |")
+                  f"| {statistics.mean(f1s):.4f} ({min(f1s):.4f}) | {running} | {f'{heads[0]}/{heads[1]}' if heads[1] else '–'} | {pages / seconds:.0f} |")
     for label, f1s in totals.items():
         print(f"{label}: mean F1 {statistics.mean(f1s):.4f}, worst {min(f1s):.4f} over {len(f1s)} PDFs")
 

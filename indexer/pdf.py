@@ -237,12 +237,16 @@ def _headings(blocks: list[Block], outline: dict[int, list[tuple[int, str]]]) ->
         return blocks
     body_size = weights.most_common(1)[0][0]
     larger = sorted({round(b.lines[0].size * 2) / 2 for b in body if b.lines[0].size >= body_size * HEADING_RATIO}, reverse=True)
-    titles = {(page, _simple(title)): level for page, items in outline.items() for level, title in items}
+    titles: dict[tuple[int, str], list[int]] = {}  # a title used twice on a page is matched in order
+    for page, items in outline.items():
+        for level, title in items:
+            titles.setdefault((page, _simple(title)), []).append(level)
     for block in body:
         text = _line_text(block)
-        if len(text) > MAX_HEADING_CHARS or len(block.lines) > 3:
+        if len(text) > MAX_HEADING_CHARS:  # (a heading in a narrow column may wrap onto several lines)
             continue
-        level = titles.get((block.page - 1, _simple(text)))
+        levels = titles.get((block.page - 1, _simple(text)))
+        level = levels.pop(0) if levels else None
         size = round(block.lines[0].size * 2) / 2
         if level is None and size in larger:
             level = larger.index(size) + 1

@@ -194,7 +194,8 @@ def recent(generation: Generation, space: SpaceIndex, filters: SearchFilters, to
     """A question only about time ("what changed last week?"): the documents that pass `filters`,
     newest first, each as its first chunk."""
     started = time.perf_counter()
-    params = {"space_id": space.space_id, **filters.as_params(), "limit": top_k + 1, "offset": offset}
+    allowed = generation.allowed_vector_ids(space.space_id, filters.as_params())
+    params = {"space_id": space.space_id, "vector_ids": allowed.tolist(), "limit": top_k + 1, "offset": offset}
     ids = [row[0] for row in generation.cursor.execute(load_sql("recent_documents"), params).fetchall()]
     rows = generation.hits(space.space_id, ids)
     hits = [replace(_Hit(rows[vid], 1.0, None, None).freeze(), relevance=1.0, stale=rows[vid]["doc_id"] in space.stale) for vid in ids]

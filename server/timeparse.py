@@ -35,12 +35,12 @@ UNIT = r"(hours?|days?|weeks?|months?)"
 CALENDAR = r"(today|yesterday|this week|last week|past week|this month|last month|this year|last year)"
 DATE = rf"(?:\d{{4}}-\d{{2}}-\d{{2}}|{MONTH}(?:\s+\d{{1,2}}(?:st|nd|rd|th)?)?(?:,?\s+\d{{4}})?|\d{{1,2}}(?:st|nd|rd|th)?\s+{MONTH}(?:\s+\d{{4}})?|{WEEKDAY}|yesterday|today|last week|last month|last year|this week|this month|this year)"
 PATTERNS = [
-    ("span", re.compile(rf"\b(?:(?:in|over|during|within|for)\s+)?(?:the\s+)?(?:last|past)\s+(\d{{1,4}})\s+{UNIT}\b", re.I)),
-    ("since", re.compile(rf"\bsince\s+({DATE})\b", re.I)),
-    ("month", re.compile(rf"\b(?:in|during)\s+({MONTH})(?:\s+(\d{{4}}))?\b", re.I)),
-    ("year", re.compile(r"\b(?:in|during)\s+((?:19|20)\d{2})\b", re.I)),
-    ("calendar", re.compile(rf"\b(?:(?:in|during|from|over)\s+(?:the\s+)?)?{CALENDAR}(?:'s)?\b", re.I)),
-    ("recent", re.compile(r"\b(recently|lately|recent)\b", re.I)),
+    ("span", re.compile(rf"\b(?:(?:in|over|during|within|for)\s+)?(?:the\s+)?(?:last|past)\s+(\d{{1,4}})\s+{UNIT}\b", re.I | re.A)),
+    ("since", re.compile(rf"\bsince\s+({DATE})\b", re.I | re.A)),
+    ("month", re.compile(rf"\b(?:in|during)\s+({MONTH})(?:\s+(\d{{4}}))?\b", re.I | re.A)),
+    ("year", re.compile(r"\b(?:in|during)\s+((?:19|20)\d{2})\b", re.I | re.A)),
+    ("calendar", re.compile(rf"\b(?:(?:in|during|from|over)\s+(?:the\s+)?)?{CALENDAR}(?:'s)?\b", re.I | re.A)),
+    ("recent", re.compile(r"\b(recently|lately|recent)\b", re.I | re.A)),
 ]
 # Words that, alone, ask for "whatever changed": a question made only of these and a time phrase lists documents.
 ONLY_TIME_WORDS = {
@@ -65,7 +65,10 @@ def parse_time(query: str, now: datetime, tz: tzinfo = timezone.utc) -> TimeFilt
     found = None
     for kind, pattern in PATTERNS:
         for match in pattern.finditer(query):
-            window = _window(kind, match, now, tz)
+            try:
+                window = _window(kind, match, now, tz)
+            except (ValueError, OverflowError):  # a date past what datetime holds ("in December 9999")
+                window = None
             if window is not None and (found is None or match.start() < found[1].start()):
                 found = (kind, match, window)
                 break

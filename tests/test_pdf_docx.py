@@ -1,8 +1,7 @@
 """PDF and Word files, as help centres publish them: indexed with their headings, cited by page,
 without their running headers and footers; encrypted and scanned PDFs get their own codes."""
 
-from datetime import datetime, timezone
-from pathlib import Path
+from datetime import datetime
 
 import pytest
 from click.testing import CliRunner
