@@ -464,6 +464,12 @@ def _document_limits(app: Litestar, server) -> None:
     string_of = lambda schema: schema.one_of[0] if schema.one_of else schema  # noqa: E731 (an optional field is oneOf [string, null])
     string_of(filters["updated_within"]).pattern = UPDATED_WITHIN_PATTERN
     string_of(filters["timezone"]).enum = sorted(available_timezones())
+    string_of(request["timezone"]).enum = sorted(available_timezones())
+    # The decoder is lenient with booleans, as with timestamps: it also takes 0 / 1 and their strings.
+    flag = request["parse_time"]
+    request["parse_time"] = Schema(one_of=[Schema(type=OpenAPIType.BOOLEAN), Schema(type=OpenAPIType.INTEGER, enum=[0, 1]),
+                                           Schema(type=OpenAPIType.STRING, enum=["true", "false", "0", "1"])],
+                                   description=flag.description, default=False)
     for bound in ("updated_after", "updated_before"):  # the decoder also takes Unix seconds, as JSON numbers
         filters[bound].one_of.append(Schema(type=OpenAPIType.NUMBER, minimum=-62_135_596_800, maximum=253_402_300_799, description="Unix time in seconds (years 1 to 9999)"))
     for name in ("SearchRequest", "Filters"):  # unknown fields are refused (a typo must not pass silently)
