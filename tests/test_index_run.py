@@ -119,6 +119,12 @@ def as_schema_1(folder: Path, chunk_store: bool = True) -> None:
             (space / "chunks.jsonl").unlink()
             (space / "chunks.offsets.npy").unlink()
     manifest["schema_version"] = 1
+    reseal(folder, manifest)
+
+
+def reseal(folder: Path, manifest: dict | None = None) -> None:
+    """The manifest's checksums made to match a generation's files again, after a test rewrote some."""
+    manifest = manifest or json.loads((folder / "manifest.json").read_text())
     manifest["files"] = {
         p.relative_to(folder).as_posix(): {"bytes": p.stat().st_size, "sha256": hashlib.sha256(p.read_bytes()).hexdigest()}
         for p in sorted(folder.rglob("*")) if p.is_file() and p.name != "manifest.json"
@@ -160,6 +166,33 @@ def test_a_run_over_a_generation_from_before_segments_embeds_nothing_and_writes_
     assert (folder / "spaces" / "local-all-minilm-l6-v2-384" / "segments.json").is_file()
     hit = json.loads(run_cli("search", "refund", "-c", str(config), "-k", "1", "--json").output)["hits"][0]
     assert hit["title"] == "Refunds"
+
+
+def test_a_generation_from_before_page_and_anchor_columns_is_served_and_updated_in_place(tmp_path):
+    """meta.duckdb written before documents had page_starts / anchor_offsets / anchor_names: a server
+    reads it (the columns empty), and the next run updates a copy that gains them."""
+    config = small_corpus(tmp_path)
+    (tmp_path / "docs" / "guide.md").write_text("---\nurl: https://docs.example.com/guide/\n---\n# Guide\n\n## Lacing\n\nLace the boots from the toe up.\n")
+    first = json.loads(run_cli("run", "-c", str(config), "--json").output)["generation"]
+    meta = tmp_path / "artifacts" / "generations" / first / "meta.duckdb"
+    db = duckdb.connect(str(meta))
+    for column in ("page_starts", "anchor_offsets", "anchor_names"):
+        db.execute(f"ALTER TABLE documents DROP COLUMN {column}")
+    db.execute("UPDATE documents SET metadata_hash = 'hashed before anchors' WHERE doc_id = 'file:guide.md'")  # as the old version hashed it
+    db.execute("CHECKPOINT")
+    db.close()
+    reseal(meta.parent)
+    hit = json.loads(run_cli("search", "lace the boots", "-c", str(config), "-k", "1", "--json").output)["hits"][0]
+    assert hit["title"] == "Guide" and hit["link"] == "https://docs.example.com/guide/", "served, without anchors"
+    report = json.loads(run_cli("run", "-c", str(config), "--json").output)
+    assert not report["errors"] and report["documents"]["metadata_only"] == 1 and report["documents"]["skipped"] == 2, report["documents"]
+    assert report["spaces"]["local-all-minilm-l6-v2-384"]["compacted"] is False, "the copy of the old file was updated"
+    folder = tmp_path / "artifacts" / "generations" / report["generation"]
+    names = duckdb.connect(str(folder / "meta.duckdb"), read_only=True).execute(
+        "SELECT anchor_names FROM documents WHERE doc_id = 'file:guide.md'").fetchone()[0]
+    assert names == ["guide", "lacing"]
+    hit = json.loads(run_cli("search", "lace the boots", "-c", str(config), "-k", "1", "--json").output)["hits"][0]
+    assert hit["link"] == "https://docs.example.com/guide/#lacing"
 
 def test_two_runs_leave_two_generations_and_current_names_the_second(tmp_path):
     config = small_corpus(tmp_path)

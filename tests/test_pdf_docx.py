@@ -132,19 +132,24 @@ def test_encrypted_and_scanned_pdfs_get_their_codes_and_the_run_goes_on(handbook
     assert titles == {"Customer handbook", "Travel policy"}
 
 
-def test_a_pdf_linked_from_a_crawled_page_is_indexed_and_links_to_its_page(tmp_path, site, local_embedder):
+def test_a_pdf_and_a_word_file_linked_from_a_crawled_page_are_indexed(tmp_path, site, local_embedder):
     pdf = tmp_path / "manual.pdf"
     make_pdf(pdf, HANDBOOK, "single", title="Customer handbook")
     site.routes["/"] = (200, "text/html", b'<html><head><title>Help</title></head><body><main><h1>Help centre</h1>'
                         b'<p>Our customer handbook has the rules for returns, warranty and shipping. Read it before you write to us.</p>'
-                        b'<p><a href="/files/manual.pdf">Customer handbook (PDF)</a></p></main></body></html>')
+                        b'<p><a href="/files/manual.pdf">Customer handbook (PDF)</a> <a href="/files/travel.docx">Travel policy</a></p>'
+                        b'</main></body></html>')
     site.routes["/files/manual.pdf"] = (200, "application/pdf", pdf.read_bytes())
+    make_docx(tmp_path / "travel.docx", [("h1", "Travel policy"), ("p", "Employees book trains for trips under four hours.")], title="Travel policy")
+    site.routes["/files/travel.docx"] = (200, "application/vnd.openxmlformats-officedocument.wordprocessingml.document", (tmp_path / "travel.docx").read_bytes())
     config = load_config(write_config(tmp_path, f'[[sources]]\nname = "help"\ntype = "urls"\ncrawl = true\n{LOOPBACK_WEB}urls = ["{site.url("/")}"]\n'
                                                  '[[spaces]]\nprovider = "local"\n'))
     report = run_index(config)
     assert not report.errors and not report.warnings
     with TestClient(create_app(Settings(artifacts=config.artifacts, server=ServerConfig(requests_per_minute=0)))) as client:
         hit = search(client, "photograph the damage and attach the receipt to claim the warranty")[0]
+        word = search(client, "book trains for trips under four hours")[0]
+    assert word["title"] == "Travel policy" and word["url"] == site.url("/files/travel.docx")
     assert hit["url"] == site.url("/files/manual.pdf")
     assert hit["link"] == site.url("/files/manual.pdf") + "#page=2" and hit["page_start"] == 2
 
