@@ -7,33 +7,18 @@ they come from environment variables only.
 
 from __future__ import annotations
 
-import difflib
 import ipaddress
-import math
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 from urllib.parse import urlsplit
 
+from indexer.config_checks import Key, check_table, in_choices, in_range
 from indexer.errors import ConfigError
 from indexer.models import MODELS, PROVIDERS, ModelInfo
 
 SOURCE_TYPES = ("files", "urls", "notion", "answers")
 DEFAULT_EXTENSIONS = (".md", ".markdown", ".txt", ".html", ".htm", ".pdf", ".docx")
-
-
-@dataclass(frozen=True)
-class Key:
-    """What one config key accepts."""
-
-    types: type | tuple[type, ...]
-    required: bool = False
-    default: Any = None
-    min: float | None = None
-    max: float | None = None
-    choices: tuple | None = None
-    item_type: type | None = None  # for lists
 
 
 # Query parameters that only say where a visitor came from, dropped from URLs; `name*` matches a prefix.
@@ -259,7 +244,7 @@ def parse_config(
     artifacts_override: str | Path | None = None,
     path: Path | None = None,
 ) -> Config:
-    top = _check(raw, TOP_KEYS, "")
+    top = check_table(raw, TOP_KEYS, "")
     sources = tuple(_parse_source(s, i, base_dir) for i, s in enumerate(_tables(top["sources"], "sources")))
     if not sources:
         raise ConfigError("sources: at least one [[sources]] table is required")
@@ -289,10 +274,10 @@ def parse_config(
 
 
 def _parse_server(raw: dict, source_names: set[str]) -> ServerConfig:
-    values = _check(raw, SERVER_KEYS, "server")
+    values = check_table(raw, SERVER_KEYS, "server")
     keys = []
     for i, item in enumerate(_tables(values["api_keys"], "server.api_keys")):
-        key = _check(item, API_KEY_KEYS, f"server.api_keys[{i}]")
+        key = check_table(item, API_KEY_KEYS, f"server.api_keys[{i}]")
         unknown = sorted(set(key["sources"] or ()) - source_names)
         if unknown:
             raise ConfigError(f"server.api_keys[{i}].sources: no source named {', '.join(map(repr, unknown))}; sources are {', '.join(sorted(source_names))}")
@@ -329,7 +314,7 @@ def _parse_source(raw: dict, index: int, base_dir: Path) -> SourceConfig:
     kind = raw.get("type")
     if kind not in SOURCE_KEYS_BY_TYPE:
         raise ConfigError(f"{where}.type: must be one of {', '.join(SOURCE_TYPES)}; got {kind!r}")
-    values = _check(raw, SOURCE_KEYS_BY_TYPE[kind], where)
+    values = check_table(raw, SOURCE_KEYS_BY_TYPE[kind], where)
     if kind == "notion":
         return _notion_source(values, where)
     if kind == "answers":
@@ -423,7 +408,7 @@ def check_networks(cidrs, where: str) -> tuple[str, ...]:
 
 def _parse_space(raw: dict, index: int) -> SpaceConfig:
     where = f"spaces[{index}]"
-    values = _check(raw, SPACE_KEYS, where)
+    values = check_table(raw, SPACE_KEYS, where)
     provider = values["provider"]
     known = {m: info for (p, m), info in MODELS.items() if p == provider}
     model = values["model"] or next(m for m, info in known.items() if info.default)
@@ -432,12 +417,12 @@ def _parse_space(raw: dict, index: int) -> SpaceConfig:
     info = known[model]
     if info.retired:
         raise ConfigError(f"{where}.model: {model} was shut down on {info.retired:%Y-%m-%d}; use {info.successor!r} instead")
-    dimensions = _in_choices(values["dimensions"], info.dimensions, info.dimensions[0], f"{where}.dimensions")
-    chunk_tokens = _in_range(values["chunk_tokens"], info.chunk_tokens, 32, info.max_chunk_tokens, f"{where}.chunk_tokens")
+    dimensions = in_choices(values["dimensions"], info.dimensions, info.dimensions[0], f"{where}.dimensions")
+    chunk_tokens = in_range(values["chunk_tokens"], info.chunk_tokens, 32, info.max_chunk_tokens, f"{where}.chunk_tokens")
     overlap_default = min(info.chunk_overlap, chunk_tokens // 4)
-    chunk_overlap = _in_range(values["chunk_overlap"], overlap_default, 0, chunk_tokens // 2, f"{where}.chunk_overlap")
+    chunk_overlap = in_range(values["chunk_overlap"], overlap_default, 0, chunk_tokens // 2, f"{where}.chunk_overlap")
     batch_default = LOCAL_BATCH_SIZE if provider == "local" else info.max_batch_inputs
-    batch_size = _in_range(values["batch_size"], batch_default, 1, info.max_batch_inputs, f"{where}.batch_size")
+    batch_size = in_range(values["batch_size"], batch_default, 1, info.max_batch_inputs, f"{where}.batch_size")
     return SpaceConfig(
         provider=provider,
         model=model,
@@ -450,61 +435,3 @@ def _parse_space(raw: dict, index: int) -> SpaceConfig:
         hybrid_weight=float(values["hybrid_weight"]) if values["hybrid_weight"] is not None else None,
         min_relevance=float(values["min_relevance"]) if values["min_relevance"] is not None else None,
     )
-
-
-def _in_choices(value: int | None, allowed: tuple[int, ...], default: int, where: str) -> int:
-    if value is None:
-        return default
-    if value not in allowed:
-        raise ConfigError(f"{where}: must be one of {', '.join(map(str, allowed))}; got {value}")
-    return value
-
-
-def _in_range(value: int | None, default: int, low: int, high: int, where: str) -> int:
-    if value is None:
-        return default
-    if not low <= value <= high:
-        raise ConfigError(f"{where}: must be between {low} and {high}; got {value}")
-    return value
-
-
-def _check(raw: dict, spec: dict[str, Key], where: str) -> dict:
-    """Validate one table against its spec; return every key with defaults filled in."""
-    prefix = f"{where}." if where else ""
-    for key in raw:
-        if key not in spec:
-            hint = difflib.get_close_matches(key, spec, n=1)
-            suggestion = f" (did you mean {hint[0]!r}?)" if hint else ""
-            raise ConfigError(f"{prefix}{key}: unknown key{suggestion}; allowed: {', '.join(spec)}")
-    values = {}
-    for key, rule in spec.items():
-        name = f"{prefix}{key}"
-        if key not in raw:
-            if rule.required:
-                raise ConfigError(f"{name}: required key is missing")
-            values[key] = rule.default
-            continue
-        value = raw[key]
-        # bool is an int in Python; a config that says `chunk_tokens = true` is a mistake.
-        allowed = rule.types if isinstance(rule.types, tuple) else (rule.types,)
-        if (isinstance(value, bool) and bool not in allowed) or not isinstance(value, allowed):
-            raise ConfigError(f"{name}: must be {_type_name(rule.types)}; got {type(value).__name__} {value!r}")
-        if rule.item_type is not None and not all(isinstance(v, rule.item_type) for v in value):
-            raise ConfigError(f"{name}: every item must be {_type_name(rule.item_type)}")
-        if isinstance(value, float) and not math.isfinite(value):  # NaN passes every comparison: it would switch a limit off
-            raise ConfigError(f"{name}: must be a finite number; got {value}")
-        if rule.choices is not None and value not in rule.choices:
-            raise ConfigError(f"{name}: must be one of {', '.join(map(str, rule.choices))}; got {value!r}")
-        if (rule.min is not None and value < rule.min) or (rule.max is not None and value > rule.max):
-            raise ConfigError(f"{name}: must be between {rule.min:g} and {rule.max:g}; got {value}")
-        if isinstance(value, str) and rule.required and not value.strip():
-            raise ConfigError(f"{name}: must not be empty")
-        values[key] = value
-    return values
-
-
-def _type_name(types: type | tuple[type, ...]) -> str:
-    names = {str: "a string", int: "an integer", float: "a number", list: "a list", dict: "a table", bool: "true or false"}
-    if isinstance(types, tuple):
-        return " or ".join(names.get(t, t.__name__) for t in types)
-    return names.get(types, types.__name__)
