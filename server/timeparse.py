@@ -40,7 +40,7 @@ PATTERNS = [
     ("month", re.compile(rf"\b(?:in|during)\s+({MONTH})(?:\s+(\d{{4}}))?\b", re.I | re.A)),
     ("year", re.compile(r"\b(?:in|during)\s+((?:19|20)\d{2})\b", re.I | re.A)),
     ("calendar", re.compile(rf"\b(?:(?:in|during|from|over)\s+(?:the\s+)?)?{CALENDAR}(?:'s)?\b", re.I | re.A)),
-    ("recent", re.compile(r"\b(recently|lately|recent)\b", re.I | re.A)),
+    ("recent", re.compile(r"\b(recently|lately)\b", re.I | re.A)),  # not "recent": "a recent generation" names no time
 ]
 # Words that, alone, ask for "whatever changed": a question made only of these and a time phrase lists documents.
 ONLY_TIME_WORDS = {

@@ -106,5 +106,6 @@ def test_phrases(query, after, before, rest):
 
 
 def test_questions_without_a_time_phrase_are_left_alone():
-    for query in ("what is the capital of Mongolia", "maybe later", "how do I make a weekly report", "mayday procedures"):
+    for query in ("what is the capital of Mongolia", "maybe later", "how do I make a weekly report", "mayday procedures",
+                  "how do I roll back to a recent generation"):
         assert parse_time(query, NOW, timezone.utc) is None, query
