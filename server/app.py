@@ -35,7 +35,6 @@ from server.observe import exposition, json_logging, observe, warn_refused_origi
 from server.search import MAX_CHUNKS_PER_DOC, SearchFilters, SearchHit, SearchResult
 from server.service import SearchService, ServiceError, Settings
 from server.timefilter import UPDATED_WITHIN_PATTERN, intersect, updated_range, zone
-from server.timeparse import TimeFilter, parse_time
 
 log = logging.getLogger("static_rag.server")
 Service = NamedDependency[SearchService]
@@ -144,8 +143,9 @@ def _errors(*statuses: int) -> dict[int, ResponseSpec]:
     return {s: ResponseSpec(data_container=ErrorBody, description=meaning[s]) for s in sorted({*statuses, 401, 429})}
 
 
-def search_response(result: SearchResult, offset: int, parsed: TimeFilter | None = None) -> SearchResponse:
+def search_response(result: SearchResult, offset: int) -> SearchResponse:
     """The body of a search answer (also `index search --json`'s output)."""
+    parsed = result.time_filter
     return SearchResponse(
         time_filter=TimeFilterBody(parsed.phrase, parsed.after, parsed.before, parsed.only_time) if parsed else None,
         answers=[Answer(a.doc_id, a.question, list(a.questions), a.answer, a.url, a.source, list(a.tags), a.updated_at, round(a.score, 6), a.relevance)
@@ -223,11 +223,8 @@ class SearchController(Controller):
         now, tz = datetime.now(timezone.utc), zone(data.timezone or f.timezone)
         if f.updated_within is not None:
             after, before = intersect(after, before, updated_range(f.updated_within, now, tz))
-        parsed = parse_time(data.query, now, tz) if data.parse_time else None
-        if parsed is not None:
-            after, before = intersect(after, before, (parsed.after, parsed.before))
         result = service.search(
-            parsed.rest if parsed is not None else data.query,
+            data.query,
             space_id=data.space,
             top_k=data.top_k,
             offset=data.offset,
@@ -236,14 +233,15 @@ class SearchController(Controller):
             max_chunks_per_doc=data.max_chunks_per_doc,
             min_score=data.min_score,
             recency_weight=data.recency_weight,
-            list_recent=parsed is not None and parsed.only_time,
+            parse_time=data.parse_time,
+            tz=tz,
         )
         request.state.search = {
             "mode": result.mode, "generation": result.generation, "hits": len(result.hits), "candidates": result.candidates,
             "took_ms": round(result.took_ms, 2), "query_chars": len(data.query), "answerable": result.answerable,
             **({"degraded": "lexical"} if result.degraded_reason else {}),
         }
-        return search_response(result, data.offset, parsed)
+        return search_response(result, data.offset)
 
     @get("/info", sync_to_thread=False, summary="The generation being served", responses=_errors(503))
     def info(self, request: Request, service: Service) -> dict:

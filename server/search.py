@@ -86,6 +86,7 @@ class SearchResult:
     answerable: bool = False  # the best hit reaches the space's relevance threshold
     degraded_reason: str | None = None  # set when a dense or hybrid request was answered lexically
     answers: list[AnswerHit] = field(default_factory=list)  # curated answers that match, before the hits
+    time_filter: object = None  # server.timeparse.TimeFilter: what parse_time read from the query
 
 
 def search(

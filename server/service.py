@@ -133,9 +133,23 @@ class SearchService:
 
     def search(self, query: str, space_id: str | None = None, top_k: int = 10, mode: str = "hybrid", filters: SearchFilters = SearchFilters(),
                offset: int = 0, max_chunks_per_doc: int | None = MAX_CHUNKS_PER_DOC, min_score: float = 0.0, recency_weight: float = 0.0,
-               list_recent: bool = False) -> SearchResult:
-        """`list_recent`: the question was only about time; list the documents `filters` lets through, newest first."""
+               parse_time: bool = False, tz=None) -> SearchResult:
+        """`parse_time`: a time phrase in `query` becomes an updated_* range in `tz` (UTC by
+        default) and is not ranked (server/timeparse.py); a query that is only about time lists
+        the documents of the range, newest first. The result's `time_filter` says what was read."""
         query = query.strip()
+        parsed = None
+        if parse_time:
+            from datetime import datetime, timezone
+
+            from server.timefilter import intersect
+            from server.timeparse import parse_time as read_time
+
+            parsed = read_time(query, datetime.now(timezone.utc), tz or timezone.utc)
+            if parsed is not None:
+                after, before = intersect(filters.updated_after, filters.updated_before, (parsed.after, parsed.before))
+                filters, query = replace(filters, updated_after=after, updated_before=before), parsed.rest
+        list_recent = parsed is not None and parsed.only_time
         if not query and not list_recent:
             raise ServiceError("EMPTY_QUERY", "query must contain some text", 400)
         limit = self.settings.server.max_query_chars
@@ -152,7 +166,7 @@ class SearchService:
             check_filters(generation, filters)
             if list_recent:
                 result = recent(generation, space, filters, top_k=top_k, offset=offset)
-                return replace(result, took_ms=(time.perf_counter() - started) * 1000)
+                return replace(result, took_ms=(time.perf_counter() - started) * 1000, time_filter=parsed)
             vector = None
             if mode != "lexical":
                 try:
@@ -167,7 +181,7 @@ class SearchService:
             result = search(generation, space, vector, query, top_k=top_k, mode=mode, filters=filters, offset=offset,
                             max_chunks_per_doc=max_chunks_per_doc, min_score=min_score, recency_weight=recency_weight)
         # took_ms is what the caller waited for, query embedding included.
-        return replace(result, took_ms=(time.perf_counter() - started) * 1000, degraded_reason=degraded)
+        return replace(result, took_ms=(time.perf_counter() - started) * 1000, degraded_reason=degraded, time_filter=parsed)
 
     def query_vector(self, space: SpaceIndex, query: str) -> np.ndarray:
         """The query embedded by the space's own provider and query task type; repeated questions come from an LRU cache."""

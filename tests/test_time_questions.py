@@ -1,6 +1,7 @@
 """Questions about time: "what changed last week?" becomes a date range in the asker's time zone,
 the phrase is not ranked, and a question only about time lists the documents of that range."""
 
+import json
 from datetime import datetime, timedelta, timezone
 from zoneinfo import ZoneInfo
 
@@ -77,6 +78,20 @@ def test_a_time_phrase_filters_and_is_not_ranked(client):
     assert "week" not in result["hits"][0]["snippet"]
     assert ask(client, "unworn shoes since last week", mode="lexical")["hits"] == [], "returns changed before that"
     assert titles(ask(client, "unworn shoes", mode="lexical")) == ["Returns"]
+
+
+def test_the_cli_reads_time_phrases_too(client):
+    from click.testing import CliRunner
+
+    from indexer.cli import cli
+
+    artifacts = client.app.state.service.settings.artifacts
+    result = CliRunner().invoke(cli, ["search", "what changed last week?", "--artifacts", str(artifacts), "--parse-time", "--json"])
+    assert result.exit_code == 0, result.output
+    body = json.loads(result.output)
+    assert [h["title"] for h in body["hits"]] == ["Shipping", "Pricing"] and body["time_filter"]["only_time"] is True
+    bad = CliRunner().invoke(cli, ["search", "x", "--artifacts", str(artifacts), "--parse-time", "--timezone", "Mars/Olympus"])
+    assert bad.exit_code != 0 and "unknown time zone 'Mars/Olympus'" in bad.output
 
 
 def test_without_parse_time_nothing_is_read(client):

@@ -23,24 +23,29 @@ from indexer.errors import ConfigError, StaticRagError
 @click.option("--mode", type=click.Choice(["hybrid", "dense", "lexical"]), default="hybrid", show_default=True)
 @click.option("--space", help="Embedding space id (default: the first in the generation).")
 @click.option("--source", help="Only documents from this source.")
-def search(query, config_path, artifacts, as_json, top_k, mode, space, source):
+@click.option("--parse-time", is_flag=True, help='Read a time phrase ("last week", "since Monday", "in October") as a date filter.')
+@click.option("--timezone", "zone_name", metavar="ZONE", help="IANA time zone for --parse-time (default UTC), e.g. Europe/Berlin.")
+def search(query, config_path, artifacts, as_json, top_k, mode, space, source, parse_time, zone_name):
     """Search the current generation from the shell, with the same code the server runs.
 
     \b
     Examples:
         index search "how do I roll back a bad index?" --config examples/index.toml
         index search "rate limits" --artifacts artifacts --mode lexical --json
+        index search "what changed last week?" --parse-time --timezone Europe/Berlin
     """
     from indexer.config import ServerConfig
     from server.search import SearchFilters
     from server.service import SearchService, ServiceError, Settings
+    from server.timefilter import zone
 
     config = optional_config(config_path)  # its [server] default_space applies
     folder = artifacts or (config.artifacts if config else Path("artifacts"))
     service = SearchService(Settings(artifacts=folder, server=config.server if config else ServerConfig()))
     try:
         service.load()
-        result = service.search(query, space_id=space, top_k=top_k, mode=mode, filters=SearchFilters(source=source))
+        result = service.search(query, space_id=space, top_k=top_k, mode=mode, filters=SearchFilters(source=source),
+                                parse_time=parse_time, tz=zone(zone_name))
     except ServiceError as exc:
         raise click.ClickException(exc.message) from None
     except StaticRagError as exc:
@@ -56,6 +61,10 @@ def search(query, config_path, artifacts, as_json, top_k, mode, space, source):
         return
     if result.degraded_reason:
         click.echo(f"Answered by keywords only: {result.degraded_reason}", err=True)
+    if result.time_filter is not None:
+        window = result.time_filter
+        click.echo(f"Updated {window.phrase}: {window.after:%Y-%m-%d %H:%M} – {f'{window.before:%Y-%m-%d %H:%M}' if window.before else 'now'} (UTC)"
+                   + (", newest first" if window.only_time else ""))
     for answer in result.answers:
         click.echo(click.style(f"Answer: {answer.question}", bold=True) + f"  (relevance {answer.relevance:.2f}{', ' + answer.url if answer.url else ''})")
         click.echo(f"   {answer.answer}\n")
