@@ -79,7 +79,8 @@ def search(query, config_path, artifacts, as_json, top_k, mode, space, source, p
         if where:
             click.echo(f"   {where}")
         click.echo(f"   {_terminal(hit.snippet)}")
-        click.echo(f"   score {hit.score:.4f}, relevance {hit.relevance:.2f}" + (" (stale: this space has an older version of the page)" if hit.stale else ""))
+        measure = f"updated {hit.updated_at:%Y-%m-%d %H:%M} UTC" if result.mode == "recent" and hit.updated_at else f"score {hit.score:.4f}, relevance {hit.relevance:.2f}"
+        click.echo(f"   {measure}" + (" (stale: this space has an older version of the page)" if hit.stale else ""))
 
 
 def _terminal(snippet_html: str) -> str:
