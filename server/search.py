@@ -6,6 +6,7 @@ import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -18,6 +19,9 @@ from indexer.documents import utc_naive
 from indexer.sql import load_sql
 from server.reader import Generation, SpaceIndex
 from server.snippets import snippet
+
+if TYPE_CHECKING:
+    from server.timeparse import TimeFilter
 
 MODES = ("hybrid", "dense", "lexical")
 MIN_CANDIDATES = 100  # per retriever, before fusion and filtering to top_k
@@ -86,7 +90,7 @@ class SearchResult:
     answerable: bool = False  # the best hit reaches the space's relevance threshold
     degraded_reason: str | None = None  # set when a dense or hybrid request was answered lexically
     answers: list[AnswerHit] = field(default_factory=list)  # curated answers that match, before the hits
-    time_filter: object = None  # server.timeparse.TimeFilter: what parse_time read from the query
+    time_filter: TimeFilter | None = None  # what parse_time read from the query
 
 
 def search(
