@@ -53,13 +53,23 @@ def build_lexical_segment(texts: list[str], folder: Path) -> None:
         # One key per occurrence, sorted and counted: the batch's postings, term-major.
         unique, tf = np.unique(np.concatenate(keys), return_counts=True)
         triples.append(((unique // len(batch)).astype(np.int32), (unique % len(batch) + first).astype(np.int32), tf.astype(np.int32)))
-    if triples:
-        term_of, rows, tf = (np.concatenate(part) for part in zip(*triples))
-    else:
-        term_of = rows = tf = np.zeros(0, np.int32)
+    # Into one array per column, each batch's copy dropped as it goes: at 108k chunks the postings
+    # are ~16M (term, row, tf) triples, and holding the batches, their concatenation and the sorted
+    # copies at once was the run's memory peak.
+    total = sum(len(part[0]) for part in triples)
+    term_of, rows, tf = (np.empty(total, np.int32) for _ in range(3))
+    at = 0
+    while triples:
+        batch_terms, batch_rows, batch_tf = triples.pop(0)
+        end = at + len(batch_terms)
+        term_of[at:end], rows[at:end], tf[at:end] = batch_terms, batch_rows, batch_tf
+        at = end
+    indptr = np.zeros(len(vocabulary) + 1, dtype=np.int64)
+    np.cumsum(np.bincount(term_of, minlength=len(vocabulary)), out=indptr[1:])
     order = np.argsort(term_of, kind="stable")  # batches are in row order, so rows stay ascending within a term
+    del term_of
     rows, tf = rows[order], tf[order]
-    indptr = np.searchsorted(term_of[order], np.arange(len(vocabulary) + 1)).astype(np.int64)
+    del order
     folder.mkdir(parents=True, exist_ok=True)
     np.save(folder / "postings.indptr.npy", indptr)
     np.save(folder / "postings.rows.npy", rows)

@@ -22,6 +22,14 @@ from indexer.documents import Chunk, Document, chunk_id, utc_naive
 from indexer.sql import SCHEMA, load_sql, upgrade_in_place
 
 
+# Rows per INSERT: one statement per table took seconds less than row by row, but one for all
+# 108k chunk rows of a 10,000-document run held every text twice more (the Python lists and
+# DuckDB's copy) at the run's peak memory.
+INSERT_BATCH = 8192
+DOCUMENT_BATCH = 512  # documents carry their whole text: 10,000 of them are ~200 MB of parameters
+WRITER_MEMORY = "256MB"
+
+
 @dataclass(frozen=True)
 class MetaUpdate:
     """The previous generation's meta.duckdb (schema as this version writes it) and the documents
@@ -58,6 +66,9 @@ def write_metadata(path: Path, generation_id: str, documents: list[Document], sp
         shutil.copyfile(update.previous, path)
     db = duckdb.connect(str(path))
     try:
+        # DuckDB's buffers, bounded: 108k chunk rows took ~500 MB more without a limit (the run's
+        # peak); 1M rows with their keys write in 403 MB instead of 1,028, 14% slower.
+        db.execute(f"SET memory_limit = '{WRITER_MEMORY}'")
         if incremental:
             upgrade_in_place(db)  # a file from before the latest documents columns
         else:
@@ -70,7 +81,8 @@ def write_metadata(path: Path, generation_id: str, documents: list[Document], sp
         written = _remove_changed(db, update, documents, spaces) if incremental else documents
         # One statement per table, columns as lists: row-by-row inserts took seconds per 10k chunks.
         if written:
-            db.execute(load_sql("documents_insert"), {**_columns([_document_row(d) for d in written]), "indexed_at": now})
+            for part in _batches(written, DOCUMENT_BATCH):
+                db.execute(load_sql("documents_insert"), {**_columns([_document_row(d) for d in part]), "indexed_at": now})
         for build in spaces:
             write = writes[build.space_id]
             if incremental:
@@ -80,7 +92,8 @@ def write_metadata(path: Path, generation_id: str, documents: list[Document], sp
                 if len(write.unmoved):
                     db.execute(load_sql("chunks_copy_unmoved"), {"space_id": build.space_id, "vector_ids": write.unmoved.tolist()})
             if rows:
-                db.execute(load_sql("chunks_insert"), {**_columns([_chunk_row(build.space_id, i, c) for i, c in rows]), "space_id": build.space_id})
+                for part in _batches(rows):
+                    db.execute(load_sql("chunks_insert"), {**_columns([_chunk_row(build.space_id, i, c) for i, c in part]), "space_id": build.space_id})
             _insert_space(db, build)
         _insert_run(db, generation_id, run, len(documents), sum(b.size for b in spaces), now)
         db.execute("COMMIT")
@@ -162,6 +175,10 @@ def _insert_run(db, generation_id: str, run, documents: int, chunks: int, now: d
                 for e in run.errors
             ],
         )
+
+
+def _batches(rows: list, size: int = INSERT_BATCH) -> list[list]:
+    return [rows[i : i + size] for i in range(0, len(rows), size)]
 
 
 def _columns(rows: list[dict]) -> dict[str, list]:

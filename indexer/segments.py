@@ -154,6 +154,7 @@ def write_segment(folder: Path, space_id: str, chunks: list[Chunk], vectors: np.
     if len(vectors):
         index.add(vectors)
     faiss.write_index(index, str(folder / "index.faiss"))
+    del index  # a graph of 100k vectors is ~140 MB: not kept while the rest of the segment is built
     write_chunk_store(folder, space_id, chunks)
     build_lexical_segment([c.text for c in chunks], folder / "lexical")
 
