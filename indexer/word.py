@@ -11,6 +11,7 @@ from __future__ import annotations
 import io
 import re
 import zipfile
+from datetime import timezone
 
 from indexer.extract import ExtractionError, Extracted, normalize_text
 
@@ -49,8 +50,6 @@ def extract_docx(raw: bytes, fallback_title: str) -> Extracted:
     tags = tuple(t.strip() for t in re.split(r"[,;]", props.keywords or "") if t.strip())
     modified = props.modified or props.created
     if modified is not None and modified.tzinfo is None:
-        from datetime import timezone
-
         modified = modified.replace(tzinfo=timezone.utc)
     return Extracted(
         title=(props.title or "").strip() or first_heading or fallback_title,

@@ -94,6 +94,11 @@ class Generation:
         rows = self.cursor.execute(load_sql("vector_ids_filtered"), {"space_id": space_id, **filters}).fetchall()
         return np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
 
+    def first_chunks_newest_first(self, space_id: str, allowed: np.ndarray, limit: int, offset: int) -> list[int]:
+        """Of the `allowed` vector ids, each document's first chunk, newest document first (curated answers left out)."""
+        params = {"space_id": space_id, "vector_ids": allowed.tolist(), "limit": limit, "offset": offset}
+        return [row[0] for row in self.cursor.execute(load_sql("recent_documents"), params).fetchall()]
+
     def hits(self, space_id: str, vector_ids: list[int]) -> dict[int, dict]:
         """What a chatbot needs to cite each chunk: its text, span and heading path, and its document's title, url, …"""
         store, ids = self.spaces[space_id].chunks, [int(v) for v in vector_ids]

@@ -16,7 +16,6 @@ from server.fusion import DENSE_WEIGHT, convex_combination
 from server.links import body_start, deep_link, page_span
 from server.relevance import relevance, threshold
 from indexer.documents import utc_naive
-from indexer.sql import load_sql
 from server.reader import Generation, SpaceIndex
 from server.snippets import snippet
 
@@ -200,8 +199,7 @@ def recent(generation: Generation, space: SpaceIndex, filters: SearchFilters, to
     newest first, each as its first chunk."""
     started = time.perf_counter()
     allowed = generation.allowed_vector_ids(space.space_id, filters.as_params())
-    params = {"space_id": space.space_id, "vector_ids": allowed.tolist(), "limit": top_k + 1, "offset": offset}
-    ids = [row[0] for row in generation.cursor.execute(load_sql("recent_documents"), params).fetchall()]
+    ids = generation.first_chunks_newest_first(space.space_id, allowed, top_k + 1, offset)
     rows = generation.hits(space.space_id, ids)
     hits = [replace(_Hit(rows[vid], 1.0, None, None).freeze(), relevance=1.0, stale=rows[vid]["doc_id"] in space.stale) for vid in ids]
     page = [replace(h, snippet=snippet(h.text, "")) for h in hits[:top_k]]

@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone, tzinfo
 
-from server.timefilter import exact, shift_days, updated_range
+from server.timefilter import PHRASES, exact, shift_days, updated_range
 
 RECENT_DAYS = 30
 MONTHS = {m: i for i, m in enumerate(("january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december"), 1)}
@@ -32,8 +32,9 @@ WEEKDAYS = {d: i for i, d in enumerate(("monday", "tuesday", "wednesday", "thurs
 MONTH = "(?:" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")\.?"
 WEEKDAY = "(?:" + "|".join(WEEKDAYS) + ")"
 UNIT = r"(hours?|days?|weeks?|months?)"
-CALENDAR = r"(today|yesterday|this week|last week|past week|this month|last month|this year|last year)"
-DATE = rf"(?:\d{{4}}-\d{{2}}-\d{{2}}|{MONTH}(?:\s+\d{{1,2}}(?:st|nd|rd|th)?)?(?:,?\s+\d{{4}})?|\d{{1,2}}(?:st|nd|rd|th)?\s+{MONTH}(?:\s+\d{{4}})?|{WEEKDAY}|yesterday|today|last week|last month|last year|this week|this month|this year)"
+NAMED = "|".join(PHRASES)  # updated_within's calendar phrases
+CALENDAR = f"({NAMED}|past week)"
+DATE = rf"(?:\d{{4}}-\d{{2}}-\d{{2}}|{MONTH}(?:\s+\d{{1,2}}(?:st|nd|rd|th)?)?(?:,?\s+\d{{4}})?|\d{{1,2}}(?:st|nd|rd|th)?\s+{MONTH}(?:\s+\d{{4}})?|{WEEKDAY}|{NAMED})"
 PATTERNS = [
     ("span", re.compile(rf"\b(?:(?:in|over|during|within|for)\s+)?(?:the\s+)?(?:last|past)\s+(\d{{1,4}})\s+{UNIT}\b", re.I | re.A)),
     ("since", re.compile(rf"\bsince\s+({DATE})\b", re.I | re.A)),
@@ -113,7 +114,7 @@ def _window(kind: str, match: re.Match, now: datetime, tz: tzinfo) -> tuple[date
 def _date(text: str, day: datetime, now: datetime, tz: tzinfo) -> datetime | None:
     """The start of the moment a `since` names."""
     text = " ".join(text.lower().replace(",", " ").split())
-    if text in ("today", "yesterday", "this week", "last week", "this month", "last month", "this year", "last year"):
+    if text in PHRASES:
         return updated_range(text, now, tz)[0]
     if text in WEEKDAYS:  # the latest such day, today included
         return exact(shift_days(day, -((day.weekday() - WEEKDAYS[text]) % 7)), tz)
