@@ -16,13 +16,13 @@ per document from a few topics, so the local model's vectors have the structure 
 `search` reports, in one run:
 - in-process `search()` p50/p99 per mode with cached query vectors (the service's LRU cache),
   over 2,000 distinct queries, beside the same searches forced through an exact flat scan;
-- recall@10 of the HNSW index against the exact scan of the same vectors;
+- recall@10 of the approximate (IVF) index against the exact scan of the same vectors;
 - `index serve --workers 2`: time from start to /readyz, RSS per process, and p50/p99 and QPS
   of POST /v1/search from an asyncio client at 1, 2 and 16 connections (1–2: a request's own
   latency; 16: throughput, where p50 is mostly queueing), beside /healthz as the baseline.
 
 `million` makes 1M vectors (the 100k model vectors, each repeated 10 times with small noise),
-builds the HNSW index the indexer would, and measures opening it in a fresh process (cold page
+builds the index the indexer would (IVF), and measures opening it in a fresh process (cold page
 cache is not forced: the machine is shared) and one search, with RSS.
 """
 
@@ -128,7 +128,7 @@ def in_process(work: Path, texts: list[str]) -> dict:
     exact = faiss.IndexFlatIP(space.dense.d)
     exact.add(space.dense.reconstruct_batch(np.arange(space.size)))  # a generation `build` wrote: one segment, no deletions
     truth = exact.search(np.stack(vectors), 10)[1]
-    found = space.dense.search(np.stack(vectors), 10)[1]  # the segments as the server searches them (efSearch 384)
+    found = space.dense.search(np.stack(vectors), 10)[1]  # the segments as the server searches them
     report["recall@10_vs_exact"] = round(float(np.mean([len(set(a) & set(b)) / 10 for a, b in zip(found, truth)])), 4)
 
     def timed(fn) -> list[float]:
@@ -241,7 +241,7 @@ def search_bench(args) -> None:
 def million(args) -> None:
     import faiss
 
-    from indexer.segments import new_dense_index
+    from indexer.segments import build_dense_index
     from server.reader import Generation
 
     work = Path(args.work)
@@ -255,10 +255,9 @@ def million(args) -> None:
         copies = -(-args.vectors // len(base))
         vectors = np.concatenate([base + rng.normal(0, 0.02, base.shape).astype(np.float32) for _ in range(copies)])[: args.vectors]
         vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-        index = new_dense_index(len(vectors), vectors.shape[1])
         faiss.omp_set_num_threads(2)
         started = time.perf_counter()
-        index.add(vectors)
+        index = build_dense_index(vectors)
         print(f"built {type(index).__name__} of {len(vectors)} vectors in {time.perf_counter() - started:.0f} s")
         faiss.write_index(index, str(path))
     probe = (

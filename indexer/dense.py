@@ -12,8 +12,9 @@ from pathlib import Path
 
 import numpy as np
 
-HNSW_EF_SEARCH = 384  # graph candidates explored per query, at least: recall@10 0.982 vs exact at 100k, 2.3 ms (512: 0.988, 3.1 ms; bench/README.md)
-EXACT_FILTERED_MAX = 20_000  # a filter allowing at most this many vectors of a graph segment is searched exactly
+IVF_PROBE_SHARE = 8  # an IVF segment is searched in the nearest 1/8 of its lists: recall@10 0.98–0.99 (bench/README.md "Serving")
+HNSW_EF_SEARCH = 384  # graph segments (written before IVF replaced them): candidates explored per query, at least
+EXACT_FILTERED_MAX = 20_000  # a filter allowing at most this many vectors of an approximate segment is searched exactly
 
 
 def open_index(path: Path):
@@ -75,23 +76,28 @@ class DenseSegments:
             live = rows - len(gone) if local is None else len(local)
             if live == 0 or k == 0:
                 continue
-            graph = isinstance(index, faiss.IndexHNSW)
-            if graph and local is not None and len(local) <= EXACT_FILTERED_MAX:
-                # A narrow filter would strand the graph walk: score the allowed vectors exactly.
+            approximate = not isinstance(index, faiss.IndexFlat)
+            if approximate and local is not None and len(local) <= EXACT_FILTERED_MAX:
+                # A narrow filter would leave the probed lists (or the graph walk) nearly empty: score the allowed vectors exactly.
                 stored = index.reconstruct_batch(local)
                 scores = queries @ stored.T
                 order = np.argsort(-scores, axis=1, kind="stable")[:, :k]
                 found_scores.append(np.take_along_axis(scores, order, axis=1))
                 found_ids.append(local[order] + base)
                 continue
-            params = faiss.SearchParametersHNSW(efSearch=max(HNSW_EF_SEARCH, k)) if graph else faiss.SearchParameters()
+            params = _search_parameters(index, k)
             # Locals: params does not own its selector.
             if local is not None:
                 selector = faiss.IDSelectorBatch(local)
                 params.sel = selector
             elif live_only is not None:
                 params.sel = live_only[0]
-            scores, ids = index.search(queries, min(k, live), params=params)
+            wanted = min(k, live)
+            scores, ids = index.search(queries, wanted, params=params)
+            if isinstance(index, faiss.IndexIVF) and (ids < 0).any():
+                # The probed lists held fewer than `wanted` allowed rows (a wide filter, many deletions): scan every list.
+                params.nprobe = index.nlist
+                scores, ids = index.search(queries, wanted, params=params)
             found_scores.append(scores)
             found_ids.append(np.where(ids >= 0, ids + base, -1))
         if not found_scores:
@@ -105,3 +111,13 @@ class DenseSegments:
             scores = np.pad(scores, ((0, 0), (0, pad)), constant_values=-np.inf)
             ids = np.pad(ids, ((0, 0), (0, pad)), constant_values=-1)
         return scores.astype(np.float32), ids.astype(np.int64)
+
+
+def _search_parameters(index, k: int):
+    import faiss
+
+    if isinstance(index, faiss.IndexIVF):
+        return faiss.SearchParametersIVF(nprobe=max(1, index.nlist // IVF_PROBE_SHARE))
+    if isinstance(index, faiss.IndexHNSW):
+        return faiss.SearchParametersHNSW(efSearch=max(HNSW_EF_SEARCH, k))
+    return faiss.SearchParameters()

@@ -264,3 +264,42 @@ def test_postings_built_in_batches_score_as_one_index_split_anywhere(tmp_path):
     for query in ("refund courier", "porto porto voucher", "warranty"):
         (a, ceiling_a), (b, ceiling_b) = one.scores(query), two.scores(query)
         assert np.array_equal(a, b) and ceiling_a == ceiling_b and (a > 0).sum() > BUILD_BATCH // 10, query
+
+
+def test_a_segment_too_large_to_scan_is_an_ivf_index_that_finds_every_live_row_and_no_deleted_one(tmp_path):
+    """Above the exact-scan size a segment is an inverted-file index: approximate, but a chunk's own
+    vector still finds it first, deleted rows never come back, and a filter never costs a result."""
+    import faiss
+
+    from indexer.dense import EXACT_FILTERED_MAX, DenseSegments, open_index
+
+    rng = np.random.default_rng(7)
+    dimension = 256
+    count = segments.EXACT_MAX_FLOATS // dimension + 2000
+    stored = rng.standard_normal((count, dimension)).astype(np.float32)
+    stored /= np.linalg.norm(stored, axis=1, keepdims=True)
+    faiss.write_index(segments.build_dense_index(stored), str(tmp_path / "index.faiss"))
+    index = open_index(tmp_path / "index.faiss")
+    assert isinstance(index, faiss.IndexIVF) and index.ntotal == count
+    gone = np.arange(0, count, 7)
+    dense = DenseSegments([(index, 0, gone)], dimension)
+    assert dense.ntotal == count - len(gone)
+
+    probe = rng.choice(count, 300, replace=False)
+    scores, ids = dense.search(stored[probe], 10)
+    live = probe % 7 != 0
+    assert (ids[live, 0] == probe[live]).all() and np.allclose(scores[live, 0], 1, atol=1e-5), "a stored vector finds its own row"
+    assert (ids >= 0).all() and not np.isin(ids, gone).any(), "ten live hits for every query, none deleted"
+    assert np.array_equal(dense.reconstruct_batch(probe), stored[probe]), "rows read back exactly from the mapped file"
+
+    query = stored[1]
+    for allowed, depth in (
+        (rng.choice(count, 500, replace=False), 50),  # narrow: scored exactly
+        # wide, and far from the query: the lists probed first hold fewer than `depth` of them, so every list is scanned
+        (np.argsort(stored @ query)[: EXACT_FILTERED_MAX + 5000], 5000),
+    ):
+        allowed = np.setdiff1d(allowed, gone)
+        hits = dense.top(query, depth, allowed)
+        best = np.sort(stored[allowed] @ query)[::-1][:depth]
+        assert set(hits) <= set(allowed.tolist()) and len(hits) == depth, f"{depth} hits among the {len(allowed)} allowed rows"
+        assert np.allclose(list(hits.values()), best, atol=1e-5), f"the best {depth} of the {len(allowed)} allowed rows, as an exact scan finds them"
