@@ -64,7 +64,8 @@ def plan(
     `complete_sources`: sources whose listing finished without error this run.
     `failed`: doc_id → error code, for documents this run tried and could not read.
     `not_modified`: documents known unchanged without a download (an HTTP 304 to a conditional
-    request; a Notion page whose last_edited_time is the stored one).
+    request; a Notion page whose last_edited_time is the stored one) or without reading them
+    again (a file whose bytes are the ones read last time).
     """
     decisions: list[Decision] = []
     seen: set[str] = set()
@@ -82,8 +83,11 @@ def plan(
     for doc_id in sorted(not_modified):
         if doc_id in previous and doc_id not in seen:
             seen.add(doc_id)
-            how = "Notion last_edited_time" if doc_id.startswith("notion:") else "HTTP 304"
-            decisions.append(Decision(doc_id, previous[doc_id].source, Action.SKIP, f"not modified since the last fetch ({how})"))
+            if doc_id.startswith("file:"):
+                why = "not modified since the last run (same bytes)"
+            else:
+                why = f"not modified since the last fetch ({'Notion last_edited_time' if doc_id.startswith('notion:') else 'HTTP 304'})"
+            decisions.append(Decision(doc_id, previous[doc_id].source, Action.SKIP, why))
     for doc_id, code in failed.items():
         if doc_id not in seen:
             seen.add(doc_id)

@@ -130,9 +130,9 @@ def test_the_run_is_recorded_in_the_generation(tmp_path, local_embedder):
     assert {d["doc_id"]: (d["decision"], d["reason"]) for d in report["decisions"]} == {
         "file:d0.md": ("full", "content changed"),
         "file:d1.md": ("delete", "no longer listed by its source"),
-        "file:d2.md": ("skip", "unchanged"),
-        "file:d3.md": ("skip", "unchanged"),
-        "file:d4.md": ("skip", "unchanged"),
+        "file:d2.md": ("skip", "not modified since the last run (same bytes)"),
+        "file:d3.md": ("skip", "not modified since the last run (same bytes)"),
+        "file:d4.md": ("skip", "not modified since the last run (same bytes)"),
         "file:broken.md": ("failed", "FILE_EXTRACTION_FAILED; no previous version to keep"),
     }
     db = duckdb.connect(str(folder / "meta.duckdb"), read_only=True)

@@ -178,7 +178,8 @@ def test_a_generation_from_before_page_and_anchor_columns_is_served_and_updated_
     db = duckdb.connect(str(meta))
     for column in ("page_starts", "anchor_offsets", "anchor_names"):
         db.execute(f"ALTER TABLE documents DROP COLUMN {column}")
-    db.execute("UPDATE documents SET metadata_hash = 'hashed before anchors' WHERE doc_id = 'file:guide.md'")  # as the old version hashed it
+    old_etag = hashlib.sha256((tmp_path / "docs" / "guide.md").read_bytes()).hexdigest()  # the old version's file validator: the bytes alone
+    db.execute("UPDATE documents SET metadata_hash = 'hashed before anchors', etag = ? WHERE doc_id = 'file:guide.md'", [old_etag])  # as the old version hashed it
     db.execute("CHECKPOINT")
     db.close()
     reseal(meta.parent)
