@@ -31,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-from indexer.lexical import ANALYZER, analyze, query_terms
+from indexer.lexical import ANALYZER, TOKEN, analyze, query_terms
 
 FORMAT = "postings-v1"
 BUILD_BATCH = 8192  # rows whose occurrences are sorted at once: bounds the build's memory, not its result
@@ -40,16 +40,25 @@ K1, B = ANALYZER["k1"], ANALYZER["b"]
 
 def build_lexical_segment(texts: list[str], folder: Path) -> None:
     """Write the postings of `texts` (row i = texts[i]) into `folder`."""
-    vocabulary: dict[str, int] = {}
+    vocabulary: dict[str, int] = {}  # term (stem) → term id, in order of first occurrence
+    word_ids: dict[str, int] = {}  # lowercased word → its term's id, -1 for a stopword: `analyze` once per distinct word
     lengths = np.zeros(len(texts), dtype=np.int32)
     triples = []  # per batch of rows: (term, row, tf) of each distinct (term, row), int32
     for first in range(0, len(texts), BUILD_BATCH):
         batch = texts[first : first + BUILD_BATCH]
         keys = []
         for row, text in enumerate(batch):
-            words = analyze(text)
-            lengths[first + row] = len(words)
-            keys.append(np.fromiter((vocabulary.setdefault(t, len(vocabulary)) for t in words), dtype=np.int64, count=len(words)) * len(batch) + row)
+            words = TOKEN.findall(text.lower())
+            try:
+                ids = np.fromiter(map(word_ids.__getitem__, words), dtype=np.int64, count=len(words))
+            except KeyError:
+                new = [w for w in dict.fromkeys(words) if w not in word_ids]
+                for word, terms in zip(new, map(analyze, new)):
+                    word_ids[word] = vocabulary.setdefault(terms[0], len(vocabulary)) if terms else -1
+                ids = np.fromiter(map(word_ids.__getitem__, words), dtype=np.int64, count=len(words))
+            ids = ids[ids >= 0]
+            lengths[first + row] = len(ids)
+            keys.append(ids * len(batch) + row)
         # One key per occurrence, sorted and counted: the batch's postings, term-major.
         unique, tf = np.unique(np.concatenate(keys), return_counts=True)
         triples.append(((unique // len(batch)).astype(np.int32), (unique % len(batch) + first).astype(np.int32), tf.astype(np.int32)))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, field
+from functools import cached_property
 from datetime import datetime, timezone
 
 
@@ -73,7 +74,7 @@ class Chunk:
     heading_path: tuple[str, ...]
     token_count: int
 
-    @property
+    @cached_property  # asked for several times per chunk in a run (cache lookups, rows, dedup)
     def chunk_hash(self) -> str:
         return sha256_hex(self.text)
 

@@ -402,7 +402,8 @@ def embed_chunks(
     error: EmbeddingsFailed | None = None
     with progress(f"embedding {space_id}", len(missing)) as advance:
         try:
-            fresh = embedder.embed_documents([first[h].text for h in missing], advance, [titles[first[h].doc_id] for h in missing]) if missing else []
+            texts, doc_titles, tokens = [first[h].text for h in missing], [titles[first[h].doc_id] for h in missing], [first[h].token_count for h in missing]
+            fresh = embedder.embed_documents(texts, advance, doc_titles, tokens) if missing else []
         except EmbeddingsFailed as exc:
             if exc.vectors is None:
                 raise

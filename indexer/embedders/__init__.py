@@ -19,7 +19,8 @@ from indexer.errors import MissingDependency
 class Embedder(Protocol):
     space: SpaceConfig
 
-    def embed_documents(self, texts: list[str], progress: Callable[[int], None] | None = None, titles: list[str] | None = None) -> np.ndarray: ...
+    def embed_documents(self, texts: list[str], progress: Callable[[int], None] | None = None, titles: list[str] | None = None,
+                        token_counts: list[int] | None = None) -> np.ndarray: ...
 
     def embed_query(self, text: str) -> np.ndarray: ...
 

@@ -61,8 +61,10 @@ class LocalEmbedder:
         """True when the model reads all of `text`: word pieces plus [CLS] and [SEP] ≤ 256."""
         return len(self.tokenizer(text, add_special_tokens=True, truncation=False)["input_ids"]) <= self.max_input_tokens
 
-    def embed_documents(self, texts: list[str], progress: Callable[[int], None] | None = None, titles: list[str] | None = None) -> np.ndarray:
-        """`titles` is accepted for the common interface; this model has no title input."""
+    def embed_documents(self, texts: list[str], progress: Callable[[int], None] | None = None, titles: list[str] | None = None,
+                        token_counts: list[int] | None = None) -> np.ndarray:
+        """`titles` and `token_counts` are accepted for the common interface (this model has no title
+        input and counts its own word pieces)."""
         too_long = [i for i, t in enumerate(texts) if not self.fits(t)]
         if too_long:
             raise ValueError(f"{len(too_long)} text(s) exceed {self.max_input_tokens} word pieces and would be truncated")
