@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import math
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -38,54 +39,72 @@ BUILD_BATCH = 8192  # rows whose occurrences are sorted at once: bounds the buil
 K1, B = ANALYZER["k1"], ANALYZER["b"]
 
 
-def build_lexical_segment(texts: list[str], folder: Path) -> None:
+def build_lexical_segment(texts: Sequence[str], folder: Path) -> None:
     """Write the postings of `texts` (row i = texts[i]) into `folder`."""
     vocabulary: dict[str, int] = {}  # term (stem) → term id, in order of first occurrence
     word_ids: dict[str, int] = {}  # lowercased word → its term's id, -1 for a stopword: `analyze` once per distinct word
     lengths = np.zeros(len(texts), dtype=np.int32)
-    triples = []  # per batch of rows: (term, row, tf) of each distinct (term, row), int32
-    for first in range(0, len(texts), BUILD_BATCH):
-        batch = texts[first : first + BUILD_BATCH]
-        keys = []
-        for row, text in enumerate(batch):
-            words = TOKEN.findall(text.lower())
-            try:
-                ids = np.fromiter(map(word_ids.__getitem__, words), dtype=np.int64, count=len(words))
-            except KeyError:
-                new = [w for w in dict.fromkeys(words) if w not in word_ids]
-                for word, terms in zip(new, map(analyze, new)):
-                    word_ids[word] = vocabulary.setdefault(terms[0], len(vocabulary)) if terms else -1
-                ids = np.fromiter(map(word_ids.__getitem__, words), dtype=np.int64, count=len(words))
-            ids = ids[ids >= 0]
-            lengths[first + row] = len(ids)
-            keys.append(ids * len(batch) + row)
-        # One key per occurrence, sorted and counted: the batch's postings, term-major.
-        unique, tf = np.unique(np.concatenate(keys), return_counts=True)
-        triples.append(((unique // len(batch)).astype(np.int32), (unique % len(batch) + first).astype(np.int32), tf.astype(np.int32)))
-    # Into one array per column, each batch's copy dropped as it goes: at 108k chunks the postings
-    # are ~16M (term, row, tf) triples, and holding the batches, their concatenation and the sorted
-    # copies at once was the run's memory peak.
-    total = sum(len(part[0]) for part in triples)
-    term_of, rows, tf = (np.empty(total, np.int32) for _ in range(3))
-    at = 0
-    while triples:
-        batch_terms, batch_rows, batch_tf = triples.pop(0)
-        end = at + len(batch_terms)
-        term_of[at:end], rows[at:end], tf[at:end] = batch_terms, batch_rows, batch_tf
-        at = end
+    batches = [_batch_postings(texts, first, vocabulary, word_ids, lengths) for first in range(0, len(texts), BUILD_BATCH)]
+    counts = np.zeros(len(vocabulary), dtype=np.int64)
+    for _, terms, term_counts, _, _ in batches:
+        counts[terms] += term_counts
     indptr = np.zeros(len(vocabulary) + 1, dtype=np.int64)
-    np.cumsum(np.bincount(term_of, minlength=len(vocabulary)), out=indptr[1:])
-    order = np.argsort(term_of, kind="stable")  # batches are in row order, so rows stay ascending within a term
-    del term_of
-    rows, tf = rows[order], tf[order]
-    del order
+    np.cumsum(counts, out=indptr[1:])
     folder.mkdir(parents=True, exist_ok=True)
     np.save(folder / "postings.indptr.npy", indptr)
-    np.save(folder / "postings.rows.npy", rows)
-    np.save(folder / "postings.tf.npy", tf)
+    with open(folder / "postings.rows.npy", "wb") as rows_file, open(folder / "postings.tf.npy", "wb") as tf_file:
+        for f in (rows_file, tf_file):
+            np.lib.format.write_array_header_1_0(f, {"descr": np.lib.format.dtype_to_descr(np.dtype(np.int32)), "fortran_order": False, "shape": (int(indptr[-1]),)})
+        for rows, tf in _term_major(batches, indptr):
+            rows_file.write(rows.tobytes())
+            tf_file.write(tf.tobytes())
     np.save(folder / "lengths.npy", lengths)
     (folder / "terms.json").write_text(json.dumps(sorted(vocabulary, key=vocabulary.__getitem__), ensure_ascii=False), encoding="utf-8")
     (folder / "analyzer.json").write_text(json.dumps({**ANALYZER, "format": FORMAT, "documents": len(texts)}, indent=2) + "\n")
+
+
+def _batch_postings(texts: Sequence[str], first: int, vocabulary: dict[str, int], word_ids: dict[str, int], lengths: np.ndarray) -> tuple:
+    """The postings of rows first … first + BUILD_BATCH − 1, term-major, rows ascending within a
+    term: (first, the batch's term ids ascending, each one's number of postings, rows within the
+    batch, tf), in the smallest types that hold them: 4 bytes a posting, ~16M of them at 108k chunks."""
+    batch = texts[first : first + BUILD_BATCH]
+    keys = []
+    for row, text in enumerate(batch):
+        words = TOKEN.findall(text.lower())
+        try:
+            ids = np.fromiter(map(word_ids.__getitem__, words), dtype=np.int64, count=len(words))
+        except KeyError:
+            new = [w for w in dict.fromkeys(words) if w not in word_ids]
+            for word, terms in zip(new, map(analyze, new)):
+                word_ids[word] = vocabulary.setdefault(terms[0], len(vocabulary)) if terms else -1
+            ids = np.fromiter(map(word_ids.__getitem__, words), dtype=np.int64, count=len(words))
+        ids = ids[ids >= 0]
+        lengths[first + row] = len(ids)
+        keys.append(ids * len(batch) + row)
+    # One key per occurrence, sorted and counted: the batch's postings, term-major.
+    unique, tf = np.unique(np.concatenate(keys) if keys else np.zeros(0, np.int64), return_counts=True)
+    terms, term_counts = np.unique(unique // len(batch), return_counts=True)
+    small = np.uint16 if len(tf) == 0 or tf.max() <= np.iinfo(np.uint16).max else np.int32
+    return first, terms.astype(np.int32), term_counts, (unique % len(batch)).astype(np.uint16), tf.astype(small)
+
+
+def _term_major(batches: list[tuple], indptr: np.ndarray, step: int = 1 << 20):
+    """The postings of every batch in the files' order (term-major, rows ascending), ~`step` at a
+    time: each batch's postings of a range of terms are one slice of it, and batches are in row
+    order. Only the batches and one range are in memory, never a second copy of all postings."""
+    ends = [np.concatenate([[0], np.cumsum(term_counts)]) for _, _, term_counts, _, _ in batches]  # posting offset of each batch term
+    start, vocabulary = 0, len(indptr) - 1
+    while start < vocabulary:
+        end = min(vocabulary, max(start + 1, int(np.searchsorted(indptr, indptr[start] + step, side="right")) - 1))
+        parts = []
+        for (first, terms, term_counts, rows, tf), offsets in zip(batches, ends):
+            lo, hi = np.searchsorted(terms, [start, end])
+            span = slice(offsets[lo], offsets[hi])
+            parts.append((np.repeat(terms[lo:hi], term_counts[lo:hi]), rows[span].astype(np.int32) + first, tf[span].astype(np.int32)))
+        term_of, rows, tf = (np.concatenate(column) for column in zip(*parts))
+        order = np.argsort(term_of, kind="stable")
+        yield rows[order], tf[order]
+        start = end
 
 
 @dataclass(frozen=True)

@@ -266,6 +266,31 @@ def test_postings_built_in_batches_score_as_one_index_split_anywhere(tmp_path):
         assert np.array_equal(a, b) and ceiling_a == ceiling_b and (a > 0).sum() > BUILD_BATCH // 10, query
 
 
+def test_postings_written_in_term_ranges_are_every_term_s_rows_in_order(tmp_path):
+    """Over a million postings (more than one range the builder writes at a time, two build batches):
+    each term lists exactly the rows holding it, ascending, with its count there."""
+    import json
+    from collections import Counter
+
+    from indexer.bm25 import BUILD_BATCH, build_lexical_segment
+    from indexer.lexical import analyze
+
+    texts = [" ".join(f"w{(i * 7 + k * 13) % 3001}" for k in range(118)) + f" w{i % 5} w{i % 5}" for i in range(BUILD_BATCH + 900)]
+    build_lexical_segment(texts, tmp_path / "lexical")
+    folder = tmp_path / "lexical"
+    terms = json.loads((folder / "terms.json").read_text())
+    indptr, rows, tf = (np.load(folder / f"postings.{name}.npy") for name in ("indptr", "rows", "tf"))
+    assert len(rows) > 1 << 20
+    expected: dict[str, list[tuple[int, int]]] = {}
+    for row, text in enumerate(texts):
+        for term, count in Counter(t for word in text.split() for t in analyze(word)).items():
+            expected.setdefault(term, []).append((row, count))
+    assert sorted(terms) == sorted(expected)
+    for t, term in enumerate(terms):
+        span = slice(indptr[t], indptr[t + 1])
+        assert list(zip(rows[span].tolist(), tf[span].tolist())) == expected[term], term
+
+
 def test_a_segment_too_large_to_scan_is_an_ivf_index_that_finds_every_live_row_and_no_deleted_one(tmp_path):
     """Above the exact-scan size a segment is an inverted-file index: approximate, but a chunk's own
     vector still finds it first, deleted rows never come back, and a filter never costs a result."""
