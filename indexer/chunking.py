@@ -147,7 +147,7 @@ def chunk_text(
             break
         counted.append((s, e, path, tokens))
     return [
-        Chunk(doc_id=doc_id, ordinal=i, start=s, end=e, text=text[s:e], heading_path=path, token_count=tokens)
+        Chunk.within(text, doc_id, i, s, e, path, tokens)
         for i, (s, e, path, tokens) in enumerate(counted)
     ]
 

@@ -27,7 +27,11 @@ from indexer.sql import SCHEMA, load_sql, upgrade_in_place
 # DuckDB's copy) at the run's peak memory.
 INSERT_BATCH = 8192
 DOCUMENT_BATCH = 512  # documents carry their whole text: 10,000 of them are ~200 MB of parameters
-WRITER_MEMORY = "256MB"
+# DuckDB's buffers while writing, bounded by what the rows need: its unique-key indexes grow with
+# the chunk rows and must fit (1M rows failed to commit at 128 MB, passed at 256 MB); the inserted
+# text need not (10,000 documents, 108k chunks: peak RSS 630 MB at 128 MB, 555 at 64 MB).
+WRITER_MEMORY_BASE = 64 << 20
+WRITER_MEMORY_PER_ROW = 256  # bytes per chunk row: 92 MB at 108k rows, 320 MB at 1M, 576 MB at 2M
 
 
 @dataclass(frozen=True)
@@ -66,9 +70,8 @@ def write_metadata(path: Path, generation_id: str, documents: list[Document], sp
         shutil.copyfile(update.previous, path)
     db = duckdb.connect(str(path))
     try:
-        # DuckDB's buffers, bounded: 108k chunk rows took ~500 MB more without a limit (the run's
-        # peak); 1M rows with their keys write in 403 MB instead of 1,028, 14% slower.
-        db.execute(f"SET memory_limit = '{WRITER_MEMORY}'")
+        # DuckDB's buffers, bounded: 108k chunk rows took ~500 MB more without a limit (the run's peak).
+        db.execute(f"SET memory_limit = '{writer_memory(sum(b.size for b in spaces)) >> 20}MB'")
         if incremental:
             upgrade_in_place(db)  # a file from before the latest documents columns
         else:
@@ -101,6 +104,11 @@ def write_metadata(path: Path, generation_id: str, documents: list[Document], sp
     finally:
         db.close()
     return incremental
+
+
+def writer_memory(chunk_rows: int) -> int:
+    """Bytes of buffers DuckDB may use to write a generation of `chunk_rows` chunk rows."""
+    return WRITER_MEMORY_BASE + WRITER_MEMORY_PER_ROW * chunk_rows
 
 
 def _remove_changed(db, update: MetaUpdate, documents: list[Document], spaces: list) -> list[Document]:

@@ -17,7 +17,7 @@ import numpy as np
 from indexer import artifacts
 from indexer.chunking import ChunkingParams, chunk_text, count_tokens
 from indexer.config import Config
-from indexer.documents import Chunk, Document, FetchState
+from indexer.documents import Chunk, ChunkTexts, Document, FetchState
 from indexer.embedders import Embedder, check_usable, fits_for, load_embedder, space_manifest
 from indexer.embedders.remote import Budget, EmbeddingsFailed
 from indexer.errors import ConfigError, ErrorCode, IngestError, PublishRefused
@@ -248,6 +248,7 @@ def run_index(
                 raise PublishRefused(_nothing_found(config, report.errors + report.warnings))
 
         builds = _space_builds(config, previous, fresh, new_chunks, carries, stale_before, kept, decisions, documents, report)
+        fresh, vectors = {}, None  # the builds hold the vectors now; writing them lets them go (artifacts.write_generation)
         rewritten = _rewritten(decisions, documents, stored_fetch, before)
         unchanged_generation = previous is not None and _nothing_changed(previous, decisions, documents, builds, rewritten, report)
         update = None
@@ -402,21 +403,33 @@ def embed_chunks(
     error: EmbeddingsFailed | None = None
     with progress(f"embedding {space_id}", len(missing)) as advance:
         try:
-            texts, doc_titles, tokens = [first[h].text for h in missing], [titles[first[h].doc_id] for h in missing], [first[h].token_count for h in missing]
+            texts, doc_titles, tokens = ChunkTexts([first[h] for h in missing]), [titles[first[h].doc_id] for h in missing], [first[h].token_count for h in missing]
             fresh = embedder.embed_documents(texts, advance, doc_titles, tokens) if missing else []
         except EmbeddingsFailed as exc:
             if exc.vectors is None:
                 raise
             error, fresh = exc, exc.vectors
             failed_hashes = {missing[i] for i in exc.failed_rows}
-    table = {**cached, **dict(zip(missing, fresh))}
-    vectors = np.stack([table[c.chunk_hash] for c in chunks]) if chunks else np.zeros((0, embedder.space.dimensions), np.float32)
+    vectors = _vector_per_chunk(chunks, missing, fresh, cached, embedder.space.dimensions)
     failed = {
         c.doc_id: IngestError(ErrorCode.EMBEDDINGS_FAILED, "embed", str(error), retryable=error.retryable, doc_id=c.doc_id)
         for c in chunks
         if c.chunk_hash in failed_hashes
     }
     return vectors, {"embedded": len(missing) - len(failed_hashes), "reused": len(first) - len(missing)}, failed
+
+
+def _vector_per_chunk(chunks: list[Chunk], missing: list[str], fresh, cached: dict, dimension: int) -> np.ndarray:
+    """One row per chunk from the new vectors (`fresh`, row i = text `missing[i]`) and the cached
+    ones, copied once. A cold run whose chunks are all distinct hands the embedder's array on as it is."""
+    if len(missing) == len(chunks) and isinstance(fresh, np.ndarray):
+        return fresh  # every chunk's text is new and distinct: `missing` is in chunk order
+    row = {h: i for i, h in enumerate(missing)}
+    vectors = np.empty((len(chunks), dimension), np.float32)
+    for i, c in enumerate(chunks):
+        j = row.get(c.chunk_hash)
+        vectors[i] = fresh[j] if j is not None else cached[c.chunk_hash]
+    return vectors
 
 
 def _estimate(chunks: list[Chunk], space, previous: PreviousGeneration | None) -> dict:

@@ -31,7 +31,7 @@ import numpy as np
 from indexer.bm25 import LegacyLexicalIndex, LexicalIndex, build_lexical_segment
 from indexer.chunkstore import LINES, ChunkStore, SegmentStores, write_chunk_store
 from indexer.dense import DenseSegments, open_index
-from indexer.documents import Chunk
+from indexer.documents import Chunk, ChunkTexts
 from indexer.errors import ArtifactError
 
 SEGMENTS = "segments.json"
@@ -170,7 +170,7 @@ def write_segment(folder: Path, space_id: str, chunks: list[Chunk], vectors: np.
     faiss.write_index(index, str(folder / "index.faiss"))
     del index  # not kept while the rest of the segment is built
     write_chunk_store(folder, space_id, chunks)
-    build_lexical_segment([c.text for c in chunks], folder / "lexical")
+    build_lexical_segment(ChunkTexts(chunks), folder / "lexical")
 
 
 @dataclass
@@ -204,7 +204,7 @@ def write_space(space_dir: Path, name: str, space_id: str, dimension: int, kept_
     layout = read_layout(previous) if previous is not None else None
     if layout is None or layout.legacy:  # nothing to share: one segment holding everything
         old = stored_vectors(layout, kept_ids, dimension) if layout is not None else np.zeros((0, dimension), np.float32)
-        return _finish(space_dir, name, space_id, [], _new_rows(load(kept_ids) + added, np.concatenate([old, vectors])), False, None, load)
+        return _finish(space_dir, name, space_id, [], _new_rows(load(kept_ids) + added, np.concatenate([old, vectors]) if len(old) else vectors), False, None, load)
 
     # The rows each previous segment keeps (local row numbers, ascending); segments keeping none are dropped.
     position = np.searchsorted([s.base for s in layout.segments], kept_ids, side="right") - 1
@@ -228,7 +228,9 @@ def write_space(space_dir: Path, name: str, space_id: str, dimension: int, kept_
 def _new_rows(chunks: list[Chunk], vectors: np.ndarray) -> tuple[list[Chunk], np.ndarray]:
     """A new segment's rows in document order (ids then follow documents, as in a fresh build)."""
     order = sorted(range(len(chunks)), key=lambda i: (chunks[i].doc_id, chunks[i].ordinal))
-    return [chunks[i] for i in order], vectors[order] if len(order) else vectors
+    if order == list(range(len(chunks))):  # a run's chunks come in document order: no copy of the vectors
+        return chunks, vectors
+    return [chunks[i] for i in order], vectors[order]
 
 
 def _finish(space_dir: Path, name: str, space_id: str, keep: list[tuple[Segment, np.ndarray]], new: tuple[list[Chunk], np.ndarray],

@@ -8,7 +8,7 @@ records, so a reader can refuse a query embedder that does not match).
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Callable, Protocol
+from typing import Callable, Protocol, Sequence
 
 import numpy as np
 
@@ -19,7 +19,7 @@ from indexer.errors import MissingDependency
 class Embedder(Protocol):
     space: SpaceConfig
 
-    def embed_documents(self, texts: list[str], progress: Callable[[int], None] | None = None, titles: list[str] | None = None,
+    def embed_documents(self, texts: Sequence[str], progress: Callable[[int], None] | None = None, titles: list[str] | None = None,
                         token_counts: list[int] | None = None) -> np.ndarray: ...
 
     def embed_query(self, text: str) -> np.ndarray: ...

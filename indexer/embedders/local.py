@@ -6,7 +6,7 @@ import importlib.util
 import logging
 import os
 import threading
-from typing import Callable
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -61,7 +61,7 @@ class LocalEmbedder:
         """True when the model reads all of `text`: word pieces plus [CLS] and [SEP] ≤ 256."""
         return len(self.tokenizer(text, add_special_tokens=True, truncation=False)["input_ids"]) <= self.max_input_tokens
 
-    def embed_documents(self, texts: list[str], progress: Callable[[int], None] | None = None, titles: list[str] | None = None,
+    def embed_documents(self, texts: Sequence[str], progress: Callable[[int], None] | None = None, titles: list[str] | None = None,
                         token_counts: list[int] | None = None) -> np.ndarray:
         """`titles` and `token_counts` are accepted for the common interface (this model has no title
         input and counts its own word pieces)."""

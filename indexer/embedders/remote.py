@@ -14,7 +14,7 @@ import threading
 import time
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -147,7 +147,7 @@ class RemoteEmbedder:
         reply = self._request([text], self.info.query_task, None, attempts=QUERY_ATTEMPTS, max_wait=QUERY_MAX_WAIT_SECONDS)
         return reply[0]
 
-    def embed_documents(self, texts: list[str], progress: Callable[[int], None] | None = None, titles: list[str] | None = None,
+    def embed_documents(self, texts: Sequence[str], progress: Callable[[int], None] | None = None, titles: list[str] | None = None,
                         token_counts: list[int] | None = None) -> np.ndarray:
         """Embed in batches within the provider's limits, `max_concurrency` requests at a time.
         `token_counts`: the texts' cl100k tokens when the caller knows them (chunks do: counting
