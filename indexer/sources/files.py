@@ -19,16 +19,19 @@ from indexer.word import extract_docx
 from indexer.sources import SourceResult
 
 
-def list_files(source: SourceConfig) -> list[Path]:
-    """Files under the folder with a configured extension, hidden files and folders left out, sorted."""
+def list_files(source: SourceConfig) -> list[str]:
+    """Paths (under `source.path`, as strings) of the files with a configured extension, hidden
+    files and folders left out, in path order. Strings, not Path objects: at 10,000 files making
+    and sorting Paths cost 0.3 s of a run that changed nothing, and the listing is made twice
+    (the progress bar's count, then the crawl)."""
     found = []
     for folder, subfolders, names in os.walk(source.path):  # linked folders are not entered (as rglob did)
         subfolders[:] = [d for d in subfolders if not d.startswith(".")]
         found.extend(
-            Path(folder, name) for name in names
-            if not name.startswith(".") and os.path.splitext(name)[1].lower() in source.extensions and os.path.isfile(os.path.join(folder, name))
+            path for name in names
+            if not name.startswith(".") and os.path.splitext(name)[1].lower() in source.extensions and os.path.isfile(path := os.path.join(folder, name))
         )
-    return sorted(found)
+    return sorted(found, key=lambda path: path.split(os.sep))  # as Paths sort: part by part
 
 
 def git_dates(folder: Path) -> dict[str, datetime]:
@@ -74,7 +77,7 @@ def crawl_files(source: SourceConfig, progress=None, fetch_state: dict[str, Fetc
     committed = git_dates(source.path)
     prefix = os.path.join(str(source.path), "")
     for path in list_files(source):
-        relative = str(path).removeprefix(prefix).replace(os.sep, "/")  # list_files walks source.path: a string cut, not relative_to's parsing
+        relative = path.removeprefix(prefix).replace(os.sep, "/")  # list_files walks source.path: a string cut, not relative_to's parsing
         doc_id = f"file:{source.id_prefix}{relative}"
 
         def problem(code: ErrorCode, message: str, level: str = "error") -> None:
@@ -82,16 +85,17 @@ def crawl_files(source: SourceConfig, progress=None, fetch_state: dict[str, Fetc
                 IngestError(code, "extract", f"{relative}: {message}", doc_id=doc_id, source=source.name, level=level))
 
         # Linked folders are never entered, so only a linked file can lead outside.
-        if not source.follow_symlinks and path.is_symlink() and not path.resolve().is_relative_to(root):
-            problem(ErrorCode.FILE_OUTSIDE_SOURCE, f"a link to {path.resolve()}, outside the source folder; skipped (set follow_symlinks = true to index it)", "warning")
+        if not source.follow_symlinks and os.path.islink(path) and not Path(path).resolve().is_relative_to(root):
+            problem(ErrorCode.FILE_OUTSIDE_SOURCE, f"a link to {Path(path).resolve()}, outside the source folder; skipped (set follow_symlinks = true to index it)", "warning")
             continue
         try:
-            stat = path.stat()
+            stat = os.stat(path)
             if stat.st_size > source.max_bytes:
                 problem(ErrorCode.FILE_TOO_LARGE, f"{stat.st_size:,} bytes, more than max_bytes ({source.max_bytes:,}); skipped")
                 continue
             started = time.perf_counter()
-            raw = path.read_bytes()
+            with open(path, "rb") as f:
+                raw = f.read()
             digest = file_validator(raw, source.name, committed.get(relative))
             state = fetch_state.get(doc_id)
             if state is not None and state.etag == digest:
@@ -103,7 +107,7 @@ def crawl_files(source: SourceConfig, progress=None, fetch_state: dict[str, Fetc
             same_bytes = state is not None and (state.etag or "").split("/")[0] == digest.split("/")[0]
             kept = parse_timestamp(state.last_modified) if same_bytes else None
             fallback = committed.get(relative) or kept or datetime.fromtimestamp(stat.st_mtime, tz=timezone.utc)
-            document = read_file(path, relative, doc_id, source.name, raw, fallback)
+            document = read_file(Path(path), relative, doc_id, source.name, raw, fallback)
             document = replace(document, fetch_seconds=time.perf_counter() - started, etag=digest,
                                last_modified=document.updated_at.isoformat() if document.updated_at else None)
         except UnicodeDecodeError as exc:
