@@ -18,7 +18,7 @@ from indexer import artifacts
 from indexer.chunking import ChunkingParams, chunk_text, count_tokens
 from indexer.config import Config
 from indexer.documents import Chunk, ChunkTexts, Document, FetchState
-from indexer.embedders import Embedder, check_usable, fits_for, load_embedder, space_manifest
+from indexer.embedders import Embedder, check_usable, fits_for, import_client_soon, load_embedder, space_manifest
 from indexer.embedders.remote import Budget, EmbeddingsFailed
 from indexer.errors import ConfigError, ErrorCode, IngestError, PublishRefused
 from indexer.metadb import MetaUpdate
@@ -175,6 +175,9 @@ def run_index(
         problems = report.errors + report.warnings
         unreadable = {e.doc_id: str(e.code) for e in problems if e.doc_id and e.code is not ErrorCode.DUPLICATE_DOCUMENT and e.doc_id not in crawled}
         decisions = {d.doc_id: d for d in plan(before, list(crawled.values()), complete, unreadable, not_modified)}
+        if not dry_run and any(d.action is Action.FULL for d in decisions.values()):
+            for space in rebuilt:
+                import_client_soon(space)  # something will be embedded: its client loads while the rest is prepared
         try:
             if not allow_mass_delete:
                 check_deletions(list(decisions.values()), before, config.max_delete_fraction)

@@ -7,6 +7,9 @@ records, so a reader can refuse a query embedder that does not match).
 
 from __future__ import annotations
 
+import importlib
+import sys
+import threading
 from functools import lru_cache
 from typing import Callable, Protocol, Sequence
 
@@ -49,6 +52,26 @@ def load_embedder(space: SpaceConfig, budget=None) -> Embedder:
 
         return gemini_embedder(space, budget)
     raise ValueError(f"no embedder for provider {space.provider!r}")
+
+
+CLIENT_MODULES = {"openai": "openai", "gemini": "google.genai"}  # what a hosted space's embedder imports
+
+
+def import_client_soon(space: SpaceConfig) -> None:
+    """Start importing a hosted space's client library on another thread, so it is ready when the
+    run first embeds: `import openai` alone was 0.5–0.8 s of a run that changed 1% of 10,000
+    documents, and it can go on while the previous versions are read and the changes chunked. A
+    failed import is left to the embedder's own import, which reports it."""
+    module = CLIENT_MODULES.get(space.provider)
+    if module and module not in sys.modules:
+        threading.Thread(target=_import_quietly, args=(module,), name=f"import-{module}", daemon=True).start()
+
+
+def _import_quietly(module: str) -> None:
+    try:
+        importlib.import_module(module)
+    except Exception:  # noqa: BLE001 — reported when the embedder imports it
+        pass
 
 
 def check_usable(space: SpaceConfig) -> None:
