@@ -32,7 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
-from indexer.lexical import ANALYZER, TOKEN, analyze, query_terms
+from indexer.lexical import ANALYZER, TOKEN, analyze_words, query_terms
 
 FORMAT = "postings-v1"
 BUILD_BATCH = 8192  # rows whose occurrences are sorted at once: bounds the build's memory, not its result
@@ -75,8 +75,8 @@ def _batch_postings(texts: Sequence[str], first: int, vocabulary: dict[str, int]
             ids = np.fromiter(map(word_ids.__getitem__, words), dtype=np.int64, count=len(words))
         except KeyError:
             new = [w for w in dict.fromkeys(words) if w not in word_ids]
-            for word, terms in zip(new, map(analyze, new)):
-                word_ids[word] = vocabulary.setdefault(terms[0], len(vocabulary)) if terms else -1
+            for word, term in zip(new, analyze_words(new)):
+                word_ids[word] = vocabulary.setdefault(term, len(vocabulary)) if term is not None else -1
             ids = np.fromiter(map(word_ids.__getitem__, words), dtype=np.int64, count=len(words))
         ids = ids[ids >= 0]
         lengths[first + row] = len(ids)

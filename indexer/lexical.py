@@ -13,17 +13,31 @@ ANALYZER = {"name": "english-snowball-v1", "lowercase": True, "token_pattern": r
 TOKEN = re.compile(ANALYZER["token_pattern"])
 
 
+# Lucene's English stopwords (EnglishAnalyzer), as bm25s ships them; here so that building postings
+# does not import bm25s and SciPy (0.18 s of every run that writes a segment).
+LUCENE_ENGLISH_STOPWORDS = frozenset(
+    "a an and are as at be but by for if in into is it no not of on or such that the their then there these they this to was will with".split()
+)
+
+
 @lru_cache(maxsize=1)
 def stemmer_and_stopwords():
     import Stemmer
-    from bm25s.stopwords import STOPWORDS_EN
 
-    return Stemmer.Stemmer("english"), frozenset(STOPWORDS_EN)
+    return Stemmer.Stemmer("english"), LUCENE_ENGLISH_STOPWORDS
 
 
 def analyze(text: str) -> list[str]:
     _, stopwords = stemmer_and_stopwords()
     return stem_words([w for w in TOKEN.findall(text.lower()) if w not in stopwords])
+
+
+def analyze_words(words: list[str]) -> list[str | None]:
+    """`analyze` of each word token of lowercased text: its term, None for a stopword — the
+    stems in one batch (a word at a time, 12k new words cost a 1% run 0.26 s)."""
+    _, stopwords = stemmer_and_stopwords()
+    stems = iter(stem_words([w for w in words if w not in stopwords]))
+    return [None if w in stopwords else next(stems) for w in words]
 
 
 _STEMS: dict[str, str] = {}  # word -> stem, for the process: a corpus repeats its words

@@ -123,3 +123,16 @@ def test_indexes_from_before_segments_score_as_the_new_format_does(tmp_path):
     for query in ("how do I undo a bad index run", "widget widget origin", "refund policy in Mongolia", "what can I get"):
         (old_scores, old_ceiling), (new_scores, new_ceiling) = old.scores(query), new.scores(query)
         assert np.allclose(old_scores, new_scores, atol=1e-5) and old_ceiling == pytest.approx(new_ceiling, abs=1e-5), query
+
+
+def test_the_analyzer_drops_lucenes_english_stopwords_as_recorded():
+    """analyzer.json says "lucene-english": the list the indexer carries is the one bm25s ships (and
+    older generations were built with), so old and new segments agree on every term."""
+    from bm25s.stopwords import STOPWORDS_EN
+
+    from indexer.lexical import LUCENE_ENGLISH_STOPWORDS, analyze_words
+
+    assert LUCENE_ENGLISH_STOPWORDS == frozenset(STOPWORDS_EN) and ANALYZER["stopwords"] == "lucene-english"
+    words = "the refunds were not shipped to their couriers".split()
+    assert analyze_words(words) == [None, "refund", "were", None, "ship", None, None, "courier"]
+    assert [t for w in words for t in analyze(w)] == [t for t in analyze_words(words) if t is not None]
