@@ -83,7 +83,9 @@ class PreviousGeneration:
 
     def cached_vectors(self, space_id: str, hashes: set[str]) -> dict[str, np.ndarray]:
         """Vectors of this space for the chunk texts among `hashes` that it already embedded."""
-        ids = {h: v for h, v in self.db.execute(load_sql("vectors_by_chunk_hash"), {"space_id": space_id}).fetchall() if h in hashes}
+        if not hashes:
+            return {}
+        ids = dict(self.db.execute(load_sql("vectors_by_chunk_hash"), {"space_id": space_id, "chunk_hashes": sorted(hashes)}).fetchall())
         if not ids:
             return {}
         return dict(zip(ids, self.vectors(space_id, list(ids.values()))))
