@@ -142,8 +142,9 @@ def search(
         if len(hits) >= wanted or not cut or depth >= pool or below:
             break
         depth = min(pool, depth * 4)
-    hits = [replace(h, relevance=relevance(h.dense, h.lexical, mode), stale=h.doc_id in space.stale) for h in hits]
-    page = [replace(h, snippet=snippet(h.text, query)) for h in hits[offset : offset + top_k]]
+    relevances = [relevance(h.dense, h.lexical, mode) for h in hits]
+    page = [replace(h, relevance=r, stale=h.doc_id in space.stale, snippet=snippet(h.text, query))  # one copy of each hit shown
+            for h, r in zip(hits[offset : offset + top_k], relevances[offset : offset + top_k])]
     # A curated answer is judged on its cosine alone where there is one: paraphrases of its question
     # are told from near misses better that way (bench/README.md, "Curated answers").
     answers = pick(generation.curated, {doc_id: (row, score, relevance(d, None, "dense") if d is not None else relevance(None, lx, "lexical"))
@@ -156,7 +157,7 @@ def search(
         took_ms=(time.perf_counter() - started) * 1000,
         more=len(hits) > offset + top_k,
         candidates=len(ranked),
-        answerable=bool(answers) or (bool(hits) and max(h.relevance for h in hits) >= needed),
+        answerable=bool(answers) or (bool(hits) and max(relevances) >= needed),
         answers=answers,
     )
 
