@@ -35,7 +35,7 @@ import numpy as np
 from indexer.lexical import ANALYZER, TOKEN, analyze_words, query_terms
 
 FORMAT = "postings-v1"
-BUILD_BATCH = 8192  # rows whose occurrences are sorted at once: bounds the build's memory, not its result
+BUILD_BATCH = 2048  # rows whose occurrences are sorted at once (~18 MB of keys): bounds the build's memory, not its result
 K1, B = ANALYZER["k1"], ANALYZER["b"]
 
 

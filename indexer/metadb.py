@@ -24,9 +24,10 @@ from indexer.sql import SCHEMA, load_sql, upgrade_in_place
 
 # Rows per INSERT: one statement per table took seconds less than row by row, but one for all
 # 108k chunk rows of a 10,000-document run held every text twice more (the Python lists and
-# DuckDB's copy) at the run's peak memory.
-INSERT_BATCH = 8192
-DOCUMENT_BATCH = 512  # documents carry their whole text: 10,000 of them are ~200 MB of parameters
+# DuckDB's copy) at the run's peak memory. A statement's parameters cost several times their
+# text: 8,192 chunk rows (512 documents) peaked 40-50 MB above 2,048 (128), in the same time.
+INSERT_BATCH = 2048
+DOCUMENT_BATCH = 128  # documents carry their whole text
 # DuckDB's buffers while writing, bounded by what the rows need: its unique-key indexes grow with
 # the chunk rows and must fit (1M rows failed to commit at 128 MB, passed at 256 MB); the inserted
 # text need not (10,000 documents, 108k chunks: peak RSS 630 MB at 128 MB, 555 at 64 MB).
