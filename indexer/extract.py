@@ -83,6 +83,8 @@ def load_front_matter(text: str) -> dict | list | str | None:
     except RecursionError:
         raise ExtractionError(f"front matter nests deeper than {FRONT_MATTER_MAX_DEPTH} levels") from None
     except yaml.YAMLError as exc:
+        if "nesting depth" in str(getattr(exc, "problem", "")):  # PyYAML >= 6.0.4 stops at 1,000 levels itself
+            raise ExtractionError(f"front matter nests deeper than {FRONT_MATTER_MAX_DEPTH} levels") from None
         raise ExtractionError(f"front matter is not valid YAML: {exc}") from None
     finally:
         loader.dispose()
