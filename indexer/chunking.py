@@ -60,6 +60,34 @@ def token_starts(text: str) -> list[int]:
     return char_of_byte[byte_starts].tolist()
 
 
+def span_token_count(text: str, starts: list[int], start: int, end: int) -> int:
+    """`count_tokens(text[start:end])`, from `starts` (`token_starts(text)`) and the span's two ends.
+
+    cl100k_base cuts text into pieces before it merges bytes into tokens, and a space followed
+    by an ASCII letter always begins a new piece, whatever precedes it (its pattern has no piece
+    that runs on into a space: words, numbers and punctuation stop before it, a run of spaces
+    leaves the last one to the word). So in `text` and in the span alike, the pieces between the
+    span's first and last such space are the same, and so are their tokens; only the ends before
+    and after them are encoded again. Counting every chunk's text again was ~40% of chunking."""
+    first = _word_start(text, start, end, forward=True) if end - start > 1 else -1
+    if first < 0:
+        return count_tokens(text[start:end])
+    last = _word_start(text, first, end, forward=False)
+    return (count_tokens(text[start:first]) + bisect_left(starts, last) - bisect_left(starts, first)
+            + count_tokens(text[last:end]))
+
+
+def _word_start(text: str, start: int, end: int, forward: bool) -> int:
+    """The first (or last) position p in start..end-2 where a space is followed by an ASCII letter, or -1."""
+    find = text.find if forward else text.rfind
+    lo, hi = start, end - 1
+    while (p := find(" ", lo, hi)) >= 0:
+        if text[p + 1].isascii() and text[p + 1].isalpha():
+            return p
+        lo, hi = (p + 1, hi) if forward else (lo, p)
+    return -1
+
+
 @lru_cache(maxsize=1)
 def token_byte_lengths() -> np.ndarray:
     enc = encoding()
@@ -135,13 +163,15 @@ def chunk_text(
 
     The document is tokenized once; packing decisions count a span's tokens from that (every
     token touching the span, so never fewer than the span has on its own, in practice). Each
-    chunk is then counted exactly once; if one would break a promise (it never did on the
-    property tests' texts), the document is chunked again counting every decision exactly."""
+    chunk's exact count comes from the same tokens, its two ends encoded again
+    (`span_token_count`); if a chunk would break a promise (none did on the property tests'
+    texts), the document is chunked again counting every decision exactly."""
     fits = fits or (lambda _: True)
-    spans = list(_Chunker(text, params, fits, estimate=True).run())
+    chunker = _Chunker(text, params, fits, estimate=True)
+    spans = list(chunker.run())
     counted = []
     for s, e, path, _ in spans:
-        tokens = count_tokens(text[s:e])
+        tokens = span_token_count(text, chunker.starts, s, e)
         if tokens > params.max_tokens or not fits(text[s:e]):
             counted = list(_Chunker(text, params, fits, estimate=False).run())
             break

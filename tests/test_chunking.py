@@ -5,7 +5,7 @@ import random
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from indexer.chunking import ChunkingParams, chunk_text, count_tokens
+from indexer.chunking import ChunkingParams, chunk_text, count_tokens, span_token_count, token_starts
 
 WORDS = st.sampled_from(
     "the index server chunk vector fsync rename généré naïve 東京 données 1234 3.14 e.g. API-key "
@@ -54,6 +54,29 @@ def test_an_extra_limit_is_respected_too(text, chars):
     params = ChunkingParams(max_tokens=400, overlap=20)
     fits = lambda s: len(s) <= chars  # stands in for a model tokenizer with a smaller window
     check_promises(text, chunk_text(text, params, fits), params, fits)
+
+
+# Characters where cl100k_base's pieces begin or end in unusual ways: contractions, runs of spaces,
+# a non-breaking space, newlines after punctuation, digits grouped by three, special-token text.
+TRICKY = st.lists(st.sampled_from(["a", "Zb", " ", "  ", " x", "\u00a0y", "\n", "\r\n", "\t", ".", "?!", "'s", "'LL", "'t",
+                                   "12345", "²", "é", "東京", "-", "(", "<|endoftext|>", "\U0001f600"]), max_size=30).map("".join)
+
+
+@relaxed
+@given(text=TRICKY)
+def test_every_spans_token_count_from_the_documents_tokens_is_exact(text):
+    starts = token_starts(text)
+    for start in range(len(text)):
+        for end in range(start + 1, len(text) + 1):
+            assert span_token_count(text, starts, start, end) == count_tokens(text[start:end]), (start, end)
+
+
+@relaxed
+@given(text=st.one_of(MARKDOWN, st.text(min_size=1, max_size=400)), data=st.data())
+def test_a_long_spans_token_count_from_the_documents_tokens_is_exact(text, data):
+    start = data.draw(st.integers(0, max(0, len(text) - 1)))
+    end = data.draw(st.integers(start, len(text)))
+    assert span_token_count(text, token_starts(text), start, end) == count_tokens(text[start:end])
 
 
 def test_whitespace_only_or_empty_text_gives_no_chunks():
