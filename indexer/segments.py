@@ -116,7 +116,7 @@ def open_lexical(layout: Layout) -> LexicalIndex | LegacyLexicalIndex:
         return LegacyLexicalIndex(layout.segments[0].folder / "lexical")
     index = LexicalIndex([(s.folder / "lexical", s.base, layout.deleted_rows(s)) for s in layout.segments], layout.id_space)
     for segment, part in zip(layout.segments, index.segments):
-        _check(segment, "lexical rows", len(part.lengths))
+        _check(segment, "lexical rows", part.row_count)
     return index
 
 
