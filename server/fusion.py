@@ -19,14 +19,21 @@ the lexical side is the weak one, which is how 0.5 lost to dense alone on held-o
 
 from __future__ import annotations
 
+import numpy as np
+
 DENSE_WEIGHT = 0.6
+
+
+def fuse(cosine: np.ndarray, lexical: np.ndarray, dense_weight: float = DENSE_WEIGHT) -> np.ndarray:
+    """Hybrid scores of candidates given as arrays: cosines already floored at 0, BM25 / ceiling."""
+    return dense_weight * cosine + (1.0 - dense_weight) * lexical
 
 
 def convex_combination(cosine: dict[int, float], lexical: dict[int, float], dense_weight: float = DENSE_WEIGHT) -> dict[int, float]:
     """Hybrid scores for the union of both candidate sets. `cosine` holds cosine similarities and
     `lexical` BM25 scores already divided by the query's ceiling (0–1); an id missing from one side
     scores 0 there, so callers should pass exact scores for the whole union."""
-    fused = {item: dense_weight * max(0.0, score) for item, score in cosine.items()}
-    for item, score in lexical.items():
-        fused[item] = fused.get(item, 0.0) + (1.0 - dense_weight) * score
-    return fused
+    ids = list(dict.fromkeys([*cosine, *lexical]))
+    cosines = np.array([max(0.0, cosine.get(i, 0.0)) for i in ids], dtype=np.float64)
+    lexicals = np.array([lexical.get(i, 0.0) for i in ids], dtype=np.float64)
+    return dict(zip(ids, fuse(cosines, lexicals, dense_weight).tolist()))

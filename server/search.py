@@ -6,13 +6,14 @@ import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
+from itertools import chain
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from indexer.embedders import Embedder
 from server.answers import AnswerHit, pick
-from server.fusion import DENSE_WEIGHT, convex_combination
+from server.fusion import DENSE_WEIGHT, fuse
 from server.links import body_start, deep_link, page_span
 from server.relevance import relevance, threshold
 from indexer.documents import utc_naive
@@ -177,22 +178,31 @@ def _rank(space: SpaceIndex, vector: np.ndarray | None, bm25: Future | None, mod
             lexical = _top(lexical_scores, depth)
     cut = len(dense) >= depth or len(lexical) >= depth
     if mode == "hybrid":
-        # Exact scores on both sides for every candidate either retriever found, so a chunk
-        # just below one retriever's cut is not treated as a zero there.
-        missing = [vid for vid in lexical if vid not in dense]  # FAISS already scored its own top ids
-        dense = {**dense, **dict(zip(missing, space.dense.cosines(vector, missing)))}
-        lexical = {vid: float(lexical_scores[vid]) for vid in dense}
+        return (*_fused(space, vector, dense, lexical, lexical_scores, ceiling, weight), cut)
     dense = {vid: max(0.0, score) for vid, score in dense.items()}
     lexical = {vid: score / ceiling for vid, score in lexical.items()} if ceiling else {}
-    if mode == "dense":
-        scores = dense
-    elif mode == "lexical":
-        scores = lexical
-    else:
-        scores = convex_combination(dense, lexical, weight)
+    scores = dense if mode == "dense" else lexical
     # Rounded here, not only on output: a score a client saw and sends back as min_score keeps its hit.
     ranked = sorted(((vid, round(score, SCORE_DIGITS)) for vid, score in scores.items()), key=lambda kv: -kv[1])
     return ranked, dense, lexical, cut
+
+
+def _fused(space: SpaceIndex, vector: np.ndarray, dense: dict[int, float], lexical: dict[int, float], lexical_scores: np.ndarray | None,
+           ceiling: float, weight: float) -> tuple[list[tuple[int, float]], dict[int, float], dict[int, float]]:
+    """The hybrid ranking of every candidate either retriever found, with exact scores on both
+    sides (a chunk just below one retriever's cut is not treated as a zero there), computed as
+    arrays: dictionaries per step cost ~0.3 ms of a query with 220 candidates."""
+    missing = [vid for vid in lexical if vid not in dense]  # FAISS already scored its own top ids
+    ids = [*dense, *missing]
+    if not ids:
+        return [], {}, {}
+    cosines = np.fromiter(chain(dense.values(), space.dense.cosines(vector, missing)), dtype=np.float64, count=len(ids))
+    cosines = np.where(cosines > 0, cosines, 0.0)
+    lexicals = lexical_scores[ids].astype(np.float64) / ceiling if ceiling else np.zeros(len(ids))
+    # Rounded here, not only on output: a score a client saw and sends back as min_score keeps its hit.
+    scores = [round(score, SCORE_DIGITS) for score in fuse(cosines, lexicals, weight).tolist()]
+    order = np.argsort(-np.asarray(scores), kind="stable").tolist()
+    return [(ids[i], scores[i]) for i in order], dict(zip(ids, cosines.tolist())), dict(zip(ids, lexicals.tolist())) if ceiling else {}
 
 
 def recent(generation: Generation, space: SpaceIndex, filters: SearchFilters, top_k: int = 10, offset: int = 0) -> SearchResult:
@@ -242,10 +252,20 @@ def _finished(result) -> Future:
 
 
 def _top(scores: np.ndarray, depth: int) -> dict[int, float]:
-    """The `depth` best scores above zero (a chunk sharing no term with the query is no match), best first."""
-    positive = np.flatnonzero(scores > 0)
-    if len(positive) > depth:
-        positive = positive[np.argpartition(-scores[positive], depth - 1)[:depth]]
+    """The `depth` best scores above zero (a chunk sharing no term with the query is no match), best first.
+    When most chunks score (a query of common words), the whole array is partitioned: cheaper than
+    copying the positive ones first (82k of 108k chunks: 0.26 → ~0.1 ms); when few do, only they
+    are (partitioning an array of mostly equal zeros is slow: ~2 ms). Equal scores keep vector id order."""
+    positive = scores > 0
+    count, n = int(np.count_nonzero(positive)), len(scores)
+    if count > n // 2 and n > depth:
+        top = np.argpartition(scores, n - depth)[n - depth :]
+        positive = top[scores[top] > 0]
+    else:
+        positive = np.flatnonzero(positive)
+        if len(positive) > depth:
+            positive = positive[np.argpartition(-scores[positive], depth - 1)[:depth]]
+    positive = np.sort(positive)  # equal scores in vector id order, however they were partitioned
     order = positive[np.argsort(-scores[positive], kind="stable")]
     return {int(i): float(scores[i]) for i in order}
 
