@@ -30,7 +30,7 @@ import numpy as np
 from indexer.documents import Chunk, Document, utc_naive
 from indexer.errors import ArtifactError, IngestError, PublishRefused
 from indexer.metadb import MetaUpdate, stored_chunks, write_metadata
-from indexer.segments import SEGMENT_FOLDER, open_chunks, open_dense, open_lexical, read_layout, write_space
+from indexer.segments import SEGMENT_FOLDER, check_lexical, open_chunks, open_dense, read_layout, write_space
 from indexer.sql import load_sql
 
 SCHEMA_VERSION = 2  # 2: spaces in segments (indexer/segments.py)
@@ -196,7 +196,7 @@ def verify_generation(folder: Path) -> dict:
         try:  # every segment's vectors, postings and chunk lines agree with its row count
             layout = read_layout(folder / info["path"])
             open_dense(layout, int(info["dimension"]))
-            open_lexical(layout)
+            check_lexical(layout)
             stores = open_chunks(layout)
             if stores is not None:
                 stores.close()

@@ -141,6 +141,11 @@ class _Segment:
 _NONE = np.zeros(0, dtype=np.int32)
 
 
+def lexical_rows(folder: Path) -> int:
+    """The rows of the segment whose `lexical/` folder this is, its files opened and their format checked."""
+    return len(_Segment.open(folder, 0, _NONE).lengths)
+
+
 class LexicalIndex:
     """BM25 over segments (folder, base vector id) with some vector ids deleted. `scores(query)`
     returns one score per vector id and the query's ceiling: the sum over the query's terms of each
@@ -211,7 +216,8 @@ class _Weights:
         weights = np.empty(len(rows), dtype=np.float32)
         for start in range(0, len(rows), step):  # a block at a time: no copy of every posting's tf at once
             block = np.asarray(tf[start : start + step], dtype=np.float32)
-            weights[start : start + step] = block / (block + norms[rows[start : start + step]])
+            # clip: postings naming rows a damaged segment lacks are refused by open_lexical's row check, not here
+            weights[start : start + step] = block / (block + np.take(norms, rows[start : start + step], mode="clip"))
         best = np.zeros(len(indptr) - 1, dtype=np.float32)
         present = indptr[:-1] < indptr[1:]
         if present.any():

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-from indexer.bm25 import LegacyLexicalIndex, LexicalIndex, build_lexical_segment
+from indexer.bm25 import LegacyLexicalIndex, LexicalIndex, build_lexical_segment, lexical_rows
 from indexer.chunkstore import LINES, ChunkStore, SegmentStores, write_chunk_store
 from indexer.dense import DenseSegments, open_index
 from indexer.documents import Chunk, ChunkTexts
@@ -118,6 +118,16 @@ def open_lexical(layout: Layout) -> LexicalIndex | LegacyLexicalIndex:
     for segment, part in zip(layout.segments, index.segments):
         _check(segment, "lexical rows", part.row_count)
     return index
+
+
+def check_lexical(layout: Layout) -> None:
+    """Every segment's postings are readable and hold its rows: what a publish verifies, without
+    weighing every posting as a searcher's `open_lexical` does."""
+    if layout.legacy:
+        LegacyLexicalIndex(layout.segments[0].folder / "lexical")
+        return
+    for segment in layout.segments:
+        _check(segment, "lexical rows", lexical_rows(segment.folder / "lexical"))
 
 
 def open_chunks(layout: Layout) -> SegmentStores | None:

@@ -114,6 +114,18 @@ def test_a_change_writes_one_small_segment_and_searches_as_a_fresh_build(tmp_pat
     assert not set(top) & set(g2.layout.deleted.tolist())
 
 
+def test_a_segment_whose_postings_miss_rows_is_refused_by_the_publish_check_and_by_a_searcher(tmp_path):
+    docs = documents()
+    chunks = [c for d in sorted(docs) for c in chunks_of(d, docs[d])]
+    space = Space(tmp_path / "g1", write_space(tmp_path / "g1", "g1", "sp", DIMENSION, np.zeros(0), chunks, vectors(chunks), None, list))
+    segments.check_lexical(space.layout)  # as written: no complaint
+    lengths = tmp_path / "g1" / "segments" / "g1" / "lexical" / "lengths.npy"
+    np.save(lengths, np.load(lengths)[:-1])
+    for check in (segments.check_lexical, segments.open_lexical):
+        with pytest.raises(segments.ArtifactError, match=f"{len(chunks) - 1} lexical rows, but {len(chunks)} rows"):
+            check(space.layout)
+
+
 def test_deletions_past_a_fifth_of_the_rows_compact_the_space_into_one_segment(tmp_path):
     docs = documents()
     names = sorted(docs)
