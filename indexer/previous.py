@@ -9,6 +9,8 @@ Two kinds of reuse, both keyed so that vectors from different models never meet:
 from __future__ import annotations
 
 import json
+import threading
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -53,19 +55,21 @@ class PreviousGeneration:
         return {row[0]: PreviousDocument(*row) for row in self.db.execute(load_sql("documents_state")).fetchall()}
 
     def documents(self, doc_ids: set[str]) -> list[Document]:
-        """Whole documents as the previous generation stored them (their last good version)."""
+        """Whole documents as the previous generation stored them (their last good version); their
+        texts are read when one is first asked for (`StoredDocument`)."""
         if not doc_ids:
             return []
         rows = self.db.execute(load_sql("documents_by_ids"), {"doc_ids": sorted(doc_ids)}).fetchall()
+        texts = _StoredTexts(self.folder / "meta.duckdb", doc_ids)
         return [
-            Document(
-                doc_id=doc_id, source=source, source_type=source_type, title=title, text=text, url=url, path=path,
+            StoredDocument.reading(
+                texts, doc_id=doc_id, source=source, source_type=source_type, title=title, url=url, path=path,
                 tags=tuple(tags), authors=tuple(authors), updated_at=utc_aware(updated_at),
                 metadata=json.loads(metadata) if metadata else {}, etag=etag, last_modified=last_modified,
                 fetched_at=utc_aware(fetched_at), links=tuple(links or ()), pages=tuple(pages or ()),
                 anchors=tuple(zip(anchor_offsets or (), anchor_names or ())),
             )
-            for (doc_id, source, source_type, title, url, path, tags, authors, updated_at, metadata, text, etag, last_modified, fetched_at, links,
+            for (doc_id, source, source_type, title, url, path, tags, authors, updated_at, metadata, etag, last_modified, fetched_at, links,
                  pages, anchor_offsets, anchor_names) in rows
         ]
 
@@ -113,3 +117,40 @@ class PreviousGeneration:
 
     def close(self) -> None:
         self.db.close()
+
+
+class StoredDocument(Document):
+    """A document as the previous generation stored it, its text read from there when first used,
+    with the texts of the documents loaded alongside it (one query). A run over 10,000 files that
+    keeps 9,900 of them unread uses none of their texts: reading them all was ~0.45 s of a run
+    that changed 1% of them. Reading works after the run has let the previous generation go."""
+
+    @classmethod
+    def reading(cls, texts: "_StoredTexts", **fields) -> "StoredDocument":
+        document = cls(text="", **fields)
+        del document.__dict__["text"]  # so `text` below reads it (the instance's own value would win)
+        document.__dict__["_texts"] = texts
+        return document
+
+    @cached_property
+    def text(self) -> str:
+        return self.__dict__["_texts"].text(self.doc_id)
+
+
+class _StoredTexts:
+    """The texts of some documents of a generation, read in one query when the first is asked for."""
+
+    def __init__(self, path: Path, doc_ids: set[str]):
+        self.path, self.doc_ids, self.texts, self.lock = path, doc_ids, None, threading.Lock()
+
+    def text(self, doc_id: str) -> str:
+        with self.lock:  # chunking asks from several threads
+            if self.texts is None:
+                import duckdb
+
+                db = duckdb.connect(str(self.path), read_only=True)
+                try:
+                    self.texts = dict(db.execute(load_sql("document_texts_by_ids"), {"doc_ids": sorted(self.doc_ids)}).fetchall())
+                finally:
+                    db.close()
+        return self.texts[doc_id]
