@@ -195,6 +195,26 @@ def test_a_generation_from_before_page_and_anchor_columns_is_served_and_updated_
     hit = json.loads(run_cli("search", "lace the boots", "-c", str(config), "-k", "1", "--json").output)["hits"][0]
     assert hit["link"] == "https://docs.example.com/guide/#lacing"
 
+def test_a_compacting_run_keeps_the_text_of_every_document_it_did_not_read_again(tmp_path):
+    """Unchanged files are not read again and their stored texts are read only when needed: a run
+    that deletes enough to compact the space writes every document row again, texts included."""
+    config = small_corpus(tmp_path)
+    (tmp_path / "docs" / "returns.md").write_text("# Returns\n\nReturn an unworn item within 60 days for store credit.\n")
+    first = json.loads(run_cli("run", "-c", str(config), "--json").output)["generation"]
+    (tmp_path / "docs" / "shipping.txt").unlink()
+    report = json.loads(run_cli("run", "-c", str(config), "--json", "--allow-mass-delete").output)
+    assert report["documents"]["skipped"] == 2 and report["documents"]["deleted"] == 1, report["documents"]
+    assert report["spaces"]["local-all-minilm-l6-v2-384"]["compacted"] is True, "a third of the rows deleted: one new segment"
+    texts = {}
+    for generation in (first, report["generation"]):
+        db = duckdb.connect(str(tmp_path / "artifacts" / "generations" / generation / "meta.duckdb"), read_only=True)
+        texts[generation] = dict(db.execute("SELECT doc_id, text FROM documents").fetchall())
+        db.close()
+    assert texts[report["generation"]] == {k: v for k, v in texts[first].items() if k != "file:shipping.txt"}
+    hit = json.loads(run_cli("search", "unworn item store credit", "-c", str(config), "-k", "1", "--json").output)["hits"][0]
+    assert hit["title"] == "Returns" and "60 days" in hit["text"]
+
+
 def test_two_runs_leave_two_generations_and_current_names_the_second(tmp_path):
     config = small_corpus(tmp_path)
     first = json.loads(run_cli("run", "-c", str(config), "--json").output)
