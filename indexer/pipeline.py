@@ -24,7 +24,7 @@ from indexer.errors import ConfigError, ErrorCode, IngestError, PublishRefused
 from indexer.metadb import MetaUpdate
 from indexer.plan import Action, Decision, DeleteGuard, check_deletions, counts, plan
 from indexer.previous import PreviousGeneration
-from indexer.sources import check_credentials, count_items, crawl
+from indexer.sources import check_credentials, count_items, crawl, listed_files
 
 SLOWEST_REPORTED = 10
 
@@ -156,8 +156,9 @@ def run_index(
             complete: set[str] = set()
             not_modified: set[str] = set()
             for source in config.sources:
-                with progress(f"reading {source.name}", count_items(source)) as advance:
-                    result = crawl(source, advance, fetch_state)
+                paths = listed_files(source)
+                with progress(f"reading {source.name}", count_items(source, paths)) as advance:
+                    result = crawl(source, advance, fetch_state, paths)
                 crawled_list.extend(result.documents)
                 report.errors.extend(result.errors)
                 report.warnings.extend(result.warnings)
