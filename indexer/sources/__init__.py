@@ -69,7 +69,7 @@ def check_credentials(sources: list[SourceConfig] | tuple[SourceConfig, ...]) ->
 
 def listed_files(source: SourceConfig) -> list[str] | None:
     """A files source's paths, listed once for both the progress bar's total and the crawl (listing
-    10,000 files twice was 0.13 s of a run that changed nothing); None for other sources."""
+    10,000 files twice was ~0.06 s of a 0.95 s run that changed nothing); None for other sources."""
     if source.type != "files" or source.path is None or not source.path.is_dir():
         return None
     from indexer.sources.files import list_files
