@@ -24,9 +24,14 @@ import numpy as np
 DENSE_WEIGHT = 0.6
 
 
+def floored(cosine: np.ndarray) -> np.ndarray:
+    """Cosine similarities with the negative ones counted as 0 (no -0.0 either)."""
+    return np.where(cosine > 0, cosine, 0.0)
+
+
 def fuse(cosine: np.ndarray, lexical: np.ndarray, dense_weight: float = DENSE_WEIGHT) -> np.ndarray:
-    """Hybrid scores of candidates given as arrays: cosines already floored at 0, BM25 / ceiling."""
-    return dense_weight * cosine + (1.0 - dense_weight) * lexical
+    """Hybrid scores of candidates given as arrays: their cosines and their BM25 / ceiling."""
+    return dense_weight * floored(cosine) + (1.0 - dense_weight) * lexical
 
 
 def convex_combination(cosine: dict[int, float], lexical: dict[int, float], dense_weight: float = DENSE_WEIGHT) -> dict[int, float]:
@@ -34,6 +39,6 @@ def convex_combination(cosine: dict[int, float], lexical: dict[int, float], dens
     `lexical` BM25 scores already divided by the query's ceiling (0–1); an id missing from one side
     scores 0 there, so callers should pass exact scores for the whole union."""
     ids = list(dict.fromkeys([*cosine, *lexical]))
-    cosines = np.array([max(0.0, cosine.get(i, 0.0)) for i in ids], dtype=np.float64)
+    cosines = np.array([cosine.get(i, 0.0) for i in ids], dtype=np.float64)
     lexicals = np.array([lexical.get(i, 0.0) for i in ids], dtype=np.float64)
     return dict(zip(ids, fuse(cosines, lexicals, dense_weight).tolist()))

@@ -13,7 +13,7 @@ import numpy as np
 
 from indexer.embedders import Embedder
 from server.answers import AnswerHit, pick
-from server.fusion import DENSE_WEIGHT, fuse
+from server.fusion import DENSE_WEIGHT, floored, fuse
 from server.links import body_start, deep_link, page_span
 from server.relevance import relevance, threshold
 from indexer.documents import utc_naive
@@ -196,8 +196,7 @@ def _fused(space: SpaceIndex, vector: np.ndarray, dense: dict[int, float], lexic
     ids = [*dense, *missing]
     if not ids:
         return [], {}, {}
-    cosines = np.fromiter(chain(dense.values(), space.dense.cosines(vector, missing)), dtype=np.float64, count=len(ids))
-    cosines = np.where(cosines > 0, cosines, 0.0)
+    cosines = floored(np.fromiter(chain(dense.values(), space.dense.cosines(vector, missing)), dtype=np.float64, count=len(ids)))
     lexicals = lexical_scores[ids].astype(np.float64) / ceiling if ceiling else np.zeros(len(ids))
     # Rounded here, not only on output: a score a client saw and sends back as min_score keeps its hit.
     scores = [round(score, SCORE_DIGITS) for score in fuse(cosines, lexicals, weight).tolist()]
