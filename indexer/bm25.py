@@ -28,16 +28,18 @@ import json
 import math
 from collections import Counter
 from collections.abc import Sequence
+from itertools import repeat
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from indexer.lexical import ANALYZER, TOKEN, analyze_words, query_terms
+from indexer.lexical import ANALYZER, analyze_words, query_terms, words
 
 FORMAT = "postings-v1"
 BUILD_BATCH = 2048  # rows whose occurrences are sorted at once (~18 MB of keys): bounds the build's memory, not its result
 K1, B = ANALYZER["k1"], ANALYZER["b"]
+_NEW = -2  # a word not looked up yet (-1: a stopword)
 
 
 def build_lexical_segment(texts: Sequence[str], folder: Path) -> None:
@@ -70,15 +72,16 @@ def _batch_postings(texts: Sequence[str], first: int, vocabulary: dict[str, int]
     batch, tf), in the smallest types that hold them: 4 bytes a posting, ~16M of them at 108k chunks."""
     batch = texts[first : first + BUILD_BATCH]
     keys = []
+    lookup = word_ids.get
     for row, text in enumerate(batch):
-        words = TOKEN.findall(text.lower())
-        try:
-            ids = np.fromiter(map(word_ids.__getitem__, words), dtype=np.int64, count=len(words))
-        except KeyError:
-            new = [w for w in dict.fromkeys(words) if w not in word_ids]
+        tokens = words(text.lower())
+        ids = np.fromiter(map(lookup, tokens, repeat(_NEW)), dtype=np.int64, count=len(tokens))
+        unseen = np.flatnonzero(ids == _NEW)
+        if len(unseen):  # words no earlier chunk had: analysed once, then looked up where they occur
+            new = list(dict.fromkeys(tokens[i] for i in unseen.tolist()))
             for word, term in zip(new, analyze_words(new)):
                 word_ids[word] = vocabulary.setdefault(term, len(vocabulary)) if term is not None else -1
-            ids = np.fromiter(map(word_ids.__getitem__, words), dtype=np.int64, count=len(words))
+            ids[unseen] = [word_ids[tokens[i]] for i in unseen.tolist()]
         ids = ids[ids >= 0]
         lengths[first + row] = len(ids)
         keys.append(ids * len(batch) + row)

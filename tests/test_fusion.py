@@ -6,10 +6,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from indexer.config import load_config
 from indexer.bm25 import LegacyLexicalIndex, LexicalIndex, build_lexical_segment
-from indexer.lexical import ANALYZER, analyze
+from indexer.lexical import ANALYZER, TOKEN, analyze, words
 from indexer.pipeline import run_index
 from server.fusion import DENSE_WEIGHT, convex_combination
 from server.search import search
@@ -37,6 +39,14 @@ def test_no_chunk_scores_above_the_query_ceiling(tmp_path):
         assert 0 < scores.max() <= ceiling
     scores, ceiling = index.scores("the of and")  # only stopwords
     assert ceiling == 0 and not scores.any()
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.one_of(st.text(alphabet=st.characters(max_codepoint=127), max_size=300), st.text(max_size=300)))
+def test_word_tokens_are_the_analyzers_pattern_whatever_the_text(text):
+    # ASCII text takes a faster path than the regex (indexer/lexical.py `words`): it must cut the same words.
+    lowered = text.lower()
+    assert words(lowered) == TOKEN.findall(lowered)
 
 
 def test_the_blend_weights_cosine_and_matched_share():
