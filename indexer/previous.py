@@ -98,9 +98,10 @@ class PreviousGeneration:
         """The vector ids of this space's chunks of the given documents, and whether that is the
         whole space (then its segments are reused as they are). Their texts are not read: a run
         reads only the chunks it writes again (indexer/segments.py)."""
-        rows = self.db.execute(load_sql("chunk_ids_of_space"), {"space_id": space_id}).fetchall()
-        kept = np.fromiter((vid for vid, doc_id in rows if doc_id in doc_ids), dtype=np.int64)
-        return kept, len(kept) == len(rows)
+        params = {"space_id": space_id, "doc_ids": sorted(doc_ids)}
+        kept = self.db.execute(load_sql("chunk_ids_of_space"), params).fetchnumpy()["vector_id"].astype(np.int64, copy=False)
+        (total,) = self.db.execute(load_sql("chunk_count_of_space"), {"space_id": space_id}).fetchone()
+        return kept, len(kept) == total
 
     def stale_documents(self, space_id: str) -> frozenset[str]:
         """Documents whose chunks in this space are an older version's (it was not rebuilt since they changed)."""

@@ -1,2 +1,4 @@
--- Vector id and document of every chunk of a space: what a run keeps is chosen by document.
-SELECT vector_id, doc_id FROM chunks WHERE space_id = $space_id;
+-- Vector ids, ascending, of a space's chunks of the given documents: what a run keeps is chosen by document.
+SELECT vector_id FROM chunks
+WHERE space_id = $space_id AND doc_id IN (SELECT unnest($doc_ids::VARCHAR[]))
+ORDER BY vector_id;

@@ -5,7 +5,7 @@ import random
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from indexer.chunking import ChunkingParams, chunk_text, count_tokens, span_token_count, token_starts
+from indexer.chunking import ChunkingParams, chunk_text, count_tokens, encoding, span_token_count, token_byte_lengths, token_starts
 
 WORDS = st.sampled_from(
     "the index server chunk vector fsync rename généré naïve 東京 données 1234 3.14 e.g. API-key "
@@ -144,3 +144,13 @@ def test_local_space_chunks_fit_the_models_window(local_embedder, local_space):
     # Without the model check, the same budget would overflow the window: the check is doing real work.
     unchecked = chunk_text(text, params)
     assert max(len(tokenizer(c.text)["input_ids"]) for c in unchecked) > 256
+
+
+def test_the_byte_length_of_every_token_is_what_tiktoken_decodes_it_to():
+    enc, lengths = encoding(), token_byte_lengths()
+    for token in range(enc.n_vocab):
+        try:
+            expected = len(enc.decode_single_token_bytes(token))
+        except KeyError:  # no token has this id
+            expected = 0
+        assert lengths[token] == expected, token
