@@ -16,6 +16,7 @@ import numpy as np
 
 from indexer import artifacts
 from indexer.chunking import ChunkingParams, chunk_text, count_tokens
+from indexer.collector import fewer_collections
 from indexer.config import Config
 from indexer.documents import Chunk, ChunkTexts, Document, FetchState
 from indexer.embedders import Embedder, check_usable, fits_for, import_client_soon, load_embedder, space_manifest
@@ -98,6 +99,7 @@ def new_run_id(now: datetime | None = None) -> str:
     return f"run-{now:%Y%m%dT%H%M%S}Z-{secrets.token_hex(3)}"
 
 
+@fewer_collections()
 def run_index(
     config: Config,
     progress: Progress = no_progress,

@@ -303,6 +303,25 @@ def test_a_first_run_that_finds_no_text_publishes_nothing(tmp_path):
     assert not (artifacts / "generations").exists() or generation_ids(artifacts) == [], "the refused generation left nothing behind"
 
 
+def test_a_run_leaves_the_garbage_collector_as_the_calling_program_set_it(tmp_path):
+    # A run collects less often while it works (indexer/collector.py); whatever the caller had is back after it, refused or not.
+    import gc
+
+    before = gc.get_threshold()
+    gc.set_threshold(1234, 5, 6)
+    try:
+        config = small_corpus(tmp_path)
+        for f in (tmp_path / "docs").iterdir():
+            f.write_text("   \n")
+        assert run_cli("run", "-c", str(config)).exit_code == 1  # nothing to publish: refused
+        assert gc.get_threshold() == (1234, 5, 6)
+        config = small_corpus(tmp_path / "again")
+        assert run_cli("run", "-c", str(config)).exit_code == 0
+        assert gc.get_threshold() == (1234, 5, 6)
+    finally:
+        gc.set_threshold(*before)
+
+
 def test_documents_that_fail_keep_their_last_good_version(tmp_path):
     config = small_corpus(tmp_path)
     run_cli("run", "-c", str(config))
