@@ -2,7 +2,10 @@
 
 import hashlib
 import json
+import os
 import shutil
+import subprocess
+import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -451,3 +454,20 @@ def test_one_bad_file_never_fails_the_run(tmp_path):
     ]
     assert [(w["code"], w["doc_id"]) for w in report["warnings"]] == [("FILE_EXTRACTION_EMPTY", "file:empty.md")], "never had text: left out"
     assert "latin1.md: not UTF-8 text (byte 3: invalid continuation byte); save it as UTF-8" in [e["message"] for e in report["errors"]]
+
+
+def test_the_index_command_ends_with_the_runs_exit_code_and_all_it_printed_and_wrote(tmp_path):
+    # The console script ends an `index run` without the interpreter's teardown (indexer/cli/base.py
+    # `end_without_teardown`): its report, exit code, run log and generation must all be whole.
+    config = small_corpus(tmp_path)
+    (tmp_path / "docs" / "latin1.md").write_bytes("Caf\xe9 menu".encode("latin-1"))
+    index = Path(sys.executable).parent / "index"
+    done = subprocess.run([str(index), "run", "-c", str(config), "--json"], capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    assert done.returncode == 4, done.stderr
+    report = json.loads(done.stdout)
+    assert report["documents"]["added"] == 2 and report["documents"]["failed"] == 1
+    hit = json.loads(run_cli("search", "money back within 30 days", "-c", str(config), "-k", "1", "--json").output)["hits"][0]
+    assert hit["doc_id"] == "file:refunds.md"
+    logged = json.loads(run_cli("runs", "-c", str(config), "--json").output)
+    assert logged[0]["run_id"] == report["run_id"] and logged[0]["exit_code"] == 4, logged

@@ -3,6 +3,7 @@ the translation of library errors into one-line messages."""
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 from functools import wraps
@@ -97,8 +98,48 @@ def artifacts_dir(config_path: Path | None, artifacts: Path | None) -> Path:
     return config.artifacts if config else Path("artifacts")
 
 
+_END_WITHOUT_TEARDOWN = False
+
+
+def end_without_teardown() -> None:
+    """Ask `main` to end the process as soon as this command returns or exits, skipping the
+    interpreter's teardown, for a command that closes everything it writes but holds much when it
+    is done: freeing the hosted client's thousands of classes and a run's objects was 0.22–0.26 s
+    of an `index run` that changed 1% of 10,000 documents (~2 s). Without `main` (a test's
+    CliRunner, a program calling the command) it changes nothing."""
+    global _END_WITHOUT_TEARDOWN
+    _END_WITHOUT_TEARDOWN = True
+
+
 def main():
     """Entry point: a bug surfaces as one line and exit 1, not a traceback (STATIC_RAG_DEBUG=1 shows it)."""
+    try:
+        _main()
+    except SystemExit as exc:
+        if _END_WITHOUT_TEARDOWN:
+            _end_now(exc.code)
+        raise
+    if _END_WITHOUT_TEARDOWN:
+        _end_now(0)
+
+
+def _end_now(code) -> None:
+    """Exit with `code` as sys.exit would, once what the command printed is flushed."""
+    if code is None:
+        code = 0
+    elif not isinstance(code, int):
+        print(code, file=sys.stderr)
+        code = 1
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed or broken pipe: nothing more can reach it
+            pass
+    os._exit(code)
+
+
+def _main():
     try:
         cli(standalone_mode=False)
     except click.exceptions.Abort:

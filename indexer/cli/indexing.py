@@ -10,7 +10,8 @@ from pathlib import Path
 import click
 
 from indexer.cli.base import (
-    EXIT_DELETE_GUARD, EXIT_DOCUMENT_ERRORS, EXIT_BUDGET, EXIT_GATE, CONTEXT, ConfigProblem, cli, config_options, json_option, library_call, load_config_file, optional_config,
+    EXIT_DELETE_GUARD, EXIT_DOCUMENT_ERRORS, EXIT_BUDGET, EXIT_GATE, CONTEXT, ConfigProblem, cli, config_options, end_without_teardown, json_option, library_call,
+    load_config_file, optional_config,
 )
 from indexer.errors import ConfigError, StaticRagError
 
@@ -65,6 +66,7 @@ def run(config_path, artifacts, as_json, silent, providers, max_cost, allow_mass
     from indexer.plan import DeleteGuard
 
     config = load_config_file(config_path, artifacts)
+    end_without_teardown()  # every file the run writes is closed when it ends, whatever its end
     run_id, report = new_run_id(), None
     if not dry_run:  # every real run is logged outside the generations, whatever its end (index runs)
         runlog.started(config.artifacts, run_id, sorted(providers) or None, full_refresh)
