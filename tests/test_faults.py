@@ -79,6 +79,30 @@ def test_hostile_front_matter_and_oversized_or_outside_files_fail_alone(tmp_path
     assert report["documents"]["added"] == 1 and not any(w["doc_id"] == "file:link.md" for w in report["warnings"]), "followed when asked"
 
 
+def test_a_folder_source_lists_what_a_reader_expects_and_reads_whole_files(tmp_path):
+    import os
+
+    from indexer.config import load_config
+    from indexer.sources.files import list_files, read_bytes
+
+    docs = tmp_path / "docs"
+    (docs / "guide" / "deep").mkdir(parents=True)
+    (docs / ".drafts").mkdir()
+    (tmp_path / "elsewhere").mkdir()
+    for name in ("a.md", "b.txt", "guide/c.MD", "guide/deep/d.md", ".drafts/e.md", ".f.md", "image.png", "../elsewhere/x.md"):
+        (docs / name).write_text("# Text\n\nWords.\n")
+    (docs / "alias.md").symlink_to(docs / "a.md")  # a link to a file is a file
+    (docs / "gone.md").symlink_to(tmp_path / "nothing.md")  # a dangling link is not
+    (docs / "linked").symlink_to(tmp_path / "elsewhere")  # a linked folder is not entered
+    source = load_config(files_config(tmp_path)).sources[0]
+    listed = [os.path.relpath(path, docs) for path in list_files(source)]
+    assert listed == ["a.md", "alias.md", "b.txt", "guide/c.MD", "guide/deep/d.md"]
+
+    big = docs / "big.txt"
+    big.write_bytes(os.urandom(3 << 20))
+    assert read_bytes(str(big), 10) == read_bytes(str(big), big.stat().st_size) == big.read_bytes(), "a file longer than its stat said is read to its end"
+
+
 def test_pages_that_break_parsers_are_each_one_documents_error(tmp_path, local_embedder, site):
     import gzip
 
