@@ -29,10 +29,14 @@ from indexer.sql import SCHEMA, load_sql, upgrade_in_place
 INSERT_BATCH = 2048
 DOCUMENT_BATCH = 128  # documents carry their whole text
 # DuckDB's buffers while writing, bounded by what the rows need: its unique-key indexes grow with
-# the chunk rows and must fit (1M rows failed to commit at 128 MB, passed at 256 MB); the inserted
-# text need not (10,000 documents, 108k chunks: peak RSS 630 MB at 128 MB, 555 at 64 MB).
-WRITER_MEMORY_BASE = 64 << 20
+# the chunk rows and must fit (1M rows failed to commit at 128 MB, passed at 256 MB), and so must
+# every text over 16 KiB it writes — DuckDB 2.0 keeps such strings in memory until they are
+# written (80 Markdown files of 1.2 MB failed the run at 64 MB: "failed to pin block"). Shorter
+# text need not fit: it is spilled (2,000 harness documents: peak RSS 334-345 MB at a 64 MB
+# base, 286-290 at 24 MB, as fast; 10,000 documents, 108k chunks: 630 MB at 128 MB, 555 at 64).
+WRITER_MEMORY_BASE = 24 << 20
 WRITER_MEMORY_PER_ROW = 256  # bytes per chunk row: 92 MB at 108k rows, 320 MB at 1M, 576 MB at 2M
+LONG_TEXT_BYTES = 16 << 10  # DuckDB's overflow strings: longer than a sixteenth of its 256 KiB block
 
 
 @dataclass(frozen=True)
@@ -72,9 +76,15 @@ def write_metadata(path: Path, generation_id: str, documents: list[Document], sp
     db = duckdb.connect(str(path))
     try:
         # DuckDB's buffers, bounded: 108k chunk rows took ~500 MB more without a limit (the run's peak).
-        db.execute(f"SET memory_limit = '{writer_memory(sum(b.size for b in spaces)) >> 20}MB'")
+        written = [d for d in documents if d.doc_id in update.rewritten] if incremental else documents
+        chunks = (c for b in spaces for _, c in writes[b.space_id].rows if (c.end - c.start) * 4 > LONG_TEXT_BYTES)
+        memory = writer_memory(sum(b.size for b in spaces), long_text_bytes(d.text for d in written) + long_text_bytes(c.text for c in chunks))
+        db.execute(f"SET memory_limit = '{memory >> 20}MB'")
         if incremental:
             upgrade_in_place(db)  # a file from before the latest documents columns
+            # Rewriting the copied table's storage holds its long texts too, not only the new ones.
+            memory += stored_long_text_bytes(db) * 5 // 4
+            db.execute(f"SET memory_limit = '{memory >> 20}MB'")
         else:
             for name in SCHEMA:
                 db.execute(load_sql(name))
@@ -82,7 +92,8 @@ def write_metadata(path: Path, generation_id: str, documents: list[Document], sp
                 quoted = "'" + str(update.previous).replace("'", "''") + "'"  # ATTACH takes a literal, not a parameter
                 db.execute(f"ATTACH {quoted} AS previous (READ_ONLY)")
         db.execute("BEGIN TRANSACTION")
-        written = _remove_changed(db, update, documents, spaces) if incremental else documents
+        if incremental:
+            _remove_changed(db, update, documents, spaces)
         # One statement per table, columns as lists: row-by-row inserts took seconds per 10k chunks.
         if written:
             for part in _batches(written, DOCUMENT_BATCH):
@@ -107,20 +118,43 @@ def write_metadata(path: Path, generation_id: str, documents: list[Document], sp
     return incremental
 
 
-def writer_memory(chunk_rows: int) -> int:
-    """Bytes of buffers DuckDB may use to write a generation of `chunk_rows` chunk rows."""
-    return WRITER_MEMORY_BASE + WRITER_MEMORY_PER_ROW * chunk_rows
+def writer_memory(chunk_rows: int, long_text: int = 0) -> int:
+    """Bytes of buffers DuckDB may use to write a generation of `chunk_rows` chunk rows and
+    `long_text` bytes of texts it must hold (`long_text_bytes`), with a quarter more of those for
+    the blocks around them."""
+    return WRITER_MEMORY_BASE + WRITER_MEMORY_PER_ROW * chunk_rows + long_text + long_text // 4
 
 
-def _remove_changed(db, update: MetaUpdate, documents: list[Document], spaces: list) -> list[Document]:
-    """Delete, from the copied file, the rows this run writes again or removes; returns the documents to insert."""
+def long_text_bytes(texts) -> int:
+    """UTF-8 bytes of the texts longer than LONG_TEXT_BYTES (chunks never are: a few KB at most)."""
+    total = 0
+    for text in texts:
+        if len(text) * 4 > LONG_TEXT_BYTES:  # only then can it be that long
+            size = len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+            total += size if size > LONG_TEXT_BYTES else 0
+    return total
+
+
+def stored_long_text_bytes(db) -> int:
+    """At least the bytes of the stored document texts longer than LONG_TEXT_BYTES: from the
+    column's storage statistics, every text of a segment whose longest one is (~2 ms; summing
+    the lengths themselves read every text, ~100 ms at 10,000 documents)."""
+    try:
+        segments = [stats for (stats,) in db.execute(load_sql("document_text_segments")).fetchall()]
+        return sum(int(s["total_string_length"]) for s in segments if int(s["max_string_length"]) > LONG_TEXT_BYTES)
+    except (KeyError, TypeError, ValueError):  # statistics shaped otherwise (another DuckDB version): count them
+        (total,) = db.execute(load_sql("document_long_text_bytes"), {"longer_than": LONG_TEXT_BYTES}).fetchone()
+        return int(total)
+
+
+def _remove_changed(db, update: MetaUpdate, documents: list[Document], spaces: list) -> None:
+    """Delete, from the copied file, the rows this run writes again or removes."""
     current = {d.doc_id for d in documents}
     gone = [doc_id for (doc_id,) in db.execute(load_sql("document_ids")).fetchall() if doc_id not in current]
     db.execute(load_sql("documents_delete"), {"doc_ids": sorted(update.rewritten) + gone})
     db.execute(load_sql("chunks_delete_other_spaces"), {"space_ids": [b.space_id for b in spaces]})
     for table in ("embedding_spaces", "ingest_runs", "source_events"):  # one row set per generation
         db.execute(f"DELETE FROM {table}")
-    return [d for d in documents if d.doc_id in update.rewritten]
 
 
 def _remove_moved(db, space_id: str, write) -> list[tuple[int, Chunk]]:

@@ -439,6 +439,52 @@ def test_a_space_whose_vectors_do_not_match_its_chunk_rows_is_never_published(tm
         artifacts.verify_generation(folder)
 
 
+def test_long_documents_are_written_and_updated_whatever_their_total_size(tmp_path):
+    # DuckDB holds every text over 16 KiB in memory until it is written, and again to rewrite a table
+    # holding such texts: 80 Markdown files of 1.2 MB failed a run ("failed to pin block") under
+    # the writer's fixed memory limit, and then so did every run after one that wrote them.
+    import random
+    from dataclasses import replace
+
+    import numpy as np
+
+    from indexer import artifacts
+    from indexer.documents import Chunk, Document
+    from indexer.metadb import LONG_TEXT_BYTES, WRITER_MEMORY_BASE, MetaUpdate, stored_long_text_bytes
+    from indexer.sql import load_sql
+
+    words = "refund shipping warehouse invoice account password vector chunk order".split()
+    size, count = 1_200_000, 2 * WRITER_MEMORY_BASE // 1_200_000 + 1
+
+    def long_text(i: int) -> str:
+        rng = random.Random(i)
+        return " ".join(f"{rng.choice(words)}{rng.randint(0, 9999)}" for _ in range(size // 9))
+
+    docs = [Document(f"file:big{i:02d}.md", "s", "files", f"Big {i}", long_text(i)) for i in range(count)]
+    chunks = [Chunk(d.doc_id, 0, 0, 40, d.text[:40], (), 8) for d in docs]
+    manifest = {"provider": "local", "model": "m", "dimension": 4, "metric": "inner_product", "normalized": True, "chunking": {"chunk_tokens": 8, "chunk_overlap": 0}}
+    summary = {"documents": {"added": count}, "chunks": {"embedded": count, "reused": 0}, "tokens_embedded": 8 * count, "cost_usd": 0.0, "errors": []}
+    run = artifacts.RunRecord("run-x", datetime.now(timezone.utc), [], summary, [], ["local"])
+    vectors = np.full((count, 4), 0.5, dtype=np.float32)
+    first, _ = artifacts.write_generation(tmp_path, "g1", docs, [artifacts.SpaceBuild("sp", manifest, np.zeros(0), chunks, vectors)], run)
+    artifacts.verify_generation(first)
+    db = duckdb.connect(str(first / "meta.duckdb"), read_only=True)
+    (exact,) = db.execute(load_sql("document_long_text_bytes"), {"longer_than": LONG_TEXT_BYTES}).fetchone()
+    assert stored_long_text_bytes(db) >= exact == sum(len(d.text) for d in docs), "the storage statistics bound the long texts"
+    db.close()
+
+    edited = replace(docs[0], text=docs[0].text + " and one more sentence")
+    build = artifacts.SpaceBuild("sp", manifest, np.arange(1, count), [Chunk(edited.doc_id, 0, 0, 40, edited.text[:40], (), 8)],
+                                 np.full((1, 4), 0.5, dtype=np.float32), previous=first / "spaces" / "sp")
+    update = MetaUpdate(first / "meta.duckdb", frozenset({edited.doc_id}))
+    second, _ = artifacts.write_generation(tmp_path, "g2", [edited, *docs[1:]], [build], run, update=update)
+    artifacts.verify_generation(second)
+    db = duckdb.connect(str(second / "meta.duckdb"), read_only=True)
+    stored = dict(db.execute("SELECT doc_id, text FROM documents").fetchall())
+    db.close()
+    assert stored == {d.doc_id: d.text for d in [edited, *docs[1:]]}
+
+
 def test_one_bad_file_never_fails_the_run(tmp_path):
     config = small_corpus(tmp_path)
     (tmp_path / "docs" / "latin1.md").write_bytes("Caf\xe9 menu".encode("latin-1"))

@@ -25,7 +25,7 @@ PARAMS = {
     "report": "{}", "level": "error", "code": "X", "step": "fetch", "retryable": False, "message": "m", "source_type": None,
     "updated_after": None, "updated_before": None, "providers": ["local"], "added": 1, "updated": 0, "metadata_only": 0, "skipped": 0,
     "deleted": 0, "failed": 0, "chunks_embedded": 1, "chunks_reused": 0, "tokens_embedded": 10, "cost_usd": 0.0,
-    "occurred_at": datetime(2026, 1, 2), "scope_sources": None, "space_ids": ["sp"], "limit": 10, "offset": 0,
+    "occurred_at": datetime(2026, 1, 2), "scope_sources": None, "space_ids": ["sp"], "limit": 10, "offset": 0, "longer_than": 16384,
 }
 
 
