@@ -10,6 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Callable, Collection, ContextManager, Iterator, Protocol
 
 import numpy as np
@@ -26,6 +27,7 @@ from indexer.metadb import MetaUpdate
 from indexer.plan import Action, Decision, DeleteGuard, check_deletions, counts, plan
 from indexer.previous import PreviousGeneration
 from indexer.sources import check_credentials, count_items, crawl, listed_files
+from indexer.spill import release, vector_array
 
 SLOWEST_REPORTED = 10
 
@@ -237,7 +239,7 @@ def run_index(
                 continue
             embedder = embedder_for(space)
             with timer(f"embed:{space_id}"):
-                vectors, stats, failed = embed_chunks(new_chunks[space_id], embedder, previous, titles, progress)
+                vectors, stats, failed = embed_chunks(new_chunks[space_id], embedder, previous, titles, progress, spill=config.artifacts)
             fresh[space_id] = (vectors, {**stats, **_usage(embedder)})
             unembedded.update({doc_id: error for doc_id, error in failed.items() if doc_id not in unembedded})
         if unembedded:
@@ -392,12 +394,14 @@ def _assemble(decisions: dict[str, Decision], crawled: dict[str, Document], last
 
 
 def embed_chunks(
-    chunks: list[Chunk], embedder: Embedder, previous: PreviousGeneration | None, titles: dict[str, str], progress: Progress
+    chunks: list[Chunk], embedder: Embedder, previous: PreviousGeneration | None, titles: dict[str, str], progress: Progress,
+    spill: Path | None = None,
 ) -> tuple[np.ndarray, dict, dict[str, IngestError]]:
     """Vectors for `chunks`: each distinct text once, and only texts the current generation has not embedded already.
 
     Returns the vectors (zeros where embedding failed), counts, and the documents left with
-    an unembedded chunk, each with its EMBEDDINGS_FAILED error.
+    an unembedded chunk, each with its EMBEDDINGS_FAILED error. Big arrays live in a file in
+    `spill` (indexer/spill.py) and hold no memory until the segment's index reads them.
     """
     space_id = embedder.space.space_id
     first: dict[str, Chunk] = {}
@@ -410,13 +414,15 @@ def embed_chunks(
     with progress(f"embedding {space_id}", len(missing)) as advance:
         try:
             texts, doc_titles, tokens = ChunkTexts([first[h] for h in missing]), [titles[first[h].doc_id] for h in missing], [first[h].token_count for h in missing]
-            fresh = embedder.embed_documents(texts, advance, doc_titles, tokens) if missing else []
+            out = vector_array(len(missing), embedder.space.dimensions, spill) if missing else None
+            fresh = embedder.embed_documents(texts, advance, doc_titles, tokens, out=out) if missing else []
         except EmbeddingsFailed as exc:
             if exc.vectors is None:
                 raise
             error, fresh = exc, exc.vectors
             failed_hashes = {missing[i] for i in exc.failed_rows}
-    vectors = _vector_per_chunk(chunks, missing, fresh, cached, embedder.space.dimensions)
+    vectors = _vector_per_chunk(chunks, missing, fresh, cached, embedder.space.dimensions, spill)
+    release(vectors)
     failed = {
         c.doc_id: IngestError(ErrorCode.EMBEDDINGS_FAILED, "embed", str(error), retryable=error.retryable, doc_id=c.doc_id)
         for c in chunks
@@ -425,13 +431,13 @@ def embed_chunks(
     return vectors, {"embedded": len(missing) - len(failed_hashes), "reused": len(first) - len(missing)}, failed
 
 
-def _vector_per_chunk(chunks: list[Chunk], missing: list[str], fresh, cached: dict, dimension: int) -> np.ndarray:
+def _vector_per_chunk(chunks: list[Chunk], missing: list[str], fresh, cached: dict, dimension: int, spill: Path | None = None) -> np.ndarray:
     """One row per chunk from the new vectors (`fresh`, row i = text `missing[i]`) and the cached
     ones, copied once. A cold run whose chunks are all distinct hands the embedder's array on as it is."""
     if len(missing) == len(chunks) and isinstance(fresh, np.ndarray):
         return fresh  # every chunk's text is new and distinct: `missing` is in chunk order
     row = {h: i for i, h in enumerate(missing)}
-    vectors = np.empty((len(chunks), dimension), np.float32)
+    vectors = vector_array(len(chunks), dimension, spill)
     for i, c in enumerate(chunks):
         j = row.get(c.chunk_hash)
         vectors[i] = fresh[j] if j is not None else cached[c.chunk_hash]

@@ -33,6 +33,7 @@ from indexer.chunkstore import LINES, ChunkStore, SegmentStores, write_chunk_sto
 from indexer.dense import DenseSegments, open_index
 from indexer.documents import Chunk, ChunkTexts
 from indexer.errors import ArtifactError
+from indexer.spill import release
 
 SEGMENTS = "segments.json"
 DELETED = "deleted.npy"
@@ -51,6 +52,7 @@ EXACT_MAX_FLOATS = 20_000_000
 IVF_LISTS_PER_SQRT = 4  # lists = 4·√vectors (FAISS's guideline: 4–16·√n)
 IVF_TRAIN_POINTS_PER_LIST = 32  # k-means on at most 32 sampled vectors per list…
 IVF_TRAIN_ITERATIONS = 10  # …for 10 rounds: recall as with FAISS's defaults (256, 25), ~1/6 of the time
+ADD_BLOCK = 16_384  # vectors added to an index at a time (16 MB at 256 dimensions)
 
 _NAME = re.compile(r"[0-9A-Za-z][0-9A-Za-z._-]*")
 
@@ -165,9 +167,11 @@ def build_dense_index(vectors: np.ndarray):
         index.cp.min_points_per_centroid = 1  # quiet: FAISS warns below 39 training points per list
         index.cp.niter = IVF_TRAIN_ITERATIONS
         index.train(vectors)
+        release(vectors)  # the training sample touched rows all over it
         index.set_direct_map_type(faiss.DirectMap.Array)  # rows are reconstructed by id (cosines, merges)
-    if count:
-        index.add(vectors)
+    for start in range(0, count, ADD_BLOCK):  # a file-backed array's rows go back to the file once copied (indexer/spill.py)
+        index.add(vectors[start : start + ADD_BLOCK])
+        release(vectors, start, start + ADD_BLOCK)
     return index
 
 

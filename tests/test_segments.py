@@ -340,3 +340,37 @@ def test_a_segment_too_large_to_scan_is_an_ivf_index_that_finds_every_live_row_a
         best = np.sort(stored[allowed] @ query)[::-1][:depth]
         assert set(hits) <= set(allowed.tolist()) and len(hits) == depth, f"{depth} hits among the {len(allowed)} allowed rows"
         assert np.allclose(list(hits.values()), best, atol=1e-5), f"the best {depth} of the {len(allowed)} allowed rows, as an exact scan finds them"
+
+
+def _resident_file_kb() -> int:
+    """Resident pages of this process that map files (kB): where a spilled array's pages count."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("RssFile:"):
+            return int(line.split()[1])
+    pytest.skip("no RssFile in /proc/self/status")
+
+
+def test_a_big_vector_array_gives_its_memory_back_and_keeps_its_values(tmp_path):
+    # indexer/spill.py: a run's vectors live in an unlinked file; an index built from them holds the
+    # same vectors as one built from memory, and the array's pages go back once copied.
+    from indexer.spill import SPILL_BYTES, release, vector_array
+
+    rows, dimension = SPILL_BYTES // (4 * 128) + 1000, 128
+    spilled = vector_array(rows, dimension, tmp_path)
+    assert not list(tmp_path.iterdir()), "the file is unlinked at once: a crash leaves nothing behind"
+    values = np.random.default_rng(3).standard_normal((rows, dimension), dtype=np.float32)
+    values /= np.linalg.norm(values, axis=1, keepdims=True)
+    spilled[:] = values
+    before = _resident_file_kb()
+    release(spilled)
+    assert before - _resident_file_kb() > 0.9 * spilled.nbytes / 1024, "its pages went back"
+    assert np.array_equal(spilled, values), "and its values are still there"
+
+    from_file = segments.build_dense_index(spilled)
+    from_memory = segments.build_dense_index(values.copy())
+    assert from_file.ntotal == from_memory.ntotal == rows
+    assert np.array_equal(from_file.reconstruct_n(0, rows), from_memory.reconstruct_n(0, rows))
+    assert _resident_file_kb() < before - 0.9 * spilled.nbytes / 1024, "building the index gave the rows back again"
+    small = vector_array(10, dimension, tmp_path)
+    release(small)  # anonymous memory: nothing to give back, nothing lost
+    assert small.shape == (10, dimension) and not small.any()

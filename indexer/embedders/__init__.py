@@ -23,7 +23,8 @@ class Embedder(Protocol):
     space: SpaceConfig
 
     def embed_documents(self, texts: Sequence[str], progress: Callable[[int], None] | None = None, titles: list[str] | None = None,
-                        token_counts: list[int] | None = None) -> np.ndarray: ...
+                        token_counts: list[int] | None = None, out: np.ndarray | None = None) -> np.ndarray:
+        """One vector per text, written into `out` (zeroed, len(texts) × dimensions) when given."""
 
     def embed_query(self, text: str) -> np.ndarray: ...
 

@@ -62,7 +62,7 @@ class LocalEmbedder:
         return len(self.tokenizer(text, add_special_tokens=True, truncation=False)["input_ids"]) <= self.max_input_tokens
 
     def embed_documents(self, texts: Sequence[str], progress: Callable[[int], None] | None = None, titles: list[str] | None = None,
-                        token_counts: list[int] | None = None) -> np.ndarray:
+                        token_counts: list[int] | None = None, out: np.ndarray | None = None) -> np.ndarray:
         """`titles` and `token_counts` are accepted for the common interface (this model has no title
         input and counts its own word pieces)."""
         too_long = [i for i, t in enumerate(texts) if not self.fits(t)]
@@ -71,7 +71,7 @@ class LocalEmbedder:
         # Batches of similar length waste little on padding: sort once, restore order after.
         order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
         batch = self.space.batch_size
-        out = np.zeros((len(texts), self.space.dimensions), dtype=np.float32)
+        out = np.zeros((len(texts), self.space.dimensions), dtype=np.float32) if out is None else out
         for start in range(0, len(order), batch):
             rows = order[start : start + batch]
             out[rows] = self._encode([texts[i] for i in rows])

@@ -148,7 +148,7 @@ class RemoteEmbedder:
         return reply[0]
 
     def embed_documents(self, texts: Sequence[str], progress: Callable[[int], None] | None = None, titles: list[str] | None = None,
-                        token_counts: list[int] | None = None) -> np.ndarray:
+                        token_counts: list[int] | None = None, out: np.ndarray | None = None) -> np.ndarray:
         """Embed in batches within the provider's limits, `max_concurrency` requests at a time.
         `token_counts`: the texts' cl100k tokens when the caller knows them (chunks do: counting
         108k chunks again cost 7 s of a 10,000-document run)."""
@@ -159,7 +159,7 @@ class RemoteEmbedder:
         if not self.info.document_task:
             titles = None  # only models with a document task take a title; the rest batch freely
         batches = plan_batches(tokens, titles, self.space.batch_size, self.info.max_batch_tokens)
-        out = np.zeros((len(texts), self.space.dimensions), dtype=np.float32)
+        out = np.zeros((len(texts), self.space.dimensions), dtype=np.float32) if out is None else out
         embedded = np.zeros(len(texts), dtype=bool)
         failures: list[EmbeddingsFailed] = []
         with ThreadPoolExecutor(max_workers=self.space.max_concurrency, thread_name_prefix=f"embed-{self.space.provider}") as pool:
