@@ -169,10 +169,35 @@ def build_dense_index(vectors: np.ndarray):
         index.train(vectors)
         release(vectors)  # the training sample touched rows all over it
         index.set_direct_map_type(faiss.DirectMap.Array)  # rows are reconstructed by id (cosines, merges)
-    for start in range(0, count, ADD_BLOCK):  # a file-backed array's rows go back to the file once copied (indexer/spill.py)
-        index.add(vectors[start : start + ADD_BLOCK])
-        release(vectors, start, start + ADD_BLOCK)
+    if isinstance(index, faiss.IndexIVF):
+        _add_to_lists(index, vectors)
+    else:
+        for start in range(0, count, ADD_BLOCK):  # a file-backed array's rows go back to the file once copied (indexer/spill.py)
+            index.add(vectors[start : start + ADD_BLOCK])
+            release(vectors, start, start + ADD_BLOCK)
     return index
+
+
+def _add_to_lists(index, vectors: np.ndarray) -> None:
+    """`index.add(vectors)` for an IVF index, each list's room reserved first: FAISS grows a list
+    by doubling, which held half again the vectors (108k at 256 dimensions: 161 MB for 110 MB of
+    vectors, the run's peak; 74 MB reserved). The same index, byte for byte."""
+    import faiss
+
+    blocks = [(start, min(start + ADD_BLOCK, len(vectors))) for start in range(0, len(vectors), ADD_BLOCK)]
+    assigned = np.empty(len(vectors), dtype=np.int64)
+    for start, stop in blocks:
+        assigned[start:stop] = index.quantizer.search(vectors[start:stop], 1)[1][:, 0]
+        release(vectors, start, stop)
+    lists = faiss.downcast_InvertedLists(index.invlists)
+    for list_no, size in enumerate(np.bincount(assigned, minlength=index.nlist).tolist()):
+        if size:
+            lists.resize(list_no, size)  # an empty list sized once has exactly this room…
+            lists.resize(list_no, 0)  # …and keeps it when emptied
+    for start, stop in blocks:
+        block, lists_of = np.ascontiguousarray(vectors[start:stop]), np.ascontiguousarray(assigned[start:stop])
+        index.add_core(stop - start, faiss.swig_ptr(block), None, faiss.swig_ptr(lists_of))
+        release(vectors, start, stop)
 
 
 def write_segment(folder: Path, space_id: str, chunks: list[Chunk], vectors: np.ndarray) -> None:

@@ -315,7 +315,12 @@ def test_a_segment_too_large_to_scan_is_an_ivf_index_that_finds_every_live_row_a
     count = segments.EXACT_MAX_FLOATS // dimension + 2000
     stored = rng.standard_normal((count, dimension)).astype(np.float32)
     stored /= np.linalg.norm(stored, axis=1, keepdims=True)
-    faiss.write_index(segments.build_dense_index(stored), str(tmp_path / "index.faiss"))
+    built = segments.build_dense_index(stored)
+    faiss.write_index(built, str(tmp_path / "index.faiss"))
+    plain = faiss.clone_index(built)
+    plain.reset()
+    plain.add(stored)  # FAISS's own add into the same trained lists
+    assert faiss.serialize_index(plain).tobytes() == faiss.serialize_index(built).tobytes(), "lists filled with room reserved: the same index"
     index = open_index(tmp_path / "index.faiss")
     assert isinstance(index, faiss.IndexIVF) and index.ntotal == count
     gone = np.arange(0, count, 7)
