@@ -25,15 +25,27 @@ def vector_array(rows: int, dimension: int, folder: Path | None) -> np.ndarray:
     size = rows * dimension * 4
     if folder is None or size < SPILL_BYTES or not hasattr(mmap, "MADV_DONTNEED"):
         return np.zeros((rows, dimension), dtype=np.float32)
+    try:
+        mapping = _file_mapping(folder, size)
+    except OSError:  # no room on that disk, or a filesystem that cannot map files: memory it is
+        return np.zeros((rows, dimension), dtype=np.float32)
+    return np.frombuffer(mapping, dtype=np.float32).reshape(rows, dimension)
+
+
+def _file_mapping(folder: Path, size: int) -> mmap.mmap:
     folder.mkdir(parents=True, exist_ok=True)
     fd, name = tempfile.mkstemp(prefix=".vectors-", dir=folder)
     try:
         os.unlink(name)
-        os.ftruncate(fd, size)  # reads as zeros until written
-        mapping = mmap.mmap(fd, size)  # shared: released pages keep their values in the file
+        # The disk space is taken now: a write into a mapped hole on a full disk would kill the
+        # process (SIGBUS) instead of failing here.
+        if hasattr(os, "posix_fallocate"):
+            os.posix_fallocate(fd, 0, size)
+        else:
+            os.ftruncate(fd, size)
+        return mmap.mmap(fd, size)  # shared: released pages keep their values in the file
     finally:
         os.close(fd)
-    return np.frombuffer(mapping, dtype=np.float32).reshape(rows, dimension)
 
 
 def release(array: np.ndarray, start: int = 0, stop: int | None = None) -> None:

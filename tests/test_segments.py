@@ -379,3 +379,6 @@ def test_a_big_vector_array_gives_its_memory_back_and_keeps_its_values(tmp_path)
     small = vector_array(10, dimension, tmp_path)
     release(small)  # anonymous memory: nothing to give back, nothing lost
     assert small.shape == (10, dimension) and not small.any()
+    (tmp_path / "a-file").write_text("not a folder")
+    unplaced = vector_array(rows, dimension, tmp_path / "a-file")  # nowhere to put the file: memory, not an error
+    assert unplaced.shape == (rows, dimension) and not unplaced.any()
