@@ -485,6 +485,31 @@ def test_long_documents_are_written_and_updated_whatever_their_total_size(tmp_pa
     assert stored == {d.doc_id: d.text for d in [edited, *docs[1:]]}
 
 
+def test_a_metadata_write_of_many_transactions_keeps_every_row(tmp_path):
+    # meta.duckdb is written in transactions of BATCHES_PER_COMMIT statements (indexer/metadb.py): none may be lost.
+    import numpy as np
+
+    from indexer import artifacts
+    from indexer.documents import Chunk, Document
+    from indexer.metadb import BATCHES_PER_COMMIT, DOCUMENT_BATCH
+
+    count = 2 * BATCHES_PER_COMMIT * DOCUMENT_BATCH + 7  # documents alone span two commits and a part
+    docs = [Document(f"file:d{i:04d}.md", "s", "files", f"D {i}", f"document number {i}") for i in range(count)]
+    chunks = [Chunk(d.doc_id, 0, 0, len(d.text), d.text, (), 3) for d in docs]
+    manifest = {"provider": "local", "model": "m", "dimension": 4, "metric": "inner_product", "normalized": True, "chunking": {"chunk_tokens": 8, "chunk_overlap": 0}}
+    summary = {"documents": {"added": count}, "chunks": {"embedded": count, "reused": 0}, "tokens_embedded": 3 * count, "cost_usd": 0.0, "errors": []}
+    run = artifacts.RunRecord("run-x", datetime.now(timezone.utc), [], summary, [], ["local"])
+    build = artifacts.SpaceBuild("sp", manifest, np.zeros(0), chunks, np.full((count, 4), 0.5, dtype=np.float32))
+    folder, _ = artifacts.write_generation(tmp_path, "g1", docs, [build], run)
+    artifacts.verify_generation(folder)
+    db = duckdb.connect(str(folder / "meta.duckdb"), read_only=True)
+    stored = dict(db.execute("SELECT doc_id, text FROM documents").fetchall())
+    rows = db.execute("SELECT vector_id, doc_id FROM chunks ORDER BY vector_id").fetchall()
+    db.close()
+    assert stored == {d.doc_id: d.text for d in docs}
+    assert rows == [(i, d.doc_id) for i, d in enumerate(docs)]
+
+
 def test_one_bad_file_never_fails_the_run(tmp_path):
     config = small_corpus(tmp_path)
     (tmp_path / "docs" / "latin1.md").write_bytes("Caf\xe9 menu".encode("latin-1"))
