@@ -96,6 +96,10 @@ def write_metadata(path: Path, generation_id: str, documents: list[Document], sp
             if update is not None:  # rows kept as they are come from the previous file, not from Python
                 quoted = "'" + str(update.previous).replace("'", "''") + "'"  # ATTACH takes a literal, not a parameter
                 db.execute(f"ATTACH {quoted} AS previous (READ_ONLY)")
+        # Commits only append to the WAL; the CHECKPOINT at the end writes each table as one set of
+        # row groups. DuckDB's automatic checkpoints between commits left 2-3 row groups per table at
+        # 10,000 documents, and the next run's update of that file took 0.15 s and 50 MB more.
+        db.execute("SET checkpoint_threshold = '64GB'")
         db.execute("BEGIN TRANSACTION")
         if incremental:
             _remove_changed(db, update, documents, spaces)
