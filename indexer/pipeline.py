@@ -2,32 +2,28 @@
 
 from __future__ import annotations
 
-import os
 import secrets
-import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
-from pathlib import Path
 from typing import Callable, Collection, ContextManager, Iterator, Protocol
 
 import numpy as np
 
 from indexer import artifacts
-from indexer.chunking import ChunkingParams, chunk_text, count_tokens
+from indexer.chunking import ChunkingParams
 from indexer.collector import fewer_collections
 from indexer.config import Config
-from indexer.documents import Chunk, ChunkTexts, Document, FetchState
+from indexer.documents import Chunk, Document, FetchState
 from indexer.embedders import Embedder, check_usable, fits_for, import_client_soon, load_embedder, space_manifest
-from indexer.embedders.remote import Budget, EmbeddingsFailed
+from indexer.embedders.remote import Budget
 from indexer.errors import ConfigError, ErrorCode, IngestError, PublishRefused
 from indexer.metadb import MetaUpdate
 from indexer.plan import Action, Decision, DeleteGuard, check_deletions, counts, plan
 from indexer.previous import PreviousGeneration
 from indexer.sources import check_credentials, count_items, crawl, listed_files
-from indexer.spill import release, vector_array
+from indexer.steps import chunk_documents, embed_chunks, estimate
 
 SLOWEST_REPORTED = 10
 
@@ -221,7 +217,7 @@ def run_index(
             raise PublishRefused(_nothing_found(config, report.errors + report.warnings))
 
         if dry_run:
-            report.spaces = {s.space_id: _estimate(new_chunks[s.space_id], s, previous) for s in rebuilt}
+            report.spaces = {s.space_id: estimate(new_chunks[s.space_id], s, previous) for s in rebuilt}
             report.decisions = list(decisions.values())
             report.counts = counts(report.decisions, before)
             report.documents = len(documents)
@@ -393,70 +389,6 @@ def _assemble(decisions: dict[str, Decision], crawled: dict[str, Document], last
     return documents, kept
 
 
-def embed_chunks(
-    chunks: list[Chunk], embedder: Embedder, previous: PreviousGeneration | None, titles: dict[str, str], progress: Progress,
-    spill: Path | None = None,
-) -> tuple[np.ndarray, dict, dict[str, IngestError]]:
-    """Vectors for `chunks`: each distinct text once, and only texts the current generation has not embedded already.
-
-    Returns the vectors (zeros where embedding failed), counts, and the documents left with
-    an unembedded chunk, each with its EMBEDDINGS_FAILED error. Big arrays live in a file in
-    `spill` (indexer/spill.py) and hold no memory until the segment's index reads them.
-    """
-    space_id = embedder.space.space_id
-    first: dict[str, Chunk] = {}
-    for c in chunks:
-        first.setdefault(c.chunk_hash, c)
-    cached = previous.cached_vectors(space_id, set(first)) if previous and previous.compatible(space_id, embedder.manifest()) else {}
-    missing = [h for h in first if h not in cached]
-    failed_hashes: set[str] = set()
-    error: EmbeddingsFailed | None = None
-    with progress(f"embedding {space_id}", len(missing)) as advance:
-        try:
-            texts, doc_titles, tokens = ChunkTexts([first[h] for h in missing]), [titles[first[h].doc_id] for h in missing], [first[h].token_count for h in missing]
-            out = vector_array(len(missing), embedder.space.dimensions, spill) if missing else None
-            fresh = embedder.embed_documents(texts, advance, doc_titles, tokens, out=out) if missing else []
-        except EmbeddingsFailed as exc:
-            if exc.vectors is None:
-                raise
-            error, fresh = exc, exc.vectors
-            failed_hashes = {missing[i] for i in exc.failed_rows}
-    vectors = _vector_per_chunk(chunks, missing, fresh, cached, embedder.space.dimensions, spill)
-    release(vectors)
-    failed = {
-        c.doc_id: IngestError(ErrorCode.EMBEDDINGS_FAILED, "embed", str(error), retryable=error.retryable, doc_id=c.doc_id)
-        for c in chunks
-        if c.chunk_hash in failed_hashes
-    }
-    return vectors, {"embedded": len(missing) - len(failed_hashes), "reused": len(first) - len(missing)}, failed
-
-
-def _vector_per_chunk(chunks: list[Chunk], missing: list[str], fresh, cached: dict, dimension: int, spill: Path | None = None) -> np.ndarray:
-    """One row per chunk from the new vectors (`fresh`, row i = text `missing[i]`) and the cached
-    ones, copied once. A cold run whose chunks are all distinct hands the embedder's array on as it is."""
-    if len(missing) == len(chunks) and isinstance(fresh, np.ndarray):
-        return fresh  # every chunk's text is new and distinct: `missing` is in chunk order
-    row = {h: i for i, h in enumerate(missing)}
-    vectors = vector_array(len(chunks), dimension, spill)
-    for i, c in enumerate(chunks):
-        j = row.get(c.chunk_hash)
-        vectors[i] = fresh[j] if j is not None else cached[c.chunk_hash]
-    return vectors
-
-
-def _estimate(chunks: list[Chunk], space, previous: PreviousGeneration | None) -> dict:
-    """What embedding `chunks` would take: distinct texts not in the vector cache, their tokens and price."""
-    texts = {c.chunk_hash: c.text for c in chunks}
-    cached = previous.cached_vectors(space.space_id, set(texts)) if previous and previous.compatible(space.space_id, space_manifest(space)) else {}
-    tokens = sum(count_tokens(t) for h, t in texts.items() if h not in cached)
-    return {
-        "chunks_to_embed": len(texts) - len(cached),
-        "chunks_reused": len(cached),
-        "tokens_to_embed": tokens,
-        "estimated_cost_usd": round(tokens * space.info.price_per_million_tokens / 1e6, 8),
-    }
-
-
 def _usage(embedder: Embedder) -> dict:
     usage = getattr(embedder, "usage", None)
     return {"usage": usage.as_dict()} if usage is not None else {}
@@ -466,36 +398,6 @@ def _nothing_found(config: Config, errors: list[IngestError]) -> str:
     sources = ", ".join(f"{s.name} ({s.path or ', '.join(s.urls)})" for s in config.sources)
     first = f"; first problem: {errors[0].code} {errors[0].message}" if errors else ""
     return f"the generation would be empty: no document could be indexed{first}. Sources: {sources}. Nothing was published."
-
-
-def chunk_documents(
-    documents: list[Document], params: ChunkingParams, fits: Callable[[str], bool] | None, errors: list[IngestError], advance: Callable[[int], None] = lambda n: None
-) -> tuple[list[Chunk], set[str]]:
-    """Every document's chunks, in order, on every core: tiktoken lets go of the GIL while it
-    encodes, which is most of the work (2,000 documents: 4.2 s on one thread, 2.7 s on two)."""
-    chunks: list[Chunk] = []
-    failed: set[str] = set()
-    one_at_a_time = threading.Lock()  # a model's tokenizer (`fits`) may not be called from two threads at once
-
-    def checked(text: str) -> bool:
-        with one_at_a_time:
-            return fits(text)
-
-    def chunk_one(doc: Document) -> list[Chunk] | Exception:
-        try:
-            return chunk_text(doc.text, params, checked if fits else None, doc_id=doc.doc_id)
-        except Exception as exc:  # one bad document never fails the run
-            return exc
-
-    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1, thread_name_prefix="chunk") as pool:
-        for doc, result in zip(documents, pool.map(chunk_one, documents)):
-            if isinstance(result, Exception):
-                failed.add(doc.doc_id)
-                errors.append(IngestError(ErrorCode.CHUNKING_FAILED, "chunk", f"{type(result).__name__}: {result}", doc_id=doc.doc_id, source=doc.source))
-            else:
-                chunks.extend(result)
-            advance(1)
-    return chunks, failed
 
 
 def _unique(documents: list[Document], errors: list[IngestError]) -> list[Document]:
