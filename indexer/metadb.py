@@ -83,13 +83,12 @@ def write_metadata(path: Path, generation_id: str, documents: list[Document], sp
         # DuckDB's buffers, bounded: 108k chunk rows took ~500 MB more without a limit (the run's peak).
         written = [d for d in documents if d.doc_id in update.rewritten] if incremental else documents
         chunks = (c for b in spaces for _, c in writes[b.space_id].rows if (c.end - c.start) * 4 > LONG_TEXT_BYTES)
-        memory = writer_memory(sum(b.size for b in spaces), long_text_bytes(d.text for d in written) + long_text_bytes(c.text for c in chunks))
-        db.execute(f"SET memory_limit = '{memory >> 20}MB'")
+        long_text = long_text_bytes(d.text for d in written) + long_text_bytes(c.text for c in chunks)
+        if incremental:  # rewriting the copied table's storage holds its long texts too, not only the new ones
+            long_text += stored_long_text_bytes(db)
+        db.execute(f"SET memory_limit = '{writer_memory(sum(b.size for b in spaces), long_text) >> 20}MB'")
         if incremental:
             upgrade_in_place(db)  # a file from before the latest documents columns
-            # Rewriting the copied table's storage holds its long texts too, not only the new ones.
-            memory += stored_long_text_bytes(db) * 5 // 4
-            db.execute(f"SET memory_limit = '{memory >> 20}MB'")
         else:
             for name in SCHEMA:
                 db.execute(load_sql(name))
@@ -145,7 +144,7 @@ def writer_memory(chunk_rows: int, long_text: int = 0) -> int:
 
 
 def long_text_bytes(texts) -> int:
-    """UTF-8 bytes of the texts longer than LONG_TEXT_BYTES (chunks never are: a few KB at most)."""
+    """UTF-8 bytes of the texts longer than LONG_TEXT_BYTES (a chunk of the default 450 tokens never is)."""
     total = 0
     for text in texts:
         if len(text) * 4 > LONG_TEXT_BYTES:  # only then can it be that long
