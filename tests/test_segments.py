@@ -279,20 +279,20 @@ def test_postings_built_in_batches_score_as_one_index_split_anywhere(tmp_path):
 
 
 def test_postings_written_in_term_ranges_are_every_term_s_rows_in_order(tmp_path):
-    """Over a million postings (more than one range the builder writes at a time, several build batches):
-    each term lists exactly the rows holding it, ascending, with its count there."""
+    """More postings than the builder puts in order at a time, and several build batches: each term
+    lists exactly the rows holding it, ascending, with its count there."""
     import json
     from collections import Counter
 
-    from indexer.bm25 import BUILD_BATCH, build_lexical_segment
+    from indexer.bm25 import BUILD_BATCH, TERM_RANGE, build_lexical_segment
     from indexer.lexical import analyze
 
-    texts = [" ".join(f"w{(i * 7 + k * 13) % 3001}" for k in range(118)) + f" w{i % 5} w{i % 5}" for i in range(max(9500, BUILD_BATCH + 900))]
+    texts = [" ".join(f"w{(i * 7 + k * 13) % 3001}" for k in range(118)) + f" w{i % 5} w{i % 5}" for i in range(max(3 * TERM_RANGE // 100, BUILD_BATCH + 900))]
     build_lexical_segment(texts, tmp_path / "lexical")
     folder = tmp_path / "lexical"
     terms = json.loads((folder / "terms.json").read_text())
     indptr, rows, tf = (np.load(folder / f"postings.{name}.npy") for name in ("indptr", "rows", "tf"))
-    assert len(rows) > 1 << 20
+    assert len(rows) > 2 * TERM_RANGE
     expected: dict[str, list[tuple[int, int]]] = {}
     for row, text in enumerate(texts):
         for term, count in Counter(t for word in text.split() for t in analyze(word)).items():
