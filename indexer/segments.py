@@ -200,7 +200,9 @@ def _add_to_lists(index, vectors: np.ndarray) -> None:
         release(vectors, start, stop)
 
 
-def write_segment(folder: Path, space_id: str, chunks: list[Chunk], vectors: np.ndarray) -> None:
+def write_segment(folder: Path, space_id: str, chunks: list[Chunk], vectors: np.ndarray, postings: list | None = None) -> None:
+    """A new segment of `chunks` with their `vectors`; its postings are built now, or — when the
+    caller passes a list `postings` — added to it, for the caller to build later (`build_postings`)."""
     import faiss
 
     folder.mkdir(parents=True)
@@ -209,7 +211,17 @@ def write_segment(folder: Path, space_id: str, chunks: list[Chunk], vectors: np.
     faiss.write_index(index, str(folder / "index.faiss"))
     del index  # not kept while the rest of the segment is built
     write_chunk_store(folder, space_id, chunks)
-    build_lexical_segment(ChunkTexts(chunks), folder / "lexical")
+    later = [(folder, chunks)]
+    if postings is None:
+        build_postings(later)
+    else:
+        postings.extend(later)
+
+
+def build_postings(pending: list[tuple[Path, list[Chunk]]]) -> None:
+    """The postings of segments written without them (`write_segment(..., postings=pending)`)."""
+    for folder, chunks in pending:
+        build_lexical_segment(ChunkTexts(chunks), folder / "lexical")
 
 
 @dataclass
@@ -232,18 +244,19 @@ class SpaceWrite:
 
 
 def write_space(space_dir: Path, name: str, space_id: str, dimension: int, kept_ids: np.ndarray, added: list[Chunk], vectors: np.ndarray,
-                previous: Path | None, load: Callable[[np.ndarray], list[Chunk]]) -> SpaceWrite:
+                previous: Path | None, load: Callable[[np.ndarray], list[Chunk]], postings: list | None = None) -> SpaceWrite:
     """Write the segments of a space holding rows `kept_ids` of the space folder `previous` and
     `added` (with their `vectors`); a new segment is called `name`. `load(ids)` returns the
     previous generation's chunks of those vector ids, in that order: only rows that must be
-    written again (merged, or moved to another id) are loaded."""
+    written again (merged, or moved to another id) are loaded. `postings`: see `write_segment`."""
     kept_ids = np.sort(np.asarray(kept_ids, dtype=np.int64))
     if len(added) != len(vectors):
         raise ValueError(f"space {space_id}: {len(added)} chunks but {len(vectors)} vectors to add")
     layout = read_layout(previous) if previous is not None else None
     if layout is None or layout.legacy:  # nothing to share: one segment holding everything
         old = stored_vectors(layout, kept_ids, dimension) if layout is not None else np.zeros((0, dimension), np.float32)
-        return _finish(space_dir, name, space_id, [], _new_rows(load(kept_ids) + added, np.concatenate([old, vectors]) if len(old) else vectors), False, None, load)
+        return _finish(space_dir, name, space_id, [], _new_rows(load(kept_ids) + added, np.concatenate([old, vectors]) if len(old) else vectors), False, None, load,
+                       postings)
 
     # The rows each previous segment keeps (local row numbers, ascending); segments keeping none are dropped.
     position = np.searchsorted([s.base for s in layout.segments], kept_ids, side="right") - 1
@@ -257,11 +270,11 @@ def write_space(space_dir: Path, name: str, space_id: str, dimension: int, kept_
         tail = sum(len(live) for _, live in keep[1:]) + len(added)
         merge_from = 1 if tail < len(keep[0][1]) else 0
     if merge_from is None:
-        return _finish(space_dir, name, space_id, keep, _new_rows(added, vectors), False, layout, load)
+        return _finish(space_dir, name, space_id, keep, _new_rows(added, vectors), False, layout, load, postings)
     merged = keep[merge_from:]
     chunks = load(np.concatenate([live + s.base for s, live in merged])) + added
     old = [open_index(s.folder / "index.faiss").reconstruct_batch(live) for s, live in merged]
-    return _finish(space_dir, name, space_id, keep[:merge_from], _new_rows(chunks, np.concatenate([*old, vectors])), True, layout, load)
+    return _finish(space_dir, name, space_id, keep[:merge_from], _new_rows(chunks, np.concatenate([*old, vectors])), True, layout, load, postings)
 
 
 def _new_rows(chunks: list[Chunk], vectors: np.ndarray) -> tuple[list[Chunk], np.ndarray]:
@@ -273,7 +286,7 @@ def _new_rows(chunks: list[Chunk], vectors: np.ndarray) -> tuple[list[Chunk], np
 
 
 def _finish(space_dir: Path, name: str, space_id: str, keep: list[tuple[Segment, np.ndarray]], new: tuple[list[Chunk], np.ndarray],
-            compacted: bool, previous: Layout | None, load: Callable[[np.ndarray], list[Chunk]]) -> SpaceWrite:
+            compacted: bool, previous: Layout | None, load: Callable[[np.ndarray], list[Chunk]], postings: list | None) -> SpaceWrite:
     result = SpaceWrite(compacted=compacted)
     entries, deleted, unmoved, base = [], [], [], 0
     for segment, live in keep:
@@ -288,7 +301,7 @@ def _finish(space_dir: Path, name: str, space_id: str, keep: list[tuple[Segment,
         base += segment.rows
     chunks, vectors = new
     if chunks:
-        write_segment(space_dir / SEGMENT_FOLDER / name, space_id, chunks, vectors)
+        write_segment(space_dir / SEGMENT_FOLDER / name, space_id, chunks, vectors, postings)
         result.rows.extend((base + i, c) for i, c in enumerate(chunks))
         result.written = len(chunks)
         entries.append({"name": name, "rows": len(chunks)})
