@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import shutil
 import threading
+import time
+from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -42,6 +44,33 @@ def local_embedder(local_space):
     from indexer.embedders import load_embedder
 
     return load_embedder(local_space)
+
+
+def resident_file_kb() -> int:
+    """Resident pages of this process that map files (kB): where a file-backed array's pages count (indexer/spill.py)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("RssFile:"):
+            return int(line.split()[1])
+    pytest.skip("no RssFile in /proc/self/status")
+
+
+@contextmanager
+def resident_file_growth():
+    """How far `resident_file_kb` rose above its start while the block ran, sampled every millisecond: `growth[0]` (kB)."""
+    start, growth, done = resident_file_kb(), [0], threading.Event()
+
+    def watch():
+        while not done.is_set():
+            growth[0] = max(growth[0], resident_file_kb() - start)
+            time.sleep(0.001)
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    try:
+        yield growth
+    finally:
+        done.set()
+        watcher.join()
 
 
 def write_config(folder: Path, body: str) -> Path:

@@ -17,7 +17,7 @@ from server.app import create_app
 from indexer.config import ServerConfig
 from indexer.retrying import retry_after_seconds
 from server.service import Settings
-from tests.conftest import stored_vectors, write_config
+from tests.conftest import resident_file_kb, stored_vectors, write_config
 from tests.fakes.gemini_server import FakeGemini
 from tests.fakes.openai_server import FakeOpenAI
 
@@ -93,6 +93,24 @@ def test_two_providers_build_two_spaces_in_one_generation_and_queries_use_each(t
             assert result["space"] == space and result["hits"][0]["doc_id"] == "file:refunds.md"
             assert len(fake.calls) == before + 1, f"the query for {space} was embedded by its own provider"
     assert fake_gemini.task_types()[-1] == ("RETRIEVAL_QUERY", None)
+
+
+def test_vectors_embedded_into_a_file_backed_array_hold_about_one_request_of_memory(tmp_path, fake_openai):
+    """A run's vectors over 32 MB live in a file (indexer/spill.py): each request's vectors are
+    written there and their pages given back as they arrive, so embedding 6,000 texts at 1,536
+    dimensions (37 MB) never holds much more than one request of 2,048 (13 MB)."""
+    from indexer.config import load_config
+    from indexer.embedders import load_embedder
+    from indexer.spill import vector_array
+
+    space = load_config(corpus(tmp_path, '[[spaces]]\nprovider = "openai"\n')).spaces[0]
+    embedder = load_embedder(space)
+    texts = [f"parcel {i} leaves the Lisbon warehouse" for i in range(6000)]
+    spilled = vector_array(len(texts), space.dimensions, tmp_path)
+    before, held = resident_file_kb(), []
+    embedder.embed_documents(texts, lambda n: held.append(resident_file_kb() - before), out=spilled)
+    assert len(held) == 3 and max(held) < 0.5 * spilled.nbytes / 1024, held
+    assert np.array_equal(spilled, embedder.embed_documents(texts)), "the values are all there"
 
 
 def test_gemini_documents_and_queries_use_their_task_types_and_titles(tmp_path, fake_gemini):

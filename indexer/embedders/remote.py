@@ -23,6 +23,7 @@ from indexer.config import SpaceConfig
 from indexer.embedders import space_manifest
 from indexer.errors import StaticRagError
 from indexer.retrying import backoff
+from indexer.spill import release
 
 MAX_ATTEMPTS = 6
 QUERY_ATTEMPTS = 2  # a chatbot is waiting: fail fast and let the caller retry
@@ -195,6 +196,7 @@ class RemoteEmbedder:
             except EmbeddingsFailed as exc:
                 failures.append(exc)
                 continue
+            release(out, min(rows), max(rows) + 1)  # a file-backed `out` keeps only the batch in memory (indexer/spill.py)
             embedded[rows] = True
             if progress:
                 progress(len(rows))
