@@ -11,7 +11,7 @@ import pytest
 from indexer import segments
 from indexer.documents import Chunk
 from indexer.segments import read_layout, write_space
-from tests.conftest import write_config
+from tests.conftest import resident_file_growth, resident_file_kb, write_config
 from tests.test_index_run import run_cli
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "docs"
@@ -310,12 +310,18 @@ def test_a_segment_too_large_to_scan_is_an_ivf_index_that_finds_every_live_row_a
 
     from indexer.dense import EXACT_FILTERED_MAX, DenseSegments, open_index
 
+    from indexer.spill import release, vector_array
+
     rng = np.random.default_rng(7)
     dimension = 256
     count = segments.EXACT_MAX_FLOATS // dimension + 2000
-    stored = rng.standard_normal((count, dimension)).astype(np.float32)
+    stored = vector_array(count, dimension, tmp_path)  # as a run holds them: in a file (indexer/spill.py)
+    stored[:] = rng.standard_normal((count, dimension), dtype=np.float32)
     stored /= np.linalg.norm(stored, axis=1, keepdims=True)
-    built = segments.build_dense_index(stored)
+    release(stored)
+    with resident_file_growth() as growth:
+        built = segments.build_dense_index(stored)
+    assert growth[0] < 0.5 * stored.nbytes / 1024, "training and filling the lists read the file a block at a time, not all of it at once"
     faiss.write_index(built, str(tmp_path / "index.faiss"))
     plain = faiss.clone_index(built)
     plain.reset()
@@ -347,14 +353,6 @@ def test_a_segment_too_large_to_scan_is_an_ivf_index_that_finds_every_live_row_a
         assert np.allclose(list(hits.values()), best, atol=1e-5), f"the best {depth} of the {len(allowed)} allowed rows, as an exact scan finds them"
 
 
-def _resident_file_kb() -> int:
-    """Resident pages of this process that map files (kB): where a spilled array's pages count."""
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("RssFile:"):
-            return int(line.split()[1])
-    pytest.skip("no RssFile in /proc/self/status")
-
-
 def test_a_big_vector_array_gives_its_memory_back_and_keeps_its_values(tmp_path):
     # indexer/spill.py: a run's vectors live in an unlinked file; an index built from them holds the
     # same vectors as one built from memory, and the array's pages go back once copied.
@@ -366,16 +364,16 @@ def test_a_big_vector_array_gives_its_memory_back_and_keeps_its_values(tmp_path)
     values = np.random.default_rng(3).standard_normal((rows, dimension), dtype=np.float32)
     values /= np.linalg.norm(values, axis=1, keepdims=True)
     spilled[:] = values
-    before = _resident_file_kb()
+    before = resident_file_kb()
     release(spilled)
-    assert before - _resident_file_kb() > 0.9 * spilled.nbytes / 1024, "its pages went back"
+    assert before - resident_file_kb() > 0.9 * spilled.nbytes / 1024, "its pages went back"
     assert np.array_equal(spilled, values), "and its values are still there"
 
     from_file = segments.build_dense_index(spilled)
     from_memory = segments.build_dense_index(values.copy())
     assert from_file.ntotal == from_memory.ntotal == rows
     assert np.array_equal(from_file.reconstruct_n(0, rows), from_memory.reconstruct_n(0, rows))
-    assert _resident_file_kb() < before - 0.9 * spilled.nbytes / 1024, "building the index gave the rows back again"
+    assert resident_file_kb() < before - 0.9 * spilled.nbytes / 1024, "building the index gave the rows back again"
     small = vector_array(10, dimension, tmp_path)
     release(small)  # anonymous memory: nothing to give back, nothing lost
     assert small.shape == (10, dimension) and not small.any()
