@@ -225,7 +225,8 @@ def run_index(
 
         # Embed every rebuilt space first: a document whose chunks cannot be embedded falls
         # back to its last good version in every space, so spaces agree on each document.
-        titles = {d.doc_id: d.title for d in documents}
+        chunked = {c.doc_id for chunks in new_chunks.values() for c in chunks}
+        titles = {d.doc_id: d.title for d in documents if d.doc_id in chunked}  # a kept document's fields are not read (StoredDocument)
         fresh: dict[str, tuple[np.ndarray, dict]] = {}
         unembedded: dict[str, IngestError] = {}
         for space in rebuilt:
@@ -253,7 +254,7 @@ def run_index(
 
         builds = _space_builds(config, previous, fresh, new_chunks, carries, stale_before, kept, decisions, documents, report)
         fresh, vectors = {}, None  # the builds hold the vectors now; writing them lets them go (artifacts.write_generation)
-        rewritten = _rewritten(decisions, documents, stored_fetch, before)
+        rewritten = _rewritten(decisions, documents, crawled, stored_fetch, before)
         unchanged_generation = previous is not None and _nothing_changed(previous, decisions, documents, builds, rewritten, report)
         update = None
         if previous is not None and previous.manifest["schema_version"] == artifacts.SCHEMA_VERSION:
@@ -352,13 +353,14 @@ def _nothing_changed(previous: PreviousGeneration, decisions: dict[str, Decision
     return not rewritten
 
 
-def _rewritten(decisions: dict[str, Decision], documents: list[Document], stored_fetch: dict, before: dict) -> frozenset[str]:
+def _rewritten(decisions: dict[str, Decision], documents: list[Document], crawled: dict[str, Document], stored_fetch: dict, before: dict) -> frozenset[str]:
     """Documents whose stored row this run changes: every one but those skipped, fetched as they
-    were and still in the same source (a renamed source changes no hash)."""
+    were and still in the same source (a renamed source changes no hash). A skipped document this
+    crawl did not read (an unchanged file, a page answering 304) is its stored row itself."""
     return frozenset(
         d.doc_id for d in documents
-        if decisions[d.doc_id].action is not Action.SKIP or d.doc_id not in before or before[d.doc_id].source != d.source
-        or FetchState(d.etag, d.last_modified, d.fetched_at, d.links) != stored_fetch.get(d.doc_id)
+        if decisions[d.doc_id].action is not Action.SKIP or d.doc_id not in before
+        or (d.doc_id in crawled and (before[d.doc_id].source != d.source or FetchState(d.etag, d.last_modified, d.fetched_at, d.links) != stored_fetch.get(d.doc_id)))
     )
 
 
