@@ -251,21 +251,23 @@ def _finished(result) -> Future:
 
 
 def _top(scores: np.ndarray, depth: int) -> dict[int, float]:
-    """The `depth` best scores above zero (a chunk sharing no term with the query is no match), best first.
-    When most chunks score (a query of common words), the whole array is partitioned: cheaper than
-    copying the positive ones first (82k of 108k chunks: 0.26 → ~0.1 ms); when few do, only they
-    are (partitioning an array of mostly equal zeros is slow: ~2 ms). Equal scores keep vector id order."""
+    """The `depth` best scores above zero (a chunk sharing no term with the query is no match), best
+    first; among equal scores the lower vector id, at the cut too. The cut is the depth-th best
+    score, found by partitioning the values: NumPy's argpartition took ~6 ms on some queries' BM25
+    scores (108k chunks, 73k of them scoring, many equal) where partitioning takes ~0.1 ms. When
+    most chunks score, the whole array is partitioned; when few do, only their scores are
+    (partitioning an array of mostly equal zeros is slow: ~2 ms)."""
     positive = scores > 0
-    count, n = int(np.count_nonzero(positive)), len(scores)
-    if count > n // 2 and n > depth:
-        top = np.argpartition(scores, n - depth)[n - depth :]
-        positive = top[scores[top] > 0]
+    count = int(np.count_nonzero(positive))
+    ids, values = (None, scores) if count > len(scores) // 2 else (np.flatnonzero(positive), scores[positive])
+    if count > depth:
+        cut = np.partition(values, len(values) - depth)[len(values) - depth]
+        above = np.flatnonzero(values > cut)
+        chosen = np.concatenate([above, np.flatnonzero(values == cut)[: depth - len(above)]])
     else:
-        positive = np.flatnonzero(positive)
-        if len(positive) > depth:
-            positive = positive[np.argpartition(-scores[positive], depth - 1)[:depth]]
-    positive = np.sort(positive)  # equal scores in vector id order, however they were partitioned
-    order = positive[np.argsort(-scores[positive], kind="stable")]
+        chosen = np.flatnonzero(values > 0)
+    chosen = np.sort(chosen if ids is None else ids[chosen])
+    order = chosen[np.argsort(-scores[chosen], kind="stable")]
     return {int(i): float(scores[i]) for i in order}
 
 

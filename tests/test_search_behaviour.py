@@ -9,6 +9,7 @@ holds nothing but the manual (and the herd page).
 import os
 from datetime import datetime, timedelta, timezone
 
+import numpy as np
 import pytest
 from litestar.testing import TestClient
 
@@ -175,3 +176,17 @@ def test_calendar_phrases_as_date_ranges():
     berlin = updated_range("today", utc(2026, 3, 29, 0, 30), ZoneInfo("Europe/Berlin"))
     assert berlin == (utc(2026, 3, 28, 23), None), "Berlin's midnight was 23:00 UTC"
     assert updated_range("yesterday", utc(2026, 3, 30, 12), ZoneInfo("Europe/Berlin")) == (utc(2026, 3, 28, 23), utc(2026, 3, 29, 22)), "a 23-hour day"
+
+
+def test_a_retrievers_candidates_are_its_best_scores_and_equal_scores_go_by_vector_id():
+    """Candidates are the `depth` best positive scores, best first, ties (at the cut too) to the
+    lower vector id: the same query gives the same candidates whatever the scores' pattern — many
+    chunks scoring, few, or many equal scores (BM25 on common words)."""
+    from server.search import _top
+
+    rng = np.random.default_rng(5)
+    for _ in range(300):
+        n, depth = int(rng.integers(1, 3000)), int(rng.integers(1, 200))
+        scores = np.where(rng.random(n) < rng.random(), rng.integers(0, 20, n) / 4, 0).astype(np.float32)
+        best = sorted((-float(scores[i]), i) for i in range(n) if scores[i] > 0)[:depth]
+        assert list(_top(scores, depth).items()) == [(i, -s) for s, i in best]
