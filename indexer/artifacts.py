@@ -118,8 +118,8 @@ def _write(folder: Path, generation_id: str, documents: list[Document], spaces: 
 
     writes = {}
     # The new segments' postings are built after meta.duckdb is written: building them leaves the
-    # heap in pieces that DuckDB's buffers then came on top of (2,000 documents: peak RSS 277-287
-    # MB with the postings first, 267-269 after).
+    # heap in pieces that DuckDB's buffers then came on top of (2,000 documents, `index run` seven
+    # times each way, with bm25.TERM_RANGE: peak RSS 277-292 MB with the postings first, 271-280 after).
     postings: list = []
     for n, build in enumerate(spaces):
         space_dir = folder / "spaces" / build.space_id

@@ -140,6 +140,7 @@ for _field in fields(Document):
         _reader = _ReadWhenAsked()
         _reader.__set_name__(StoredDocument, _field.name)
         setattr(StoredDocument, _field.name, _reader)
+del _field, _reader
 
 
 class _Stored:
