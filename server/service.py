@@ -21,6 +21,7 @@ from indexer.models import MODELS
 from server.reader import Generation, SpaceIndex
 from server.observe import REFUSED, record_generation
 from server.search import MAX_CHUNKS_PER_DOC, SearchFilters, SearchResult, embed_query, recent, search
+from server.warming import warm
 
 log = logging.getLogger("static_rag.server")
 QUERY_TIMEOUT_SECONDS = 10.0  # per query-embedding request: a chatbot user is waiting
@@ -64,6 +65,7 @@ class SearchService:
         """
         with self._swap_lock:
             generation = Generation.open_current(self.settings.artifacts)
+            warm(generation.folder)  # its first queries read from memory, not the disk (server/warming.py)
             for space in generation.spaces.values():
                 try:
                     self._embedder_for(space).ready()

@@ -4,6 +4,7 @@ failing a request; a broken generation is refused and the old one keeps serving.
 import threading
 import time
 
+import pytest
 from litestar.testing import TestClient
 
 from indexer.config import ServerConfig, load_config
@@ -95,3 +96,45 @@ def test_a_retired_generation_closes_only_after_its_last_request(tmp_path, local
     assert old.closed and not new.closed
     service.close()
     assert new.closed
+
+
+def _resident_share(path) -> float:
+    """The share of a file's pages in the page cache (mincore on a private mapping of it)."""
+    import ctypes
+    import mmap
+
+    size = path.stat().st_size
+    with open(path, "rb") as f:
+        mapping = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_COPY)
+    try:
+        view = (ctypes.c_char * size).from_buffer(mapping)
+        pages = -(-size // mmap.PAGESIZE)
+        flags = (ctypes.c_ubyte * pages)()
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.mincore(ctypes.c_void_p(ctypes.addressof(view)), ctypes.c_size_t(size), flags) != 0:
+            pytest.skip(f"mincore failed: errno {ctypes.get_errno()}")
+        del view
+        return sum(b & 1 for b in flags) / pages
+    finally:
+        mapping.close()
+
+
+def test_a_generation_is_read_into_memory_before_it_serves(tmp_path, local_embedder):
+    """A generation whose files are not in the page cache (unpacked elsewhere, after a reboot)
+    would make its first queries wait on the disk; loading it reads them first (server/warming.py)."""
+    import os
+
+    from server.service import SearchService
+
+    config = corpus(tmp_path, "Refunds are paid within thirty days.")
+    run_index(config)
+    generation = tmp_path / "artifacts" / "generations"
+    for path in (p for p in generation.rglob("*") if p.is_file()):  # written and synced: clean pages the kernel can drop
+        fd = os.open(path, os.O_RDONLY)
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        os.close(fd)
+    stores = list(generation.rglob("chunks.jsonl"))  # only queries read the chunk store
+    if not stores or max(_resident_share(p) for p in stores) > 0.5:
+        pytest.skip("this filesystem keeps the files in memory whatever we ask")
+    SearchService(Settings(artifacts=tmp_path / "artifacts")).load()
+    assert min(_resident_share(p) for p in stores) == 1.0
