@@ -11,7 +11,6 @@ first 30. Read in order once before the generation serves (0.35 s here), its fir
 from __future__ import annotations
 
 import logging
-import os
 import time
 from pathlib import Path
 
