@@ -125,7 +125,7 @@ class _ReadWhenAsked:
     """A field of a StoredDocument: the first time any is asked for, every field of every document
     of its `_Stored` is read into the documents themselves, where later lookups find it."""
 
-    def __set_name__(self, owner, name: str) -> None:
+    def __init__(self, name: str):
         self.name = name
 
     def __get__(self, document, owner=None):
@@ -137,10 +137,8 @@ class _ReadWhenAsked:
 
 for _field in fields(Document):
     if _field.name not in ("doc_id", "text"):
-        _reader = _ReadWhenAsked()
-        _reader.__set_name__(StoredDocument, _field.name)
-        setattr(StoredDocument, _field.name, _reader)
-del _field, _reader
+        setattr(StoredDocument, _field.name, _ReadWhenAsked(_field.name))
+del _field
 
 
 class _Stored:

@@ -42,8 +42,7 @@ def embed_chunks(
     with progress(f"embedding {space_id}", len(missing)) as advance:
         try:
             texts, doc_titles, tokens = ChunkTexts([first[h] for h in missing]), [titles[first[h].doc_id] for h in missing], [first[h].token_count for h in missing]
-            out = vector_array(len(missing), embedder.space.dimensions, spill)
-            fresh = embedder.embed_documents(texts, advance, doc_titles, tokens, out=out) if missing else []
+            fresh = embedder.embed_documents(texts, advance, doc_titles, tokens, out=vector_array(len(missing), embedder.space.dimensions, spill)) if missing else []
         except EmbeddingsFailed as exc:
             if exc.vectors is None:
                 raise
