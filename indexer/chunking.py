@@ -165,8 +165,10 @@ def chunk_text(
     params: ChunkingParams,
     fits: Callable[[str], bool] | None = None,
     doc_id: str = "",
+    held=None,
 ) -> list[Chunk]:
-    """Chunk `text`; `fits` is an extra limit (e.g. the embedding model's own tokenizer).
+    """Chunk `text`; `fits` is an extra limit (e.g. the embedding model's own tokenizer). The
+    chunks cut their text from `held` (indexer/textspill.py `text_holder`), `text` by default.
 
     The document is tokenized once; packing decisions count a span's tokens from that (every
     token touching the span, so never fewer than the span has on its own, in practice). Each
@@ -184,7 +186,7 @@ def chunk_text(
             break
         counted.append((s, e, path, tokens))
     return [
-        Chunk.within(text, doc_id, i, s, e, path, tokens)
+        Chunk.within(text if held is None else held, doc_id, i, s, e, path, tokens)
         for i, (s, e, path, tokens) in enumerate(counted)
     ]
 

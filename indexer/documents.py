@@ -79,8 +79,8 @@ class Chunk:
             object.__setattr__(self, name, value)
 
     @classmethod
-    def within(cls, document: str, doc_id: str, ordinal: int, start: int, end: int, heading_path: tuple[str, ...], token_count: int) -> "Chunk":
-        """The span start:end of the text `document`, without copying it."""
+    def within(cls, document, doc_id: str, ordinal: int, start: int, end: int, heading_path: tuple[str, ...], token_count: int) -> "Chunk":
+        """The span start:end of the text `document` (a str, or a text kept on disk: indexer/textspill.py), without copying it."""
         return cls(doc_id, ordinal, start, end, None, heading_path, token_count, document=document)
 
     @property

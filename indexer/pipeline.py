@@ -24,6 +24,7 @@ from indexer.plan import Action, Decision, DeleteGuard, check_deletions, counts,
 from indexer.previous import PreviousGeneration
 from indexer.sources import check_credentials, count_items, crawl, listed_files
 from indexer.steps import chunk_documents, embed_chunks, estimate
+from indexer.textspill import TextSpill
 
 SLOWEST_REPORTED = 10
 
@@ -155,10 +156,11 @@ def run_index(
             crawled_list: list[Document] = []
             complete: set[str] = set()
             not_modified: set[str] = set()
+            texts = None if dry_run else TextSpill(config.artifacts)  # texts wait on disk until read (indexer/textspill.py)
             for source in config.sources:
                 paths = listed_files(source)
                 with progress(f"reading {source.name}", count_items(source, paths)) as advance:
-                    result = crawl(source, advance, fetch_state, paths)
+                    result = crawl(source, advance, fetch_state, paths, keep=texts.keep if texts else None)
                 crawled_list.extend(result.documents)
                 report.errors.extend(result.errors)
                 report.warnings.extend(result.warnings)

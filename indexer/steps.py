@@ -19,6 +19,7 @@ from indexer.embedders.remote import EmbeddingsFailed
 from indexer.errors import ErrorCode, IngestError
 from indexer.previous import PreviousGeneration
 from indexer.spill import release, vector_array
+from indexer.textspill import text_holder
 
 
 def embed_chunks(
@@ -99,7 +100,7 @@ def chunk_documents(
 
     def chunk_one(doc: Document) -> list[Chunk] | Exception:
         try:
-            return chunk_text(doc.text, params, checked if fits else None, doc_id=doc.doc_id)
+            return chunk_text(doc.text, params, checked if fits else None, doc_id=doc.doc_id, held=text_holder(doc))
         except Exception as exc:  # one bad document never fails the run
             return exc
 

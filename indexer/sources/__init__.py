@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Callable
 
 from indexer.config import SourceConfig
 from indexer.documents import Document, FetchState
@@ -20,31 +21,38 @@ class SourceResult:
     listing_complete: bool = True
     not_modified: list[str] = field(default_factory=list)  # doc_ids known unchanged without a download (HTTP 304, Notion's last_edited_time)
     retries: int = 0  # fetches tried again after a retryable failure (web pages)
+    keep: Callable[[Document], Document] | None = field(default=None, repr=False)  # where documents' texts wait (indexer/textspill.py)
+
+    def add(self, document: Document) -> None:
+        """A document read: into `documents`, its text put where `keep` says as soon as it is read."""
+        self.documents.append(self.keep(document) if self.keep else document)
 
 
-def crawl(source: SourceConfig, progress=None, fetch_state: dict[str, FetchState] | None = None, paths: list[str] | None = None) -> SourceResult:
+def crawl(source: SourceConfig, progress=None, fetch_state: dict[str, FetchState] | None = None, paths: list[str] | None = None,
+          keep: Callable[[Document], Document] | None = None) -> SourceResult:
     """Read every document of `source`. `progress(n)` is called as documents are done.
 
     `fetch_state` (doc_id → what the previous run's fetch knew) makes web fetches conditional and
     lets crawls follow an unchanged page's links without fetching it. `paths`: a files source's
-    `listed_files`, when the caller listed them already.
+    `listed_files`, when the caller listed them already. `keep` takes each document as it is read
+    and returns the one to hold on to (indexer/textspill.py `TextSpill.keep`: its text on disk).
     """
     if source.type == "files":
         from indexer.sources.files import crawl_files
 
-        return crawl_files(source, progress, fetch_state or {}, paths)
+        return crawl_files(source, progress, fetch_state or {}, paths, keep=keep)
     if source.type == "urls":
         from indexer.sources.web import crawl_urls
 
-        return crawl_urls(source, progress, fetch_state or {})
+        return crawl_urls(source, progress, fetch_state or {}, keep=keep)
     if source.type == "notion":
         from indexer.sources.notion import crawl_notion
 
-        return crawl_notion(source, progress, fetch_state or {})
+        return crawl_notion(source, progress, fetch_state or {}, keep=keep)
     if source.type == "answers":
         from indexer.sources.answers import crawl_answers
 
-        return crawl_answers(source, progress, fetch_state or {})
+        return crawl_answers(source, progress, fetch_state or {}, keep=keep)
     raise ValueError(f"unknown source type {source.type!r}")
 
 

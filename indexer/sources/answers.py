@@ -49,8 +49,8 @@ class AnswersFileError(ValueError):
     """The file as a whole cannot be read."""
 
 
-def crawl_answers(source: SourceConfig, progress=None, fetch_state: dict[str, FetchState] | None = None) -> SourceResult:
-    result = SourceResult(source=source.name)
+def crawl_answers(source: SourceConfig, progress=None, fetch_state: dict[str, FetchState] | None = None, *, keep=None) -> SourceResult:
+    result = SourceResult(source=source.name, keep=keep)
     try:
         if source.database:
             raw_entries, fallback_date = _notion_entries(source), None
@@ -73,7 +73,7 @@ def crawl_answers(source: SourceConfig, progress=None, fetch_state: dict[str, Fe
                                              doc_id=f"answer:{source.name}/{entry.id}", source=source.name))
             continue
         seen.add(entry.id)
-        result.documents.append(answer_document(source, entry))
+        result.add(answer_document(source, entry))
         if progress:
             progress(1)
     return result

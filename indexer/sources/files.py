@@ -78,11 +78,12 @@ def git_dates(folder: Path) -> dict[str, datetime]:
     return dates
 
 
-def crawl_files(source: SourceConfig, progress=None, fetch_state: dict[str, FetchState] | None = None, paths: list[str] | None = None) -> SourceResult:
+def crawl_files(source: SourceConfig, progress=None, fetch_state: dict[str, FetchState] | None = None, paths: list[str] | None = None, *,
+                keep=None) -> SourceResult:
     """Every file of the folder as a document. `updated_at` comes from the front matter, else the
     file's last git commit, else its mtime — and a file whose bytes are those of the last run keeps
     the date it had, so touching a file (a fresh checkout) changes nothing."""
-    result = SourceResult(source=source.name)
+    result = SourceResult(source=source.name, keep=keep)
     fetch_state = fetch_state or {}
     if source.path is None or not source.path.is_dir():
         result.listing_complete = False
@@ -138,7 +139,7 @@ def crawl_files(source: SourceConfig, progress=None, fetch_state: dict[str, Fetc
             problem(ErrorCode.FILE_EXTRACTION_FAILED, f"{type(exc).__name__}: {exc}")
         else:
             if document.text.strip():
-                result.documents.append(document)
+                result.add(document)
             else:
                 result.errors.append(
                     IngestError(ErrorCode.FILE_EXTRACTION_EMPTY, "extract", f"{relative}: no text found", doc_id=doc_id, source=source.name)

@@ -214,9 +214,10 @@ class Visit:
     page: dict | None = None  # a database row arrives with its page object: no GET needed
 
 
-def crawl_notion(source: SourceConfig, progress=None, fetch_state: dict[str, FetchState] | None = None, api: NotionAPI | None = None) -> SourceResult:
+def crawl_notion(source: SourceConfig, progress=None, fetch_state: dict[str, FetchState] | None = None, api: NotionAPI | None = None, *,
+                 keep=None) -> SourceResult:
     """Every page reachable from the roots, within the limits, as documents."""
-    result = SourceResult(source=source.name)
+    result = SourceResult(source=source.name, keep=keep)
     token = os.environ.get("NOTION_TOKEN", "").strip()
     if api is None:
         check_credentials([source])
@@ -291,7 +292,7 @@ def _traverse(api: NotionAPI, source: SourceConfig, fetch_state: dict[str, Fetch
             _follow(queue, state.links if state else (), visit.depth)
             continue
         result.warnings.extend(warnings)
-        result.documents.append(replace(document, fetch_seconds=time.perf_counter() - started))
+        result.add(replace(document, fetch_seconds=time.perf_counter() - started))
         _follow(queue, document.links, visit.depth)
 
 

@@ -88,12 +88,12 @@ class NotHttp(Exception):
 ROBOTS_CHECKED = "static_rag.robots"  # request extension: check robots.txt before this request and its redirects
 
 
-def crawl_urls(source: SourceConfig, progress=None, fetch_state: dict[str, FetchState] | None = None) -> SourceResult:
+def crawl_urls(source: SourceConfig, progress=None, fetch_state: dict[str, FetchState] | None = None, *, keep=None) -> SourceResult:
     """Fetch the listed pages (`urls`, then `sitemaps`), and with `crawl` the same-site pages they
     link to, breadth-first up to `max_depth` hops, `max_pages` pages in all. Pages of one depth are
     fetched `concurrency` at a time; every request to a host waits for `per_host_concurrency` and
     `per_host_delay_seconds` (or the site's robots.txt Crawl-delay, up to MAX_CRAWL_DELAY)."""
-    result = SourceResult(source=source.name)
+    result = SourceResult(source=source.name, keep=keep)
     fetch_state = fetch_state or {}
     normalize = partial(try_normalize_url, drop_parameters=source.drop_parameters)  # None for a URL that cannot be parsed
     polite = PoliteTransport(guarded_transport(source.allow_private_networks), source.per_host_concurrency, source.per_host_delay_seconds)
@@ -133,7 +133,7 @@ def crawl_urls(source: SourceConfig, progress=None, fetch_state: dict[str, Fetch
                     links = fetch_state[f"url:{url}"].links  # unchanged: its links as the last fetch found them
                 elif document is not None and document.doc_id not in indexed:  # a canonical duplicate counts once
                     indexed.add(document.doc_id)
-                    result.documents.append(document)
+                    result.add(document)
                 if fetched.problem is not None:
                     (result.warnings if fetched.problem.level == "warning" else result.errors).append(fetched.problem)
                     if follow and fetched.problem.retryable:
