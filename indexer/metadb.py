@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
+from itertools import islice
 from pathlib import Path
 
 import numpy as np
@@ -34,13 +36,14 @@ DOCUMENT_BATCH = 128  # documents carry their whole text
 # transaction for the whole file).
 BATCHES_PER_COMMIT = 4
 # DuckDB's buffers while writing, bounded by what the rows need: its unique-key indexes grow with
-# the chunk rows and must fit (1M rows failed to commit at 128 MB, passed at 256 MB), and so must
+# the chunk rows and must fit (bench/writer_memory.py, 1M rows: failed to commit at 92 MB, passed at
+# 100, 115 and 146 MB; 2M passed at 268), and so must
 # every text over 16 KiB it writes — DuckDB 2.0 keeps such strings in memory until they are
 # written (80 Markdown files of 1.2 MB failed the run at 64 MB: "failed to pin block"). Shorter
 # text need not fit: it is spilled (2,000 harness documents: peak RSS 334-345 MB at a 64 MB
 # base, 286-290 at 24 MB, as fast; 10,000 documents, 108k chunks: 630 MB at 128 MB, 555 at 64).
 WRITER_MEMORY_BASE = 24 << 20
-WRITER_MEMORY_PER_ROW = 256  # bytes per chunk row: 92 MB at 108k rows, 320 MB at 1M, 576 MB at 2M
+WRITER_MEMORY_PER_ROW = 128  # bytes per chunk row: 14 MB at 108k rows, 128 MB at 1M (1.6x what 1M rows needed)
 LONG_TEXT_BYTES = 16 << 10  # DuckDB's overflow strings: longer than a sixteenth of its 256 KiB block
 
 
@@ -238,8 +241,10 @@ def _insert_run(db, generation_id: str, run, documents: int, chunks: int, now: d
         )
 
 
-def _batches(rows: list, size: int = INSERT_BATCH) -> list[list]:
-    return [rows[i : i + size] for i in range(0, len(rows), size)]
+def _batches(rows: Iterable, size: int = INSERT_BATCH) -> Iterator[list]:
+    rows = iter(rows)
+    while part := list(islice(rows, size)):
+        yield part
 
 
 def _columns(rows: list[dict]) -> dict[str, list]:
