@@ -22,6 +22,7 @@ import numpy as np
 
 from indexer.documents import Chunk, Document, chunk_id, utc_naive
 from indexer.sql import SCHEMA, load_sql, upgrade_in_place
+from indexer.textspill import SpilledText, text_holder
 
 
 # Rows per INSERT: one statement per table took seconds less than row by row, but one for all
@@ -86,7 +87,7 @@ def write_metadata(path: Path, generation_id: str, documents: list[Document], sp
         # DuckDB's buffers, bounded: 108k chunk rows took ~500 MB more without a limit (the run's peak).
         written = [d for d in documents if d.doc_id in update.rewritten] if incremental else documents
         chunks = (c for b in spaces for _, c in writes[b.space_id].rows if (c.end - c.start) * 4 > LONG_TEXT_BYTES)
-        long_text = long_text_bytes(d.text for d in written) + long_text_bytes(c.text for c in chunks)
+        long_text = long_text_bytes(text_holder(d) for d in written) + long_text_bytes(c.text for c in chunks)
         if incremental:  # rewriting the copied table's storage holds its long texts too, not only the new ones
             long_text += stored_long_text_bytes(db)
         db.execute(f"SET memory_limit = '{writer_memory(sum(b.size for b in spaces), long_text) >> 20}MB'")
@@ -146,12 +147,16 @@ def writer_memory(chunk_rows: int, long_text: int = 0) -> int:
     return WRITER_MEMORY_BASE + WRITER_MEMORY_PER_ROW * chunk_rows + long_text + long_text // 4
 
 
-def long_text_bytes(texts) -> int:
-    """UTF-8 bytes of the texts longer than LONG_TEXT_BYTES (a chunk of the default 450 tokens never is)."""
+def long_text_bytes(texts: Iterable[str | SpilledText]) -> int:
+    """UTF-8 bytes of the texts longer than LONG_TEXT_BYTES (a chunk of the default 450 tokens never
+    is). A text kept on disk knows its size: it is not read for this."""
     total = 0
     for text in texts:
         if len(text) * 4 > LONG_TEXT_BYTES:  # only then can it be that long
-            size = len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+            if isinstance(text, SpilledText):
+                size = text.size
+            else:
+                size = len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
             total += size if size > LONG_TEXT_BYTES else 0
     return total
 

@@ -21,7 +21,7 @@ class SourceResult:
     listing_complete: bool = True
     not_modified: list[str] = field(default_factory=list)  # doc_ids known unchanged without a download (HTTP 304, Notion's last_edited_time)
     retries: int = 0  # fetches tried again after a retryable failure (web pages)
-    keep: Callable[[Document], Document] | None = field(default=None, repr=False)  # where documents' texts wait (indexer/textspill.py)
+    keep: Callable[[Document], Document] | None = field(default=None, repr=False, compare=False)  # where documents' texts wait (indexer/textspill.py)
 
     def add(self, document: Document) -> None:
         """A document read: into `documents`, its text put where `keep` says as soon as it is read."""
