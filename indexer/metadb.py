@@ -183,7 +183,7 @@ def _remove_changed(db, update: MetaUpdate, documents: list[Document], spaces: l
         db.execute(f"DELETE FROM {table}")
 
 
-def _remove_moved(db, space_id: str, write) -> list[tuple[int, Chunk]]:
+def _remove_moved(db, space_id: str, write) -> Iterable[tuple[int, Chunk]]:
     """Delete the space's chunk rows that did not stay as they were; returns the rows to insert."""
     if write.dropped is None:
         db.execute(load_sql("chunks_delete_space"), {"space_id": space_id})
