@@ -89,10 +89,11 @@ class Chunk:
 
     @property
     def chunk_hash(self) -> str:
-        """Computed once: asked for several times per chunk in a run (cache lookups, rows, dedup)."""
+        """Computed once: asked for several times per chunk in a run (cache lookups, rows, dedup).
+        Kept as the 32-byte digest, not its 64 hex digits: 5 MB less for 108k chunks."""
         if self._hash is None:
-            object.__setattr__(self, "_hash", sha256_hex(self.text))
-        return self._hash
+            object.__setattr__(self, "_hash", hashlib.sha256(self.text.encode("utf-8")).digest())
+        return self._hash.hex()
 
     def _key(self) -> tuple:
         return (self.doc_id, self.ordinal, self.start, self.end, self.text, self.heading_path, self.token_count)
