@@ -4,7 +4,7 @@ A cold run over 10,000 documents held their 101 MB of text from the crawl to the
 write: chunks slice their text from it (indexer/documents.py `Chunk`), and meta.duckdb stores it.
 Every step after chunking reads the texts one document after another (embedding, the chunk
 store, the postings, meta.duckdb's rows), so they can wait in a file instead: once crawled, a
-document's text is written to an unlinked temporary file (`TextSpill.keep`, called by the
+document's text (and its anchors, a slug per heading) is written to an unlinked temporary file (`TextSpill.keep`, called by the
 crawl for each document as it is read, so the texts never pile up), its `Document` becomes a
 `SpilledDocument`, and its chunks cut their text from a `SpilledText`, read back (from the page
 cache, as a rule) when asked for. The last few texts read stay decoded, so a step that walks a
@@ -13,6 +13,7 @@ document's chunks reads the document once.
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 import threading
@@ -43,16 +44,18 @@ class TextSpill:
         if isinstance(document, SpilledDocument) or not document.text:
             return document
         data = document.text.encode("utf-8", "surrogatepass")
+        # Its anchors follow it: one slug per heading, 9 MB of strings at 10,000 documents.
+        anchors = json.dumps(document.anchors, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass") if document.anchors else b""
         try:
             with self._lock:
                 if self._fd is None:
                     self._fd = _unlinked_file(self.folder)
                     weakref.finalize(self, os.close, self._fd)
-                _write_exactly(self._fd, self._end, data)
-                offset, self._end = self._end, self._end + len(data)
+                _write_exactly(self._fd, self._end, data + anchors)
+                offset, self._end = self._end, self._end + len(data) + len(anchors)
         except OSError:
             return document
-        return SpilledDocument.of(document, SpilledText(self, offset, len(data), len(document.text)))
+        return SpilledDocument.of(document, SpilledText(self, offset, len(data), len(document.text)), len(anchors))
 
     def read(self, text: SpilledText) -> str:
         with self._lock:
@@ -65,6 +68,9 @@ class TextSpill:
             if len(self._decoded) > TEXTS_DECODED:
                 self._decoded.popitem(last=False)
             return found
+
+    def read_bytes(self, offset: int, size: int) -> bytes:
+        return _read_exactly(self._fd, offset, size)
 
 
 class SpilledText:
@@ -86,14 +92,14 @@ class SpilledText:
 
 
 class SpilledDocument(Document):
-    """A document whose text is in a TextSpill, read when asked for; its content hash is the one
-    its text had when it was kept. A copy (`dataclasses.replace`) is a plain document."""
+    """A document whose text and anchors are in a TextSpill, read when asked for; its hashes are
+    the ones it had when it was kept. A copy (`dataclasses.replace`) is a plain document."""
 
     @classmethod
-    def of(cls, document: Document, text: SpilledText) -> "SpilledDocument":
+    def of(cls, document: Document, text: SpilledText, anchors_size: int) -> "SpilledDocument":
         spilled = object.__new__(cls)  # frozen dataclasses are built field by field anyway
-        spilled.__dict__.update({f.name: getattr(document, f.name) for f in fields(Document) if f.name != "text"})
-        spilled.__dict__.update(_spilled=text, _content_hash=document.content_hash)
+        spilled.__dict__.update({f.name: getattr(document, f.name) for f in fields(Document) if f.name not in ("text", "anchors")})
+        spilled.__dict__.update(_spilled=text, _anchors_size=anchors_size, _content_hash=document.content_hash, _metadata_hash=document.metadata_hash)
         return spilled
 
     @property
@@ -101,8 +107,20 @@ class SpilledDocument(Document):
         return str(self.__dict__["_spilled"])
 
     @property
+    def anchors(self) -> tuple[tuple[int, str], ...]:
+        size, text = self.__dict__["_anchors_size"], self.__dict__["_spilled"]
+        if not size:
+            return ()
+        stored = text.spill.read_bytes(text.offset + text.size, size).decode("utf-8", "surrogatepass")
+        return tuple((offset, name) for offset, name in json.loads(stored))
+
+    @property
     def content_hash(self) -> str:
         return self.__dict__["_content_hash"]
+
+    @property
+    def metadata_hash(self) -> str:
+        return self.__dict__["_metadata_hash"]
 
 
 def text_holder(document: Document) -> str | SpilledText:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from indexer.chunking import ChunkingParams, chunk_text
 from indexer.config import SourceConfig
-from indexer.documents import Document, content_hash
+from indexer.documents import Document, content_hash, metadata_hash
 from indexer.sources import crawl
 from indexer.textspill import TEXTS_DECODED, TextSpill, text_holder
 
@@ -48,13 +48,14 @@ def test_a_crawl_holds_its_documents_texts_on_disk(tmp_path: Path):
     assert [d.metadata_hash for d in kept.documents] == [d.metadata_hash for d in plain.documents]
 
 
-def test_kept_texts_and_their_chunks_read_back_exactly(tmp_path: Path):
+def test_kept_texts_anchors_and_chunks_read_back_exactly(tmp_path: Path):
     spill = TextSpill(tmp_path)
     texts = [
         "# Café\n\nNaïve résumé, 東京 and emoji 🙂 in one paragraph.\n\n## Más\n\n" + "ünïcödé words " * 400,
         "Zero-width joiner\u200d, right-to-left \u05e9\u05dc\u05d5\u05dd and a NUL \x00 survive the round trip.\n\n" + "plain ascii words " * 300,
     ] + [_markdown(seed, 900) for seed in range(2 * TEXTS_DECODED)]  # more than stay decoded at once
-    originals = [Document(f"doc:{i}", "s", "files", f"Title {i}", text) for i, text in enumerate(texts)]
+    originals = [Document(f"doc:{i}", "s", "files", f"Title {i}", text, pages=(0, 40) if i % 2 else (),
+                          anchors=((0, "café"), (30, f"section-{i}"), (31, "東京")) if i % 3 else ()) for i, text in enumerate(texts)]
     kept = [spill.keep(d) for d in originals]
     assert all(k is not d for k, d in zip(kept, originals))
 
@@ -69,6 +70,7 @@ def test_kept_texts_and_their_chunks_read_back_exactly(tmp_path: Path):
     assert chunked == expected
     for k, d in zip(kept, originals):
         assert k.text == d.text and k.content_hash == content_hash(d.doc_id, d.text) and k.title == d.title
+        assert k.anchors == d.anchors and k.pages == d.pages and k.metadata_hash == metadata_hash(d)
 
 
 def test_texts_stay_in_memory_when_they_cannot_be_kept_on_disk(tmp_path: Path):
