@@ -95,6 +95,10 @@ class SpilledDocument(Document):
     """A document whose text and anchors are in a TextSpill, read when asked for; its hashes are
     the ones it had when it was kept. A copy (`dataclasses.replace`) is a plain document."""
 
+    def __new__(cls, *args, **kwargs):
+        # dataclasses.replace builds the copy with every field given: a plain document holding them.
+        return Document(*args, **kwargs) if args or kwargs else super().__new__(cls)
+
     @classmethod
     def of(cls, document: Document, text: SpilledText, anchors_size: int) -> "SpilledDocument":
         spilled = object.__new__(cls)  # frozen dataclasses are built field by field anyway

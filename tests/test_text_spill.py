@@ -4,6 +4,7 @@ text in memory, and every text and chunk reads back exactly as it was read."""
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 from pathlib import Path
 
 from indexer.chunking import ChunkingParams, chunk_text
@@ -71,6 +72,8 @@ def test_kept_texts_anchors_and_chunks_read_back_exactly(tmp_path: Path):
     for k, d in zip(kept, originals):
         assert k.text == d.text and k.content_hash == content_hash(d.doc_id, d.text) and k.title == d.title
         assert k.anchors == d.anchors and k.pages == d.pages and k.metadata_hash == metadata_hash(d)
+    copy = replace(kept[1], title="Renamed")  # a copy holds its fields itself
+    assert type(copy) is Document and copy == replace(originals[1], title="Renamed")
 
 
 def test_texts_stay_in_memory_when_they_cannot_be_kept_on_disk(tmp_path: Path):
