@@ -28,8 +28,9 @@ TEXTS_DECODED = 8  # texts held decoded at once: the documents being walked by a
 
 
 class TextSpill:
-    """An append-only file of document texts (UTF-8), deleted as soon as it is created: a crash
-    leaves nothing behind, and it is gone once the last text kept in it is."""
+    """An append-only file of document texts (UTF-8), each followed by its anchors (JSON), deleted
+    as soon as it is created: a crash leaves nothing behind, and it is gone once the last text
+    kept in it is."""
 
     def __init__(self, folder: Path):
         self.folder = folder
@@ -39,8 +40,8 @@ class TextSpill:
         self._decoded: OrderedDict[int, str] = OrderedDict()
 
     def keep(self, document: Document) -> Document:
-        """`document` with its text in the file instead of memory. Should the file fail (no room
-        on the disk, a folder that cannot be made), it stays as it is: in memory."""
+        """`document` with its text and anchors in the file instead of memory. Should the file
+        fail (no room on the disk, a folder that cannot be made), it stays as it is: in memory."""
         if isinstance(document, SpilledDocument) or not document.text:
             return document
         data = document.text.encode("utf-8", "surrogatepass")
