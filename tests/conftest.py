@@ -48,10 +48,19 @@ def local_embedder(local_space):
 
 def resident_file_kb() -> int:
     """Resident pages of this process that map files (kB): where a file-backed array's pages count (indexer/spill.py)."""
+    return _status_kb("RssFile")
+
+
+def resident_anon_kb() -> int:
+    """Resident pages of this process that map no file (kB): the heap, where Python's strings live."""
+    return _status_kb("RssAnon")
+
+
+def _status_kb(name: str) -> int:
     for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("RssFile:"):
+        if line.startswith(f"{name}:"):
             return int(line.split()[1])
-    pytest.skip("no RssFile in /proc/self/status")
+    pytest.skip(f"no {name} in /proc/self/status")
 
 
 @contextmanager

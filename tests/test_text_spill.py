@@ -12,13 +12,7 @@ from indexer.config import SourceConfig
 from indexer.documents import Document, content_hash, metadata_hash
 from indexer.sources import crawl
 from indexer.textspill import TEXTS_DECODED, TextSpill, text_holder
-
-
-def resident_anon_kb() -> int:
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("RssAnon:"):
-            return int(line.split()[1])
-    raise AssertionError("no RssAnon in /proc/self/status")
+from tests.conftest import resident_anon_kb
 
 
 def _markdown(seed: int, words: int) -> str:
