@@ -259,6 +259,7 @@ def _columns(rows: list[dict]) -> dict[str, list]:
 
 def _document_row(d: Document) -> dict:
     """One document as the `documents_insert` parameters (each a column list) expect it."""
+    anchors = d.anchors  # a kept document reads them from disk (indexer/textspill.py): once
     return {
         "doc_ids": d.doc_id,
         "sources": d.source,
@@ -278,8 +279,8 @@ def _document_row(d: Document) -> dict:
         "fetched_ats": utc_naive(d.fetched_at),
         "links": list(d.links),
         "page_starts": list(d.pages),
-        "anchor_offsets": [offset for offset, _ in d.anchors],
-        "anchor_names": [name for _, name in d.anchors],
+        "anchor_offsets": [offset for offset, _ in anchors],
+        "anchor_names": [name for _, name in anchors],
     }
 
 

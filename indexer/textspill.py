@@ -4,11 +4,11 @@ A cold run over 10,000 documents held their 101 MB of text from the crawl to the
 write: chunks slice their text from it (indexer/documents.py `Chunk`), and meta.duckdb stores it.
 Every step after chunking reads the texts one document after another (embedding, the chunk
 store, the postings, meta.duckdb's rows), so they can wait in a file instead: once crawled, a
-document's text (and its anchors, a slug per heading) is written to an unlinked temporary file (`TextSpill.keep`, called by the
-crawl for each document as it is read, so the texts never pile up), its `Document` becomes a
-`SpilledDocument`, and its chunks cut their text from a `SpilledText`, read back (from the page
-cache, as a rule) when asked for. The last few texts read stay decoded, so a step that walks a
-document's chunks reads the document once.
+document's text (and its anchors, a slug per heading) is written to an unlinked temporary file
+(`TextSpill.keep`, called by the crawl for each document as it is read, so the texts never pile
+up), its `Document` becomes a `SpilledDocument`, and its chunks cut their text from a
+`SpilledText`, read back (from the page cache, as a rule) when asked for. The last few texts
+read stay decoded, so a step that walks a document's chunks reads the document once.
 """
 
 from __future__ import annotations
@@ -130,7 +130,8 @@ class SpilledDocument(Document):
 
 def text_holder(document: Document) -> str | SpilledText:
     """What chunks of `document` cut their text from: where it is kept, or the text itself."""
-    return document.__dict__.get("_spilled") or document.text
+    spilled = document.__dict__.get("_spilled")
+    return document.text if spilled is None else spilled
 
 
 def _unlinked_file(folder: Path) -> int:
