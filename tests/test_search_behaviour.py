@@ -121,7 +121,10 @@ def test_snippets_mark_exactly_the_words_whose_index_term_the_query_has():
 
     texts = [p.read_text(encoding="utf-8") for p in sorted(Path("examples/docs").rglob("*.md"))]
     texts.append("Dying plants, the die is cast; Studies study STUDIED studying. Happy happiness HAPPILY; lying liars lie.")
-    queries = ["die", "study", "happy", "lie", "rolling back", "Index RUNS", "widget embed", "costs", "generations published"]
+    texts.append("ÉCOLES écoles; Études ÉTUDIÉES, the DYING Straße.")  # capitals beyond ASCII
+    texts.append("İstanbul STUDIES: the İ lowercases to two characters, studied Dying plants.")  # offsets move when lowercased
+    queries = ["die", "study", "happy", "lie", "rolling back", "Index RUNS", "widget embed", "costs", "generations published",
+               "école études", "istanbul"]
     queries += [" ".join(re.findall(r"[A-Za-z]+", t)[i:i + 3]) for t in texts for i in (5, 40)]
     for text in texts:
         plain = readable(text)
