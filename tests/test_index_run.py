@@ -284,6 +284,20 @@ def test_warnings_alone_do_not_fail_a_run(tmp_path, site):
     assert "warning: WEB_UNSUPPORTED_TYPE" in result.output and "image/png" in result.output
 
 
+def test_a_file_name_that_is_not_utf8_is_indexed_under_a_mended_id(tmp_path):
+    """Linux hands Python an undecodable file name with surrogates in it (caf\\udce9.txt), which no
+    UTF-8 database can store: before, it failed the whole run."""
+    config = small_corpus(tmp_path)
+    (tmp_path / "docs" / os.fsdecode(b"caf\xe9.txt")).write_text("Cafe menu\n\nWe serve espresso all day.\n")
+    result = run_cli("run", "-c", str(config))
+    assert result.exit_code == 0, result.output
+    assert "warning: TEXT_NOT_UNICODE file:caf\ufffd.txt: its doc_id and path held lone UTF-16 surrogates" in result.output
+    hits = json.loads(run_cli("search", "espresso all day", "-c", str(config), "--json").output)["hits"]
+    assert hits[0]["doc_id"] == "file:caf\ufffd.txt" and "espresso" in hits[0]["text"]
+    again = run_cli("run", "-c", str(config), "--json")
+    assert json.loads(again.output)["documents"]["skipped"] == 3, "the mended id is the same every run: nothing changed"
+
+
 def test_an_unreachable_host_is_a_document_error_not_a_failed_run(tmp_path, site):
     site.routes = {"/ok": (200, "text/plain", b"Reachable page\n\nThis page answers.")}
     site_url = site.url("/ok")

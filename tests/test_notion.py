@@ -254,6 +254,29 @@ def test_index_run_indexes_the_workspace_and_a_second_run_fetches_no_blocks(noti
     assert refreshed.exit_code == 0 and len(notion.requests("children")) == 3
 
 
+def test_a_page_whose_text_is_not_unicode_is_mended_and_the_run_publishes_every_page(notion, tmp_path, local_embedder):
+    """JSON can carry a lone UTF-16 surrogate ("\\ud800") that no UTF-8 file or database can hold:
+    before, such a page failed the whole run (a traceback, nothing published)."""
+    from click.testing import CliRunner
+
+    from indexer.cli import cli
+    from tests.conftest import write_config
+
+    ws = notion.workspace
+    root = ws.page("Handbook", heading(1, "Handbook"), paragraph("How the team works."))
+    broken = ws.page("Refunds \ud800policy", paragraph("Customers get refunds \udc00within thirty days."), parent=root)
+    config = write_config(tmp_path, f'[[sources]]\nname = "wiki"\ntype = "notion"\nroots = ["{root}"]\nrequests_per_second = 100\n'
+                                    '[[spaces]]\nprovider = "local"\n')
+    runner = CliRunner()
+    run = runner.invoke(cli, ["run", "-c", str(config), "--json"])
+    assert run.exit_code == 0, run.output
+    report = json.loads(run.output)
+    assert report["documents"]["added"] == 2
+    assert [(w["code"], w["doc_id"]) for w in report["warnings"]] == [("TEXT_NOT_UNICODE", f"notion:{broken}")]
+    hits = json.loads(runner.invoke(cli, ["search", "refunds within thirty days", "-c", str(config), "--json"]).output)["hits"]
+    assert hits[0]["title"] == "Refunds \ufffdpolicy" and "refunds \ufffdwithin thirty days" in hits[0]["text"]
+
+
 def test_recorded_api_responses_render(tmp_path):
     """Real block and page JSON recorded from api.notion.com (../shared/data/notion, notion_ruby_mapping)."""
     from tests.conftest import SHARED_DATA

@@ -66,3 +66,4 @@ def test_the_delete_guard_counts_per_source():
     with pytest.raises(DeleteGuard, match="delete 4 of 10 documents \\(40%\\) of source 'wiki'.*--allow-mass-delete"):
         check_deletions(decisions, previous, 0.3)
     check_deletions(plan(previous, keep_site + [doc(f"w{i}", source="wiki") for i in range(10)], {"site", "wiki"}, {}), previous, 0.3)
+

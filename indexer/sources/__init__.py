@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import re
+from dataclasses import dataclass, field, fields, replace
 from typing import Callable
 
 from indexer.config import SourceConfig
 from indexer.documents import Document, FetchState
-from indexer.errors import IngestError
+from indexer.errors import ErrorCode, IngestError
 
 
 @dataclass
@@ -24,8 +25,58 @@ class SourceResult:
     keep: Callable[[Document], Document] | None = field(default=None, repr=False, compare=False)  # where documents' texts wait (indexer/textspill.py)
 
     def add(self, document: Document) -> None:
-        """A document read: into `documents`, its text put where `keep` says as soon as it is read."""
+        """A document read: into `documents`, its text put where `keep` says as soon as it is read.
+        Text that is not Unicode (a lone surrogate, which JSON can carry) is mended here, with a
+        warning: it could be neither hashed nor stored, and the whole run failed on it."""
+        document, mended = valid_unicode(document)
+        if mended:
+            self.warnings.append(IngestError(
+                ErrorCode.TEXT_NOT_UNICODE, "extract",
+                f"{document.doc_id}: its {' and '.join(mended)} held lone UTF-16 surrogates (not Unicode); each became U+FFFD",
+                doc_id=document.doc_id, source=self.source, level="warning"))
         self.documents.append(self.keep(document) if self.keep else document)
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_VOLATILE = {"fetched_at", "fetch_seconds"}  # never text
+
+
+def valid_unicode(document: Document) -> tuple[Document, list[str]]:
+    """`document` with every lone surrogate in its strings (text, title, metadata…) replaced by
+    U+FFFD, and the names of the fields that had one. A Python string holds a surrogate only when
+    it came unpaired (json.loads("\"\\ud800\"")): a valid pair is decoded to one character."""
+    if _unicode(document):
+        return document, []
+    changes = {}
+    for f in fields(document):
+        if f.name in _VOLATILE:
+            continue
+        value = getattr(document, f.name)
+        mended = _mend(value)
+        if mended is not value:
+            changes[f.name] = mended
+    return (replace(document, **changes) if changes else document), list(changes)
+
+
+def _unicode(d: Document) -> bool:
+    """Whether no string of `d` holds a surrogate, found fast: mending every field of every
+    document was 0.13 s of a crawl of 10,000 files that takes 0.2 s when none changed."""
+    small = "".join([d.doc_id, d.source, d.source_type, d.title, d.url or "", d.path or "", d.etag or "", d.last_modified or "",
+                     *d.tags, *d.authors, *d.links, *(slug for _, slug in d.anchors)])
+    return all(s.isascii() or not _SURROGATE.search(s) for s in (small, d.text)) and (not d.metadata or _mend(d.metadata) is d.metadata)
+
+
+def _mend(value):
+    """`value` itself when it holds no surrogate; else a copy with each one replaced."""
+    if isinstance(value, str):
+        return value if value.isascii() or not _SURROGATE.search(value) else _SURROGATE.sub("\ufffd", value)
+    if isinstance(value, (tuple, list)):
+        items = [_mend(v) for v in value]
+        return type(value)(items) if any(a is not b for a, b in zip(items, value)) else value
+    if isinstance(value, dict):
+        pairs = [(_mend(k), _mend(v)) for k, v in value.items()]
+        return dict(pairs) if any(k is not a or v is not b for (k, v), (a, b) in zip(pairs, value.items())) else value
+    return value
 
 
 def crawl(source: SourceConfig, progress=None, fetch_state: dict[str, FetchState] | None = None, paths: list[str] | None = None,
