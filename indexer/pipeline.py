@@ -189,7 +189,7 @@ def run_index(
                 raise
             report.delete_guard = str(exc)
 
-        last_good = _last_good_versions(previous, decisions, crawled, before)
+        last_good = _last_good_versions(previous, decisions, crawled, before, texts)
         documents, kept = _assemble(decisions, crawled, last_good)
 
         # Spaces built exactly as configured now keep the chunks of kept documents as they are.
@@ -210,7 +210,7 @@ def run_index(
                 decisions[doc_id] = Decision(doc_id, decisions[doc_id].source, Action.FAILED, "CHUNKING_FAILED")
             new_chunks[space_id] = [c for c in new_chunks[space_id] if c.doc_id not in failed]
         if any(d.action is Action.FAILED and i not in last_good and i in before for i, d in decisions.items()):
-            last_good = _last_good_versions(previous, decisions, crawled, before)
+            last_good = _last_good_versions(previous, decisions, crawled, before, texts)
         documents, kept = _assemble(decisions, crawled, last_good)
         live = {d.doc_id for d in documents}
         for space_id in new_chunks:  # chunks of a document that fell back to its last good version are dropped
@@ -245,7 +245,7 @@ def run_index(
             for doc_id, error in unembedded.items():
                 report.errors.append(replace(error, source=decisions[doc_id].source))
                 decisions[doc_id] = Decision(doc_id, decisions[doc_id].source, Action.FAILED, str(error.code))
-            last_good = _last_good_versions(previous, decisions, crawled, before)
+            last_good = _last_good_versions(previous, decisions, crawled, before, texts)
             documents, kept = _assemble(decisions, crawled, last_good)
             for space_id, (vectors, stats) in fresh.items():
                 keep = [c.doc_id not in unembedded for c in new_chunks[space_id]]
@@ -371,10 +371,13 @@ def _slowest(documents, count: int = SLOWEST_REPORTED) -> list[dict]:
     return [{"doc_id": d.doc_id, "title": d.title, "source": d.source, "seconds": round(d.fetch_seconds, 3)} for d in timed]
 
 
-def _last_good_versions(previous: PreviousGeneration | None, decisions: dict[str, Decision], crawled: dict[str, Document], before: dict) -> dict[str, Document]:
-    """Previous rows of documents that keep their last version without this crawl's copy: failed ones, and those of unlisted sources."""
+def _last_good_versions(previous: PreviousGeneration | None, decisions: dict[str, Decision], crawled: dict[str, Document], before: dict,
+                        texts: TextSpill | None) -> dict[str, Document]:
+    """Previous rows of documents that keep their last version without this crawl's copy: failed
+    ones, those of unlisted sources, pages known unchanged without a fetch. Their texts, when read
+    (a new space chunks them), wait in `texts` as the crawled ones do."""
     wanted = {i for i, d in decisions.items() if i in before and (d.action is Action.FAILED or (d.action is Action.SKIP and i not in crawled))}
-    return {d.doc_id: d for d in previous.documents(wanted)} if previous and wanted else {}
+    return {d.doc_id: d for d in previous.documents(wanted, texts)} if previous and wanted else {}
 
 
 def _assemble(decisions: dict[str, Decision], crawled: dict[str, Document], last_good: dict[str, Document]) -> tuple[list[Document], set[str]]:

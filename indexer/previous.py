@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import json
 import threading
+from contextlib import contextmanager
 from dataclasses import fields
-from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -23,6 +23,9 @@ from indexer.errors import ArtifactError
 from indexer.plan import PreviousDocument
 from indexer.segments import read_layout, stored_vectors
 from indexer.sql import load_sql, read_as_current
+from indexer.textspill import SpilledText, TextSpill
+
+TEXT_ROWS = 64  # stored texts read at a time (at most these are in memory together when they go to a spill)
 
 
 class PreviousGeneration:
@@ -55,10 +58,11 @@ class PreviousGeneration:
     def documents_state(self) -> dict[str, PreviousDocument]:
         return {row[0]: PreviousDocument(*row) for row in self.db.execute(load_sql("documents_state")).fetchall()}
 
-    def documents(self, doc_ids: set[str]) -> list[Document]:
+    def documents(self, doc_ids: set[str], spill: TextSpill | None = None) -> list[Document]:
         """Whole documents as the previous generation stored them (their last good version), read
-        when one is first asked for (`StoredDocument`). `doc_ids` are documents of this generation."""
-        stored = _Stored(self.folder / "meta.duckdb", doc_ids)
+        when one is first asked for (`StoredDocument`). `doc_ids` are documents of this generation.
+        `spill`: where their texts wait once read, rather than in memory (indexer/textspill.py)."""
+        stored = _Stored(self.folder / "meta.duckdb", doc_ids, spill)
         return [stored.documents[doc_id] for doc_id in sorted(doc_ids)]
 
     def fetch_state(self) -> dict[str, FetchState]:
@@ -114,11 +118,18 @@ class StoredDocument(Document):
     likewise (another). A run over 10,000 files that keeps 9,900 of them unread uses neither:
     building their fields was 0.2 s of a run where nothing changed, reading their texts ~0.45 s of
     a run that changed 1% of them. Reading works after the run has let the previous generation go.
-    Only `doc_id` is known from the start; a copy (`dataclasses.replace`) is a plain document."""
+    Only `doc_id` is known from the start; a copy (`dataclasses.replace`) is a plain document.
+    With a TextSpill, the texts read go to its file, and `text` reads one back each time it is asked."""
 
-    @cached_property
+    @property
     def text(self) -> str:
-        return self.__dict__["_stored"].text(self.doc_id)
+        return str(self.__dict__["_stored"].text(self.doc_id))
+
+    @property
+    def _spilled(self) -> SpilledText | None:
+        """Where the text waits, for chunking to cut from (indexer/textspill.py `text_holder`)."""
+        held = self.__dict__["_stored"].text(self.doc_id)
+        return held if isinstance(held, SpilledText) else None
 
 
 class _ReadWhenAsked:
@@ -144,14 +155,14 @@ del _field
 class _Stored:
     """Some documents of a generation, their fields and texts each read in one query when first needed."""
 
-    def __init__(self, path: Path, doc_ids: set[str]):
-        self.path, self.lock = path, threading.Lock()  # chunking asks from several threads
+    def __init__(self, path: Path, doc_ids: set[str], spill: TextSpill | None = None):
+        self.path, self.spill, self.lock = path, spill, threading.Lock()  # chunking asks from several threads
         self.documents: dict[str, StoredDocument] = {}
         for doc_id in doc_ids:
             document = object.__new__(StoredDocument)  # fields come later (read_fields); frozen dataclasses are built field by field anyway
             document.__dict__.update(doc_id=doc_id, _stored=self)
             self.documents[doc_id] = document
-        self.texts: dict[str, str] | None = None
+        self.texts: dict[str, str | SpilledText] | None = None
         self.fields_read = False
 
     def read_fields(self) -> None:
@@ -172,17 +183,32 @@ class _Stored:
                 raise ArtifactError(f"{self.path}: {len(missing)} document(s) asked for are not stored there, e.g. {missing[0]}")
             self.fields_read = True
 
-    def text(self, doc_id: str) -> str:
+    def text(self, doc_id: str) -> str | SpilledText:
         with self.lock:
             if self.texts is None:
-                self.texts = dict(self._query("document_texts_by_ids"))
+                self.texts = self._read_texts()
         return self.texts[doc_id]
 
+    def _read_texts(self) -> dict[str, str | SpilledText]:
+        """Every text, a batch of rows at a time: with a spill, no more of them are in memory at once."""
+        hold = self.spill.hold if self.spill is not None else str
+        with self._connection() as db:
+            cursor = db.execute(load_sql("document_texts_by_ids"), {"doc_ids": sorted(self.documents)})
+            texts = {}
+            while rows := cursor.fetchmany(TEXT_ROWS):
+                texts.update((doc_id, hold(text)) for doc_id, text in rows)
+            return texts
+
     def _query(self, name: str) -> list[tuple]:
+        with self._connection() as db:
+            return db.execute(load_sql(name), {"doc_ids": sorted(self.documents)}).fetchall()
+
+    @contextmanager
+    def _connection(self):
         import duckdb
 
         db = duckdb.connect(str(self.path), read_only=True)
         try:
-            return db.execute(load_sql(name), {"doc_ids": sorted(self.documents)}).fetchall()
+            yield db
         finally:
             db.close()

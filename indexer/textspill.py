@@ -48,15 +48,29 @@ class TextSpill:
         # Its anchors follow it: one slug per heading, 9 MB of strings at 10,000 documents.
         anchors = json.dumps(document.anchors, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass") if document.anchors else b""
         try:
-            with self._lock:
-                if self._fd is None:
-                    self._fd = _unlinked_file(self.folder)
-                    weakref.finalize(self, os.close, self._fd)
-                _write_exactly(self._fd, self._end, data + anchors)
-                offset, self._end = self._end, self._end + len(data) + len(anchors)
+            offset = self._append(data + anchors)
         except OSError:
             return document
         return SpilledDocument.of(document, SpilledText(self, offset, len(data), len(document.text)), len(anchors))
+
+    def hold(self, text: str) -> SpilledText | str:
+        """`text` in the file, read back when asked for; the text itself should the file fail."""
+        data = text.encode("utf-8", "surrogatepass")
+        try:
+            offset = self._append(data)
+        except OSError:
+            return text
+        return SpilledText(self, offset, len(data), len(text))
+
+    def _append(self, data: bytes) -> int:
+        """Write `data` at the end of the file (made on first use); where it begins."""
+        with self._lock:
+            if self._fd is None:
+                self._fd = _unlinked_file(self.folder)
+                weakref.finalize(self, os.close, self._fd)
+            _write_exactly(self._fd, self._end, data)
+            offset, self._end = self._end, self._end + len(data)
+        return offset
 
     def read(self, text: SpilledText) -> str:
         with self._lock:
@@ -129,8 +143,9 @@ class SpilledDocument(Document):
 
 
 def text_holder(document: Document) -> str | SpilledText:
-    """What chunks of `document` cut their text from: where it is kept, or the text itself."""
-    spilled = document.__dict__.get("_spilled")
+    """What chunks of `document` cut their text from: where it is kept, or the text itself. A
+    document kept on disk has `_spilled` (a SpilledDocument; indexer/previous.py's StoredDocument)."""
+    spilled = getattr(document, "_spilled", None)
     return document.text if spilled is None else spilled
 
 

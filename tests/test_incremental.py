@@ -233,6 +233,18 @@ def test_unchanged_web_pages_are_not_downloaded_again(tmp_path, site, local_embe
     code, report = run_json("run", "-c", str(config))
     assert report["documents"]["updated"] == 1 and report["documents"]["skipped"] == 2
 
+    # New chunking: the page answering 304 is chunked again from the text the last generation stored.
+    write_config(tmp_path, f'[[sources]]\nname = "w"\ntype = "urls"\n{LOOPBACK_WEB}urls = [{urls}]\n' + LOCAL + "chunk_tokens = 64\n")
+    site.not_modified.clear()
+    code, report = run_json("run", "-c", str(config))
+    assert code == 0 and report["documents"]["skipped"] == 3 and sorted(site.not_modified) == ["/a", "/b"]
+    import duckdb
+
+    db = duckdb.connect(str(tmp_path / "artifacts" / "generations" / report["generation"] / "meta.duckdb"), read_only=True)
+    texts = dict(db.execute("SELECT regexp_extract(doc_id, '[a-z]$'), string_agg(text, '' ORDER BY ordinal) FROM chunks GROUP BY ALL").fetchall())
+    db.close()
+    assert texts == {"a": "Warranty\n\nThree year warranty on all shoes.", "b": "Repairs\n\nWe resole boots.", "c": "Care\n\nClean leather with a damp cloth."}
+
 
 def test_an_unchanged_space_reuses_its_index_files_and_the_manifest_stays_true(tmp_path, local_embedder):
     import hashlib

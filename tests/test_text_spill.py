@@ -1,18 +1,25 @@
 """Document texts wait on disk between a run's steps (indexer/textspill.py): the crawl holds no
-text in memory, and every text and chunk reads back exactly as it was read."""
+text in memory, nor does reading the texts of documents the run did not crawl, and every text
+and chunk reads back exactly as it was read."""
 
 from __future__ import annotations
 
 import random
+import tracemalloc
 from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
+
 from indexer.chunking import ChunkingParams, chunk_text
-from indexer.config import SourceConfig
+from indexer.config import SourceConfig, load_config
 from indexer.documents import Document, content_hash, metadata_hash
+from indexer.pipeline import run_index
+from indexer.previous import PreviousGeneration
 from indexer.sources import crawl
-from indexer.textspill import TEXTS_DECODED, TextSpill, text_holder
-from tests.conftest import resident_anon_kb
+from indexer.textspill import TEXTS_DECODED, SpilledText, TextSpill, text_holder
+from tests.conftest import resident_anon_kb, write_config
+from tests.fakes.openai_server import FakeOpenAI
 
 
 def _markdown(seed: int, words: int) -> str:
@@ -75,3 +82,46 @@ def test_texts_stay_in_memory_when_they_cannot_be_kept_on_disk(tmp_path: Path):
     blocker.write_text("not a folder")
     document = Document("doc:1", "s", "files", "Title", "Some text.")
     assert TextSpill(blocker / "artifacts").keep(document) is document
+
+
+class _CheapVectors(FakeOpenAI):
+    """Vectors without reading the words: this test is about texts, and hashing 4M words took seconds."""
+
+    vector = staticmethod(lambda text, dimensions: np.r_[1.0 + len(text) % 97, np.zeros(dimensions - 1)])
+
+
+def test_texts_of_documents_not_crawled_again_wait_on_disk_too(tmp_path: Path, monkeypatch):
+    """A run chunks documents it did not crawl — the last good version of a failed page, a Notion
+    page known unchanged — when a new space needs their chunks; their texts come from the last
+    generation, and go to the run's file too, a batch at a time, instead of into memory at once."""
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    count = 1000  # files of ~24 kB: 24 MB of text
+    for i in range(count):
+        (folder / f"file{i:04}.md").write_text(_markdown(i, 3600), encoding="utf-8")
+    text_bytes = sum(p.stat().st_size for p in folder.iterdir())
+    fake = _CheapVectors().start()
+    monkeypatch.setenv("OPENAI_API_KEY", fake.api_key)
+    monkeypatch.setenv("OPENAI_BASE_URL", f"{fake.url}/v1")
+    config = write_config(tmp_path, '[[sources]]\nname = "docs"\ntype = "files"\npath = "docs"\n'
+                                    '[[spaces]]\nprovider = "openai"\ndimensions = 256\nchunk_tokens = 8000\nchunk_overlap = 0\n')
+    try:
+        assert not run_index(load_config(config)).errors
+    finally:
+        fake.close()
+    previous = PreviousGeneration.open(tmp_path / "artifacts")
+    doc_ids = set(previous.documents_state())
+    expected = {d.doc_id: d.text for d in crawl(load_config(config).sources[0]).documents}
+
+    tracemalloc.start()
+    try:
+        stored = previous.documents(doc_ids, TextSpill(tmp_path / "artifacts"))
+        holders = [text_holder(d) for d in stored]  # what chunking asks for: every text is read
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < text_bytes / 4, f"reading {text_bytes // 1024} kB of stored text held {peak // 1024} kB"
+    assert all(isinstance(h, SpilledText) for h in holders)
+    assert {d.doc_id: d.text for d in stored} == expected
+    assert {d.doc_id: d.text for d in previous.documents(doc_ids)} == expected, "without a spill, in memory as before"
+    previous.close()
