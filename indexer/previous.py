@@ -77,14 +77,12 @@ class PreviousGeneration:
         stored = self.space_manifest(space_id)
         return stored is not None and {k: v for k, v in stored.items() if k != "vector_count"} == manifest
 
-    def cached_vectors(self, space_id: str, hashes: set[str]) -> dict[str, np.ndarray]:
-        """Vectors of this space for the chunk texts among `hashes` that it already embedded."""
+    def cached_vector_ids(self, space_id: str, hashes: set[str]) -> dict[str, int]:
+        """The vector id in this space of each chunk text among `hashes` that it already embedded
+        (`vectors` reads them)."""
         if not hashes:
             return {}
-        ids = dict(self.db.execute(load_sql("vectors_by_chunk_hash"), {"space_id": space_id, "chunk_hashes": sorted(hashes)}).fetchall())
-        if not ids:
-            return {}
-        return dict(zip(ids, self.vectors(space_id, list(ids.values()))))
+        return dict(self.db.execute(load_sql("vectors_by_chunk_hash"), {"space_id": space_id, "chunk_hashes": sorted(hashes)}).fetchall())
 
     def carried_ids(self, space_id: str, doc_ids: set[str]) -> tuple[np.ndarray, bool]:
         """The vector ids of this space's chunks of the given documents, and whether that is the

@@ -113,6 +113,36 @@ def test_vectors_embedded_into_a_file_backed_array_hold_about_one_request_of_mem
     assert np.array_equal(spilled, embedder.embed_documents(texts)), "the values are all there"
 
 
+def test_new_chunking_reuses_cached_vectors_and_every_chunk_keeps_its_own_text_vector(tmp_path, fake_openai, monkeypatch):
+    """A space chunked anew (chunk_tokens changed) embeds only texts it has no vector for; the
+    others are copied from the last generation, a few rows at a time (`CACHED_ROWS`, made small
+    here so that the copy takes several reads), each into its own chunk's row."""
+    import duckdb
+
+    from indexer import steps
+    from tests.corpus import write_corpus
+    from tests.fakes.service import word_vector
+
+    write_corpus(tmp_path / "docs", 40, min_words=30, max_words=400)
+    space = '[[spaces]]\nprovider = "openai"\ndimensions = 256\nchunk_overlap = 0\nchunk_tokens = '
+    config = write_config(tmp_path, '[[sources]]\nname = "docs"\ntype = "files"\npath = "docs"\n' + space + "120\n")
+    run_json("run", "-c", str(config))
+    write_config(tmp_path, '[[sources]]\nname = "docs"\ntype = "files"\npath = "docs"\n' + space + "150\n")
+    monkeypatch.setattr(steps, "CACHED_ROWS", 3)
+    report = run_json("run", "-c", str(config))
+    stats = report["spaces"]["openai-text-embedding-3-small-256"]
+    assert stats["reused"] > 3 * steps.CACHED_ROWS and stats["embedded"] > 0, stats
+
+    folder = tmp_path / "artifacts" / "generations" / report["generation"]
+    db = duckdb.connect(str(folder / "meta.duckdb"), read_only=True)
+    rows = db.execute("SELECT vector_id, text FROM chunks").fetchall()
+    db.close()
+    vectors = stored_vectors(folder / "spaces" / "openai-text-embedding-3-small-256")
+    for vector_id, text in rows:
+        expected = word_vector(text, 256)
+        assert np.allclose(vectors[vector_id], expected / np.linalg.norm(expected), atol=1e-6), text[:60]
+
+
 def test_gemini_documents_and_queries_use_their_task_types_and_titles(tmp_path, fake_gemini):
     config = corpus(tmp_path, '[[spaces]]\nprovider = "gemini"\n')
     run_json("run", "-c", str(config))
