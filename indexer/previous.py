@@ -26,6 +26,7 @@ from indexer.sql import load_sql, read_as_current
 from indexer.textspill import SpilledText, TextSpill
 
 TEXT_ROWS = 64  # stored texts read at a time (at most these are in memory together when they go to a spill)
+HASHES_PER_QUERY = 16_384  # chunk hashes looked up in the vector cache at a time
 
 
 class PreviousGeneration:
@@ -80,9 +81,12 @@ class PreviousGeneration:
     def cached_vector_ids(self, space_id: str, hashes: set[str]) -> dict[str, int]:
         """The vector id in this space of each chunk text among `hashes` that it already embedded
         (`vectors` reads them)."""
-        if not hashes:
-            return {}
-        return dict(self.db.execute(load_sql("vectors_by_chunk_hash"), {"space_id": space_id, "chunk_hashes": sorted(hashes)}).fetchall())
+        ordered, found = sorted(hashes), {}
+        # In batches: DuckDB held ~1 kB per hash asked for at once (+116 MB peak for 120k hashes, +57 MB in batches of 16k).
+        for start in range(0, len(ordered), HASHES_PER_QUERY):
+            params = {"space_id": space_id, "chunk_hashes": ordered[start : start + HASHES_PER_QUERY]}
+            found.update(self.db.execute(load_sql("vectors_by_chunk_hash"), params).fetchall())
+        return found
 
     def carried_ids(self, space_id: str, doc_ids: set[str]) -> tuple[np.ndarray, bool]:
         """The vector ids of this space's chunks of the given documents, and whether that is the

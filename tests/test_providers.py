@@ -119,26 +119,32 @@ def test_new_chunking_reuses_cached_vectors_and_every_chunk_keeps_its_own_text_v
     here so that the copy takes several reads), each into its own chunk's row."""
     import duckdb
 
-    from indexer import steps
+    from indexer import previous, steps
     from tests.corpus import write_corpus
     from tests.fakes.service import word_vector
+
+    def chunks(generation: str) -> list[tuple]:
+        db = duckdb.connect(str(tmp_path / "artifacts" / "generations" / generation / "meta.duckdb"), read_only=True)
+        try:
+            return db.execute("SELECT vector_id, text, chunk_hash FROM chunks").fetchall()
+        finally:
+            db.close()
 
     write_corpus(tmp_path / "docs", 40, min_words=30, max_words=400)
     space = '[[spaces]]\nprovider = "openai"\ndimensions = 256\nchunk_overlap = 0\nchunk_tokens = '
     config = write_config(tmp_path, '[[sources]]\nname = "docs"\ntype = "files"\npath = "docs"\n' + space + "120\n")
-    run_json("run", "-c", str(config))
+    before = {h for _, _, h in chunks(run_json("run", "-c", str(config))["generation"])}
     write_config(tmp_path, '[[sources]]\nname = "docs"\ntype = "files"\npath = "docs"\n' + space + "150\n")
     monkeypatch.setattr(steps, "CACHED_ROWS", 3)
+    monkeypatch.setattr(previous, "HASHES_PER_QUERY", 5)  # the cache is asked in several queries too
     report = run_json("run", "-c", str(config))
     stats = report["spaces"]["openai-text-embedding-3-small-256"]
-    assert stats["reused"] > 3 * steps.CACHED_ROWS and stats["embedded"] > 0, stats
+    rows = chunks(report["generation"])
+    assert stats["reused"] == len({h for _, _, h in rows} & before) > 3 * steps.CACHED_ROWS and stats["embedded"] > 0, stats
 
     folder = tmp_path / "artifacts" / "generations" / report["generation"]
-    db = duckdb.connect(str(folder / "meta.duckdb"), read_only=True)
-    rows = db.execute("SELECT vector_id, text FROM chunks").fetchall()
-    db.close()
     vectors = stored_vectors(folder / "spaces" / "openai-text-embedding-3-small-256")
-    for vector_id, text in rows:
+    for vector_id, text, _ in rows:
         expected = word_vector(text, 256)
         assert np.allclose(vectors[vector_id], expected / np.linalg.norm(expected), atol=1e-6), text[:60]
 
