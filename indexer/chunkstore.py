@@ -39,7 +39,8 @@ class ChunkStore:
     """Read-only and safe to share between threads (slicing a mmap takes no position)."""
 
     def __init__(self, folder: Path):
-        self.offsets = np.load(folder / OFFSETS, mmap_mode="r")
+        # A plain array over the mapped file: numpy.memmap's own indexing was a third of a lookup.
+        self.offsets = np.load(folder / OFFSETS, mmap_mode="r").view(np.ndarray)
         self._file = open(folder / LINES, "rb")
         size = (folder / LINES).stat().st_size
         if size != int(self.offsets[-1]):
@@ -47,11 +48,14 @@ class ChunkStore:
             raise ValueError(f"{folder / LINES} has {size} bytes; its offsets end at {int(self.offsets[-1])}")
         self._map = mmap.mmap(self._file.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
 
-    def rows(self, vector_ids: list[int]) -> dict[int, dict]:
+    def rows(self, rows: list[int], base: int = 0) -> dict[int, dict]:
+        """Rows `rows` of this store by vector id (`base` + row), each with its `vector_id`."""
         out = {}
-        for vid in vector_ids:
-            start, end = int(self.offsets[vid]), int(self.offsets[vid + 1])
-            out[vid] = {"vector_id": vid, **json.loads(self._map[start:end])}
+        for row in rows:
+            start, end = self.offsets[row : row + 2].tolist()
+            found = json.loads(self._map[start:end])
+            found["vector_id"] = base + row
+            out[base + row] = found
         return out
 
     def close(self) -> None:
@@ -68,11 +72,14 @@ class SegmentStores:
         self.bases = np.asarray([base for _, base in stores], dtype=np.int64)
 
     def rows(self, vector_ids: list[int]) -> dict[int, dict]:
+        """Rows by vector id, in the order asked for."""
+        if len(self.stores) == 1:
+            return self.stores[0][0].rows(vector_ids)
+        where = (np.searchsorted(self.bases, vector_ids, side="right") - 1).tolist()
         out = {}
-        for vid in vector_ids:
-            store, base = self.stores[int(np.searchsorted(self.bases, vid, side="right")) - 1]
-            row = store.rows([vid - base])[vid - base]
-            out[vid] = {**row, "vector_id": vid}
+        for vid, i in zip(vector_ids, where):
+            store, base = self.stores[i]
+            out.update(store.rows([vid - base], base))
         return out
 
     def close(self) -> None:
