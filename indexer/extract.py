@@ -85,9 +85,19 @@ def load_front_matter(text: str) -> dict | list | str | None:
     except yaml.YAMLError as exc:
         if "nesting depth" in str(getattr(exc, "problem", "")):  # PyYAML >= 6.0.4 stops at 1,000 levels itself
             raise ExtractionError(f"front matter nests deeper than {FRONT_MATTER_MAX_DEPTH} levels") from None
-        raise ExtractionError(f"front matter is not valid YAML: {exc}") from None
+        raise ExtractionError(f"front matter is not valid YAML: {_yaml_problem(exc)}") from None
     finally:
         loader.dispose()
+
+
+def _yaml_problem(exc) -> str:
+    """PyYAML's complaint on one line, with where it is in the file (the front matter begins on its
+    line 2): its own message spans four lines, and a run's report shows one per problem."""
+    problem = getattr(exc, "problem", None) or getattr(exc, "context", None)
+    mark = getattr(exc, "problem_mark", None)
+    if problem and mark is not None:
+        return f"{problem} at line {mark.line + 2}, column {mark.column + 1}"
+    return " ".join(str(exc).split())
 
 
 def decode_text(body: bytes, charset: str | None) -> str:
