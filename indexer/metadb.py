@@ -11,9 +11,12 @@ gives back the space deleted rows leave behind.
 from __future__ import annotations
 
 import json
+import os
+import secrets
 import shutil
+import threading
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from itertools import islice
 from pathlib import Path
@@ -52,10 +55,45 @@ LONG_TEXT_BYTES = 16 << 10  # DuckDB's overflow strings: longer than a sixteenth
 class MetaUpdate:
     """The previous generation's meta.duckdb (schema as this version writes it) and the documents
     whose rows this run writes: new or changed in any column. Documents of the previous generation
-    that are not in this one are removed."""
+    that are not in this one are removed. `copy`: the file already being copied (EarlyCopy)."""
 
     previous: Path
     rewritten: frozenset[str]
+    copy: EarlyCopy | None = field(default=None, compare=False)
+
+
+class EarlyCopy:
+    """A copy of the previous generation's meta.duckdb, made on another thread while the run
+    chunks and embeds, for the write to update: the copy waits on the disk, not on the GIL, and
+    the 118 MB file of 10,000 documents took 0.22–0.33 s to copy into a new file on the team's
+    machine (0.03 s into space just freed), up to a third of a run that changed 1% of them. It is
+    named like a run's temporary folder (`.tmp-*`), so what a killed run leaves is swept the same
+    way; `take` moves it where the write wants it, `discard` removes it on every other path."""
+
+    def __init__(self, source: Path, folder: Path):
+        self.path = folder / f".tmp-meta-{secrets.token_hex(6)}.duckdb"
+        self._error: OSError | None = None
+        self._thread = threading.Thread(target=self._copy, args=(source,), name="copy-meta", daemon=True)
+        self._thread.start()
+
+    def _copy(self, source: Path) -> None:
+        try:
+            shutil.copyfile(source, self.path)
+        except OSError as exc:  # no room, a folder gone: the write copies it itself, and reports what fails then
+            self._error = exc
+
+    def take(self, target: Path) -> bool:
+        """Move the finished copy to `target`; False when it failed (nothing is left of it then)."""
+        self._thread.join()
+        if self._error is not None:
+            self.discard()
+            return False
+        os.replace(self.path, target)
+        return True
+
+    def discard(self) -> None:
+        self._thread.join()
+        self.path.unlink(missing_ok=True)
 
 
 def stored_chunks(generation: Path, space_id: str, vector_ids: np.ndarray) -> list[Chunk]:
@@ -80,8 +118,12 @@ def write_metadata(path: Path, generation_id: str, documents: list[Document], sp
     import duckdb
 
     incremental = update is not None and not any(w.compacted for w in writes.values())
+    early = update.copy if update is not None else None
     if incremental:
-        shutil.copyfile(update.previous, path)
+        if early is None or not early.take(path):
+            shutil.copyfile(update.previous, path)
+    elif early is not None:
+        early.discard()  # a compaction writes every row: no copy to update
     db = duckdb.connect(str(path))
     try:
         # DuckDB's buffers, bounded: 108k chunk rows took ~500 MB more without a limit (the run's peak).

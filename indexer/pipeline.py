@@ -19,7 +19,7 @@ from indexer.documents import Chunk, Document, FetchState
 from indexer.embedders import Embedder, check_usable, fits_for, import_client_soon, load_embedder, space_manifest
 from indexer.embedders.remote import Budget
 from indexer.errors import ConfigError, ErrorCode, IngestError, PublishRefused
-from indexer.metadb import MetaUpdate
+from indexer.metadb import EarlyCopy, MetaUpdate
 from indexer.plan import Action, Decision, DeleteGuard, check_deletions, counts, plan
 from indexer.previous import PreviousGeneration
 from indexer.sources import check_credentials, count_items, crawl, listed_files
@@ -148,6 +148,9 @@ def run_index(
         return embedders[space.space_id]
 
     previous = PreviousGeneration.open(config.artifacts)
+    # meta.duckdb is updated, not written anew, when the previous one has this version's schema.
+    updatable = not dry_run and previous is not None and previous.manifest["schema_version"] == artifacts.SCHEMA_VERSION
+    early: EarlyCopy | None = None
     try:
         with timer("crawl"):
             stored_fetch = fetch_state = previous.fetch_state() if previous else {}
@@ -181,6 +184,8 @@ def run_index(
         if not dry_run and any(d.action is Action.FULL for d in decisions.values()):
             for space in rebuilt:
                 import_client_soon(space)  # something will be embedded: its client loads while the rest is prepared
+        if updatable and any(d.action is not Action.SKIP for d in decisions.values()):
+            early = EarlyCopy(previous.folder / "meta.duckdb", config.artifacts / artifacts.GENERATIONS)  # written to soon: copied meanwhile
         try:
             if not allow_mass_delete:
                 check_deletions(list(decisions.values()), before, config.max_delete_fraction)
@@ -258,9 +263,11 @@ def run_index(
         fresh, vectors = {}, None  # the builds hold the vectors now; writing them lets them go (artifacts.write_generation)
         rewritten = _rewritten(decisions, documents, crawled, stored_fetch, before)
         unchanged_generation = previous is not None and _nothing_changed(previous, decisions, documents, builds, rewritten, report)
-        update = None
-        if previous is not None and previous.manifest["schema_version"] == artifacts.SCHEMA_VERSION:
-            update = MetaUpdate(previous.folder / "meta.duckdb", rewritten)
+        update = MetaUpdate(previous.folder / "meta.duckdb", rewritten, early) if updatable else None
+    except BaseException:
+        if early is not None:
+            early.discard()
+        raise
     finally:
         if previous is not None:
             previous.close()
@@ -268,6 +275,8 @@ def run_index(
     report.decisions = list(decisions.values())
     report.counts = counts(report.decisions, before)
     if unchanged_generation:  # the served generation is already what this run would write
+        if early is not None:
+            early.discard()
         report.generation_id, report.unchanged = previous.folder.name, True
         return report
 

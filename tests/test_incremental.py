@@ -75,6 +75,27 @@ def test_a_removed_file_is_deleted_and_the_guard_stops_mass_deletion(tmp_path, l
     assert code == 0 and allowed["documents"]["deleted"] == 2 and allowed["total_documents"] == 2
 
 
+def test_the_copy_of_meta_duckdb_a_run_makes_while_it_works_is_used_or_removed_never_left(tmp_path, local_embedder):
+    """A run with changes starts copying the last meta.duckdb as soon as it knows (indexer/metadb.py
+    `EarlyCopy`); whether the run publishes, finds nothing to publish or stops, no copy stays behind."""
+    config = corpus(tmp_path)
+    generations = tmp_path / "artifacts" / "generations"
+
+    def leftovers() -> list[str]:
+        return sorted(p.name for p in generations.iterdir() if p.name.startswith("."))
+
+    run("run", "-c", str(config))
+    (tmp_path / "docs" / "d1.md").write_text("---\ntitle: Page 1\n---\n# Page 1\n\nThis page is about shipping from Porto.\n")
+    code, report = run_json("run", "-c", str(config))
+    assert code == 0 and report["documents"]["updated"] == 1 and leftovers() == []
+    (tmp_path / "docs" / "d2.md").write_bytes(b"\xff\xfe not text")  # fails: keeps its last good version
+    code, report = run_json("run", "-c", str(config))
+    assert code == 4 and report["documents"]["failed"] == 1 and leftovers() == []
+    for name in ("d0.md", "d3.md", "d4.md"):  # past the deletion guard: the run stops
+        (tmp_path / "docs" / name).unlink()
+    assert run("run", "-c", str(config)).exit_code == 3 and leftovers() == []
+
+
 def test_a_source_that_cannot_be_listed_deletes_nothing(tmp_path, local_embedder):
     config = corpus(tmp_path)
     run("run", "-c", str(config))
