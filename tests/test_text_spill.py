@@ -82,6 +82,7 @@ def test_texts_stay_in_memory_when_they_cannot_be_kept_on_disk(tmp_path: Path):
     blocker.write_text("not a folder")
     document = Document("doc:1", "s", "files", "Title", "Some text.")
     assert TextSpill(blocker / "artifacts").keep(document) is document
+    assert TextSpill(blocker / "artifacts").hold("A stored text.") == "A stored text."  # read back from a generation: likewise
 
 
 class _CheapVectors(FakeOpenAI):
