@@ -96,6 +96,19 @@ def test_the_copy_of_meta_duckdb_a_run_makes_while_it_works_is_used_or_removed_n
     assert run("run", "-c", str(config)).exit_code == 3 and leftovers() == []
 
 
+def test_an_early_copy_moves_into_place_or_fails_leaving_nothing(tmp_path):
+    from indexer.metadb import EarlyCopy
+
+    source = tmp_path / "meta.duckdb"
+    source.write_bytes(b"x" * 100_000)
+    (tmp_path / "gen").mkdir()
+    assert EarlyCopy(source, tmp_path).take(tmp_path / "gen" / "meta.duckdb")
+    assert (tmp_path / "gen" / "meta.duckdb").read_bytes() == source.read_bytes()
+    failed = EarlyCopy(tmp_path / "gone.duckdb", tmp_path)  # the write then copies the file itself
+    assert not failed.take(tmp_path / "gen" / "other.duckdb")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["gen", "meta.duckdb"]
+
+
 def test_a_source_that_cannot_be_listed_deletes_nothing(tmp_path, local_embedder):
     config = corpus(tmp_path)
     run("run", "-c", str(config))
