@@ -108,8 +108,6 @@ def write_generation(
         written = _write(folder, generation_id, documents, spaces, run, advance, update)
     except BaseException:
         discard(folder)
-        if update is not None and update.copy is not None:  # failed before meta.duckdb took it
-            update.copy.discard()
         raise
     return folder, written
 

@@ -274,27 +274,29 @@ def run_index(
     report.documents = len(documents)
     report.decisions = list(decisions.values())
     report.counts = counts(report.decisions, before)
-    if unchanged_generation:  # the served generation is already what this run would write
-        if early is not None:
-            early.discard()
-        report.generation_id, report.unchanged = previous.folder.name, True
-        return report
+    try:
+        if unchanged_generation:  # the served generation is already what this run would write
+            report.generation_id, report.unchanged = previous.folder.name, True
+            return report
 
-    generation_id = artifacts.new_generation_id(started)
-    report.generation_id = generation_id
-    with timer("write"), progress("writing and verifying the generation", len(builds) + 1) as advance:
-        run = artifacts.RunRecord(report.run_id, started, report.errors + report.warnings, report.as_dict(), report.decisions, sorted({s.provider for s in rebuilt}))
-        folder, written = artifacts.write_generation(config.artifacts, generation_id, documents, builds, run, advance, update)
-        for space_id, how in written.items():
-            report.spaces[space_id] = {**report.spaces[space_id], **how}
-        try:
-            artifacts.verify_generation(folder)
-        except Exception:
-            artifacts.discard(folder)
-            raise
-    with timer("publish"):
-        artifacts.publish(config.artifacts, folder, generation_id, config.keep_generations)
-    return report
+        generation_id = artifacts.new_generation_id(started)
+        report.generation_id = generation_id
+        with timer("write"), progress("writing and verifying the generation", len(builds) + 1) as advance:
+            run = artifacts.RunRecord(report.run_id, started, report.errors + report.warnings, report.as_dict(), report.decisions, sorted({s.provider for s in rebuilt}))
+            folder, written = artifacts.write_generation(config.artifacts, generation_id, documents, builds, run, advance, update)
+            for space_id, how in written.items():
+                report.spaces[space_id] = {**report.spaces[space_id], **how}
+            try:
+                artifacts.verify_generation(folder)
+            except Exception:
+                artifacts.discard(folder)
+                raise
+        with timer("publish"):
+            artifacts.publish(config.artifacts, folder, generation_id, config.keep_generations)
+        return report
+    finally:
+        if early is not None:
+            early.discard()  # the write moved it into the generation, or it was not wanted: none of it stays
 
 
 def _space_builds(config: Config, previous: PreviousGeneration | None, fresh: dict, new_chunks: dict[str, list[Chunk]], carries: dict[str, bool],
