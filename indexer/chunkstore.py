@@ -74,7 +74,8 @@ class SegmentStores:
     def rows(self, vector_ids: list[int]) -> dict[int, dict]:
         """Rows by vector id, in the order asked for."""
         if len(self.stores) == 1:
-            return self.stores[0][0].rows(vector_ids)
+            store, base = self.stores[0]
+            return store.rows([vid - base for vid in vector_ids], base)
         where = (np.searchsorted(self.bases, vector_ids, side="right") - 1).tolist()
         out = {}
         for vid, i in zip(vector_ids, where):
