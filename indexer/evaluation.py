@@ -129,7 +129,7 @@ def index_dataset(dataset: Dataset, folder: Path, spaces=None, progress=None) ->
     import dataclasses
 
     from indexer.config import parse_config
-    from indexer.pipeline import run_index
+    from indexer.pipeline import no_progress, run_index
 
     folder = Path(folder)
     write_corpus_files(dataset, folder / "corpus")
@@ -137,7 +137,7 @@ def index_dataset(dataset: Dataset, folder: Path, spaces=None, progress=None) ->
     config = parse_config(raw, base_dir=folder, artifacts_override=folder / "artifacts")
     if spaces:
         config = dataclasses.replace(config, spaces=spaces)
-    run_index(config, progress=progress)
+    run_index(config, progress=progress or no_progress)
     return config.artifacts
 
 
