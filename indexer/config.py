@@ -124,12 +124,16 @@ class Config:
     server: ServerConfig = ServerConfig()
 
 
+# What a config without sources or spaces is told to add (the smallest tables that work; README "Configuration").
+SOURCES_HINT = 'add e.g. [[sources]] with name = "docs", type = "files", path = "docs" (or type "urls" / "notion")'
+SPACES_HINT = 'add e.g. [[spaces]] with provider = "local" (the bundled model, offline; or "openai" / "gemini")'
+
 TOP_KEYS = {
     "artifacts": Key(str, default="artifacts"),
     "keep_generations": Key(int, default=3, min=1, max=100),
     "max_delete_fraction": Key((int, float), default=0.3, min=0, max=1),
-    "sources": Key(list, required=True),
-    "spaces": Key(list, required=True),
+    "sources": Key(list, required=True, hint=f"; {SOURCES_HINT}"),
+    "spaces": Key(list, required=True, hint=f"; {SPACES_HINT}"),
     "server": Key(dict, default={}),
 }
 
@@ -247,14 +251,14 @@ def parse_config(
     top = check_table(raw, TOP_KEYS, "")
     sources = tuple(_parse_source(s, i, base_dir) for i, s in enumerate(_tables(top["sources"], "sources")))
     if not sources:
-        raise ConfigError("sources: at least one [[sources]] table is required")
+        raise ConfigError(f"sources: at least one [[sources]] table is required; {SOURCES_HINT}")
     names = [s.name for s in sources]
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:
         raise ConfigError(f"sources: names must be unique; repeated: {', '.join(duplicates)}")
     spaces = tuple(_parse_space(s, i) for i, s in enumerate(_tables(top["spaces"], "spaces")))
     if not spaces:
-        raise ConfigError("spaces: at least one [[spaces]] table is required")
+        raise ConfigError(f"spaces: at least one [[spaces]] table is required; {SPACES_HINT}")
     ids = [s.space_id for s in spaces]
     if len(set(ids)) != len(ids):
         raise ConfigError(f"spaces: each space must be distinct; repeated: {', '.join(sorted(set(i for i in ids if ids.count(i) > 1)))}")

@@ -26,6 +26,7 @@ class Key:
     max: float | None = None
     choices: tuple | None = None
     item_type: type | None = None  # for lists
+    hint: str = ""  # appended to "required key is missing": what to write
 
 
 def in_choices(value: int | None, allowed: tuple[int, ...], default: int, where: str) -> int:
@@ -57,7 +58,7 @@ def check_table(raw: dict, spec: dict[str, Key], where: str) -> dict:
         name = f"{prefix}{key}"
         if key not in raw:
             if rule.required:
-                raise ConfigError(f"{name}: required key is missing")
+                raise ConfigError(f"{name}: required key is missing{rule.hint}")
             values[key] = rule.default
             continue
         value = raw[key]
