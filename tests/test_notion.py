@@ -284,7 +284,7 @@ def test_recorded_api_responses_render(tmp_path):
     folder = SHARED_DATA / "notion" / "notion_ruby_mapping" / "fixtures-current"
     if not folder.is_dir():
         pytest.skip(f"shared data absent: {folder} (present in CI beside the repository)")
-    from indexer.sources.notion import page_title, render_page
+    from indexer.sources.notion_render import page_title, render_page
 
     page = json.loads((folder / "retrieve_page_block_test_page.json").read_text())
     blocks = json.loads((folder / "retrieve_block_children_block_test_page.json").read_text())["results"]

@@ -144,7 +144,8 @@ def _file_entries(source: SourceConfig) -> tuple[list, datetime]:
 def _notion_entries(source: SourceConfig) -> list[dict]:
     """A Notion database's rows as answers."""
     from indexer.sources import check_credentials
-    from indexer.sources.notion import DEFAULT_BASE_URL, LIMITER, NotionAPI, NotionFailure, property_text
+    from indexer.sources.notion import DEFAULT_BASE_URL, LIMITER, NotionAPI, NotionFailure
+    from indexer.sources.notion_render import property_text
 
     check_credentials([source])
     LIMITER.rate = source.requests_per_second
