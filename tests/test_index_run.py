@@ -3,7 +3,6 @@
 import hashlib
 import json
 import os
-import shutil
 import subprocess
 import sys
 from datetime import datetime, timezone
@@ -95,108 +94,6 @@ def test_examples_generation_matches_the_artifact_contract(examples_artifacts):
     keys = ("chunk_id", "doc_id", "heading_path", "start_offset", "end_offset", "text")
     assert [tuple(json.loads(line)[k] for k in keys) for line in lines] == [(*r[:2], list(r[2]), *r[3:]) for r in rows]
 
-
-def as_schema_1(folder: Path, chunk_store: bool = True) -> None:
-    """Rewrite a one-segment generation the way versions before segments wrote it (schema 1):
-    index.faiss, chunks.* and a bm25s lexical index in the space folder itself; `chunk_store`
-    False: from before chunks.jsonl existed too."""
-    import bm25s
-
-    from indexer.lexical import ANALYZER, analyze
-
-    manifest = json.loads((folder / "manifest.json").read_text())
-    for info in manifest["spaces"].values():
-        space = folder / info["path"]
-        (segment,) = json.loads((space / "segments.json").read_text())["segments"]
-        source = space / "segments" / segment["name"]
-        for name in ("index.faiss", "chunks.jsonl", "chunks.offsets.npy"):
-            (source / name).rename(space / name)
-        texts = [json.loads(line)["text"] for line in (space / "chunks.jsonl").read_text(encoding="utf-8").splitlines()]
-        retriever = bm25s.BM25(k1=ANALYZER["k1"], b=ANALYZER["b"])
-        retriever.index([analyze(t) for t in texts], show_progress=False)
-        retriever.save(str(space / "lexical"), show_progress=False)
-        (space / "lexical" / "analyzer.json").write_text(json.dumps({**ANALYZER, "documents": len(texts)}))
-        shutil.rmtree(space / "segments")
-        (space / "segments.json").unlink()
-        if not chunk_store:
-            (space / "chunks.jsonl").unlink()
-            (space / "chunks.offsets.npy").unlink()
-    manifest["schema_version"] = 1
-    reseal(folder, manifest)
-
-
-def reseal(folder: Path, manifest: dict | None = None) -> None:
-    """The manifest's checksums made to match a generation's files again, after a test rewrote some."""
-    manifest = manifest or json.loads((folder / "manifest.json").read_text())
-    manifest["files"] = {
-        p.relative_to(folder).as_posix(): {"bytes": p.stat().st_size, "sha256": hashlib.sha256(p.read_bytes()).hexdigest()}
-        for p in sorted(folder.rglob("*")) if p.is_file() and p.name != "manifest.json"
-    }
-    (folder / "manifest.json").write_text(json.dumps(manifest))
-
-
-@pytest.mark.parametrize("chunk_store", [True, False], ids=["schema-1", "schema-1-without-chunk-store"])
-def test_a_generation_from_before_segments_is_served_with_the_same_hits(tmp_path, examples_artifacts, chunk_store):
-    from server.reader import Generation
-    from server.search import search
-
-    shutil.copytree(examples_artifacts, tmp_path / "old")
-    as_schema_1(tmp_path / "old" / "generations" / (tmp_path / "old" / "CURRENT").read_text().strip(), chunk_store)
-    old, new = Generation.open_current(tmp_path / "old"), Generation.open_current(examples_artifacts)
-    space_id = next(iter(new.spaces))
-    assert (old.spaces[space_id].chunks is not None) is chunk_store and new.spaces[space_id].chunks is not None
-    ids = [0, 5, 17, 42]
-    assert old.hits(space_id, ids) == new.hits(space_id, ids)
-    vector = new.spaces[space_id].dense.reconstruct_batch([17])[0]
-    for mode in ("hybrid", "lexical", "dense"):
-        found = [search(g, g.spaces[space_id], vector, "how do I undo a bad index run?", top_k=5, mode=mode).hits for g in (old, new)]
-        assert [h.chunk_id for h in found[0]] == [h.chunk_id for h in found[1]] and found[0], mode
-        assert [h.score for h in found[0]] == pytest.approx([h.score for h in found[1]], abs=1e-5), mode
-    old.close()
-    new.close()
-
-
-def test_a_run_over_a_generation_from_before_segments_embeds_nothing_and_writes_segments(tmp_path):
-    config = small_corpus(tmp_path)
-    first = json.loads(run_cli("run", "-c", str(config), "--json").output)["generation"]
-    as_schema_1(tmp_path / "artifacts" / "generations" / first)
-    edit(tmp_path, 1)
-    report = json.loads(run_cli("run", "-c", str(config), "--json").output)
-    space = report["spaces"]["local-all-minilm-l6-v2-384"]
-    assert report["generation"] != first and space["carried"] == 1 and space["embedded"] == 1, space
-    folder = tmp_path / "artifacts" / "generations" / report["generation"]
-    assert json.loads((folder / "manifest.json").read_text())["schema_version"] == 2
-    assert (folder / "spaces" / "local-all-minilm-l6-v2-384" / "segments.json").is_file()
-    hit = json.loads(run_cli("search", "refund", "-c", str(config), "-k", "1", "--json").output)["hits"][0]
-    assert hit["title"] == "Refunds"
-
-
-def test_a_generation_from_before_page_and_anchor_columns_is_served_and_updated_in_place(tmp_path):
-    """meta.duckdb written before documents had page_starts / anchor_offsets / anchor_names: a server
-    reads it (the columns empty), and the next run updates a copy that gains them."""
-    config = small_corpus(tmp_path)
-    (tmp_path / "docs" / "guide.md").write_text("---\nurl: https://docs.example.com/guide/\n---\n# Guide\n\n## Lacing\n\nLace the boots from the toe up.\n")
-    first = json.loads(run_cli("run", "-c", str(config), "--json").output)["generation"]
-    meta = tmp_path / "artifacts" / "generations" / first / "meta.duckdb"
-    db = duckdb.connect(str(meta))
-    for column in ("page_starts", "anchor_offsets", "anchor_names"):
-        db.execute(f"ALTER TABLE documents DROP COLUMN {column}")
-    old_etag = hashlib.sha256((tmp_path / "docs" / "guide.md").read_bytes()).hexdigest()  # the old version's file validator: the bytes alone
-    db.execute("UPDATE documents SET metadata_hash = 'hashed before anchors', etag = ? WHERE doc_id = 'file:guide.md'", [old_etag])  # as the old version hashed it
-    db.execute("CHECKPOINT")
-    db.close()
-    reseal(meta.parent)
-    hit = json.loads(run_cli("search", "lace the boots", "-c", str(config), "-k", "1", "--json").output)["hits"][0]
-    assert hit["title"] == "Guide" and hit["link"] == "https://docs.example.com/guide/", "served, without anchors"
-    report = json.loads(run_cli("run", "-c", str(config), "--json").output)
-    assert not report["errors"] and report["documents"]["metadata_only"] == 1 and report["documents"]["skipped"] == 2, report["documents"]
-    assert report["spaces"]["local-all-minilm-l6-v2-384"]["compacted"] is False, "the copy of the old file was updated"
-    folder = tmp_path / "artifacts" / "generations" / report["generation"]
-    names = duckdb.connect(str(folder / "meta.duckdb"), read_only=True).execute(
-        "SELECT anchor_names FROM documents WHERE doc_id = 'file:guide.md'").fetchone()[0]
-    assert names == ["guide", "lacing"]
-    hit = json.loads(run_cli("search", "lace the boots", "-c", str(config), "-k", "1", "--json").output)["hits"][0]
-    assert hit["link"] == "https://docs.example.com/guide/#lacing"
 
 def test_a_compacting_run_keeps_the_text_of_every_document_it_did_not_read_again(tmp_path):
     """Unchanged files are not read again and their stored texts are read only when needed: a run
