@@ -12,18 +12,17 @@ from typing import Callable, Collection, ContextManager, Iterator, Protocol
 import numpy as np
 
 from indexer import artifacts
-from indexer.chunking import ChunkingParams
 from indexer.collector import fewer_collections
 from indexer.config import Config
 from indexer.documents import Chunk, Document, FetchState
-from indexer.embedders import Embedder, check_usable, fits_for, import_client_soon, load_embedder, space_manifest
+from indexer.embedders import Embedder, check_usable, import_client_soon, load_embedder, space_manifest
 from indexer.embedders.remote import Budget
 from indexer.errors import ConfigError, ErrorCode, IngestError, PublishRefused
 from indexer.metadb import EarlyCopy, MetaUpdate
 from indexer.plan import Action, Decision, DeleteGuard, check_deletions, counts, plan
 from indexer.previous import PreviousGeneration
 from indexer.sources import check_credentials, count_items, crawl, listed_files
-from indexer.steps import chunk_documents, embed_chunks, estimate
+from indexer.steps import chunk_spaces, drop_chunks_of, embed_spaces, estimate
 from indexer.textspill import TextSpill
 
 SLOWEST_REPORTED = 10
@@ -128,71 +127,27 @@ def run_index(
     started = datetime.now(timezone.utc)
     report = RunReport(run_id=run_id or new_run_id(started), dry_run=dry_run)
     timer = _Timer(report.seconds)
-    rebuilt = [s for s in config.spaces if providers is None or s.provider in providers]
-    if not rebuilt:
-        configured = ", ".join(sorted({s.provider for s in config.spaces}))
-        raise ConfigError(f"no configured space uses provider {', '.join(sorted(providers or []))}; configured providers: {configured}")
-    budget = Budget(max_cost_usd)
-    # Credentials are checked before any crawling: a missing key should cost nothing. Clients and
-    # models load when something needs them: a run where nothing changed never imports them.
-    check_credentials(config.sources)
-    if not dry_run:
-        for space in rebuilt:
-            check_usable(space)
-    embedders: dict[str, Embedder] = {}
-
-    def embedder_for(space) -> Embedder:
-        if space.space_id not in embedders:
-            with timer(f"load_model:{space.space_id}"):
-                embedders[space.space_id] = load_embedder(space, budget)
-        return embedders[space.space_id]
-
+    rebuilt = _spaces_to_rebuild(config, providers, dry_run)
+    embedder_for = _Embedders(Budget(max_cost_usd), timer)
     previous = PreviousGeneration.open(config.artifacts)
     # meta.duckdb is updated, not written anew, when the previous one has this version's schema.
     updatable = not dry_run and previous is not None and previous.manifest["schema_version"] == artifacts.SCHEMA_VERSION
     early: EarlyCopy | None = None
     try:
         with timer("crawl"):
-            stored_fetch = fetch_state = previous.fetch_state() if previous else {}
-            if full_refresh:  # forget the validators, never where pages led: a page failing now must not orphan what it linked to
-                fetch_state = {doc_id: FetchState(links=state.links) for doc_id, state in fetch_state.items()}
-            crawled_list: list[Document] = []
-            complete: set[str] = set()
-            not_modified: set[str] = set()
+            stored_fetch = previous.fetch_state() if previous else {}
             texts = None if dry_run else TextSpill(config.artifacts)  # texts wait on disk until read (indexer/textspill.py)
-            for source in config.sources:
-                paths = listed_files(source)
-                with progress(f"reading {source.name}", count_items(source, paths)) as advance:
-                    result = crawl(source, advance, fetch_state, paths, keep=texts.keep if texts else None)
-                crawled_list.extend(result.documents)
-                report.errors.extend(result.errors)
-                report.warnings.extend(result.warnings)
-                not_modified.update(result.not_modified)
-                if result.retries:
-                    report.retries[source.name] = result.retries
-                if result.listing_complete:
-                    complete.add(source.name)
+            crawled_list, complete, not_modified = _crawl_sources(config, stored_fetch, full_refresh, texts, progress, report)
         crawled = {d.doc_id: d for d in _unique(crawled_list, report.errors)}
         report.slowest = _slowest(crawled.values())
 
         before = previous.documents_state() if previous else {}
-        _leave_out_empty_new_pages(report, before)
-        # A page that was indexed and now fails, or now answers with something we skip (a warning), keeps its last good version.
-        problems = report.errors + report.warnings
-        unreadable = {e.doc_id: str(e.code) for e in problems if e.doc_id and e.code is not ErrorCode.DUPLICATE_DOCUMENT and e.doc_id not in crawled}
-        decisions = {d.doc_id: d for d in plan(before, list(crawled.values()), complete, unreadable, not_modified)}
+        decisions = _decide(before, crawled, complete, not_modified, report, config.max_delete_fraction, allow_mass_delete, dry_run)
         if not dry_run and any(d.action is Action.FULL for d in decisions.values()):
             for space in rebuilt:
                 import_client_soon(space)  # something will be embedded: its client loads while the rest is prepared
         if updatable and any(d.action is not Action.SKIP for d in decisions.values()):
             early = EarlyCopy(previous.folder / "meta.duckdb", config.artifacts / artifacts.GENERATIONS)  # written to soon: copied meanwhile
-        try:
-            if not allow_mass_delete:
-                check_deletions(list(decisions.values()), before, config.max_delete_fraction)
-        except DeleteGuard as exc:
-            if not dry_run:
-                raise
-            report.delete_guard = str(exc)
 
         last_good = _last_good_versions(previous, decisions, crawled, before, texts)
         documents, kept = _assemble(decisions, crawled, last_good)
@@ -201,19 +156,7 @@ def run_index(
         carries = {s.space_id: previous is not None and previous.carries_chunks(s.space_id, space_manifest(s)) for s in rebuilt}
         # Documents that changed while this space was not rebuilt (`--provider`) still hold an older version's chunks here.
         stale_before = {s.space_id: previous.stale_documents(s.space_id) if carries[s.space_id] else set() for s in rebuilt}
-        new_chunks: dict[str, list[Chunk]] = {}
-        for space in rebuilt:
-            space_id = space.space_id
-            # Kept documents are re-chunked only where this space cannot keep their chunks (new space, new chunking, stale).
-            renew = stale_before[space_id]
-            to_chunk = [d for d in documents if decisions[d.doc_id].action is Action.FULL or (d.doc_id in kept and (not carries[space_id] or d.doc_id in renew))]
-            fits = (embedder_for(space).fits if space.provider == "local" and not dry_run else fits_for(space)) if to_chunk else None
-            with timer(f"chunk:{space_id}"), progress(f"chunking {space_id}", len(to_chunk)) as advance:
-                params = ChunkingParams(space.chunk_tokens, space.chunk_overlap)
-                new_chunks[space_id], failed = chunk_documents(to_chunk, params, fits, report.errors, advance)
-            for doc_id in failed & {i for i, d in decisions.items() if d.action is Action.FULL}:
-                decisions[doc_id] = Decision(doc_id, decisions[doc_id].source, Action.FAILED, "CHUNKING_FAILED")
-            new_chunks[space_id] = [c for c in new_chunks[space_id] if c.doc_id not in failed]
+        new_chunks = chunk_spaces(rebuilt, documents, decisions, kept, carries, stale_before, dry_run, embedder_for, progress, timer, report.errors)
         if any(d.action is Action.FAILED and i not in last_good and i in before for i, d in decisions.items()):
             last_good = _last_good_versions(previous, decisions, crawled, before, texts)
         documents, kept = _assemble(decisions, crawled, last_good)
@@ -225,42 +168,23 @@ def run_index(
 
         if dry_run:
             report.spaces = {s.space_id: estimate(new_chunks[s.space_id], s, previous) for s in rebuilt}
-            report.decisions = list(decisions.values())
-            report.counts = counts(report.decisions, before)
-            report.documents = len(documents)
-            return report
+            return _summarized(report, decisions, documents, before)
 
         # Embed every rebuilt space first: a document whose chunks cannot be embedded falls
         # back to its last good version in every space, so spaces agree on each document.
-        chunked = {c.doc_id for chunks in new_chunks.values() for c in chunks}
-        titles = {d.doc_id: d.title for d in documents if d.doc_id in chunked}  # a kept document's fields are not read (StoredDocument)
-        fresh: dict[str, tuple[np.ndarray, dict]] = {}
-        unembedded: dict[str, IngestError] = {}
-        for space in rebuilt:
-            space_id = space.space_id
-            if not new_chunks[space_id]:  # nothing to embed: no client, no model
-                fresh[space_id] = (np.zeros((0, space.dimensions), np.float32), {"embedded": 0, "reused": 0})
-                continue
-            embedder = embedder_for(space)
-            with timer(f"embed:{space_id}"):
-                vectors, stats, failed = embed_chunks(new_chunks[space_id], embedder, previous, titles, progress, spill=config.artifacts)
-            fresh[space_id] = (vectors, {**stats, **_usage(embedder)})
-            unembedded.update({doc_id: error for doc_id, error in failed.items() if doc_id not in unembedded})
+        fresh, unembedded = embed_spaces(rebuilt, new_chunks, documents, embedder_for, previous, progress, timer, config.artifacts)
         if unembedded:
             for doc_id, error in unembedded.items():
                 report.errors.append(replace(error, source=decisions[doc_id].source))
                 decisions[doc_id] = Decision(doc_id, decisions[doc_id].source, Action.FAILED, str(error.code))
             last_good = _last_good_versions(previous, decisions, crawled, before, texts)
             documents, kept = _assemble(decisions, crawled, last_good)
-            for space_id, (vectors, stats) in fresh.items():
-                keep = [c.doc_id not in unembedded for c in new_chunks[space_id]]
-                new_chunks[space_id] = [c for c, k in zip(new_chunks[space_id], keep) if k]
-                fresh[space_id] = (vectors[np.asarray(keep, dtype=bool)] if len(keep) else vectors, stats)
+            drop_chunks_of(unembedded, new_chunks, fresh)
             if not documents:
                 raise PublishRefused(_nothing_found(config, report.errors + report.warnings))
 
         builds = _space_builds(config, previous, fresh, new_chunks, carries, stale_before, kept, decisions, documents, report)
-        fresh, vectors = {}, None  # the builds hold the vectors now; writing them lets them go (artifacts.write_generation)
+        fresh = {}  # the builds hold the vectors now; writing them lets them go (artifacts.write_generation)
         rewritten = _rewritten(decisions, documents, crawled, stored_fetch, before)
         unchanged_generation = previous is not None and _nothing_changed(previous, decisions, documents, builds, rewritten, report)
         update = MetaUpdate(previous.folder / "meta.duckdb", rewritten, early) if updatable else None
@@ -271,32 +195,117 @@ def run_index(
     finally:
         if previous is not None:
             previous.close()
-    report.documents = len(documents)
-    report.decisions = list(decisions.values())
-    report.counts = counts(report.decisions, before)
+    _summarized(report, decisions, documents, before)
     try:
         if unchanged_generation:  # the served generation is already what this run would write
             report.generation_id, report.unchanged = previous.folder.name, True
             return report
 
-        generation_id = artifacts.new_generation_id(started)
-        report.generation_id = generation_id
-        with timer("write"), progress("writing and verifying the generation", len(builds) + 1) as advance:
-            run = artifacts.RunRecord(report.run_id, started, report.errors + report.warnings, report.as_dict(), report.decisions, sorted({s.provider for s in rebuilt}))
-            folder, written = artifacts.write_generation(config.artifacts, generation_id, documents, builds, run, advance, update)
-            for space_id, how in written.items():
-                report.spaces[space_id] = {**report.spaces[space_id], **how}
-            try:
-                artifacts.verify_generation(folder)
-            except Exception:
-                artifacts.discard(folder)
-                raise
-        with timer("publish"):
-            artifacts.publish(config.artifacts, folder, generation_id, config.keep_generations)
+        _write_and_publish(config, report, started, documents, builds, sorted({s.provider for s in rebuilt}), update, progress, timer)
         return report
     finally:
         if early is not None:
             early.discard()  # the write moved it into the generation, or it was not wanted: none of it stays
+
+
+def _spaces_to_rebuild(config: Config, providers: Collection[str] | None, dry_run: bool) -> list:
+    """The spaces this run rebuilds (`--provider`), once every credential they and the sources need
+    is there: a missing key should cost nothing. Clients and models load only when something needs
+    them: a run where nothing changed never imports them."""
+    rebuilt = [s for s in config.spaces if providers is None or s.provider in providers]
+    if not rebuilt:
+        configured = ", ".join(sorted({s.provider for s in config.spaces}))
+        raise ConfigError(f"no configured space uses provider {', '.join(sorted(providers or []))}; configured providers: {configured}")
+    check_credentials(config.sources)
+    if not dry_run:
+        for space in rebuilt:
+            check_usable(space)
+    return rebuilt
+
+
+class _Embedders:
+    """Each space's embedder, loaded when first asked for (timed as `load_model:<space>`)."""
+
+    def __init__(self, budget: Budget, timer: "_Timer"):
+        self.budget, self.timer, self.loaded = budget, timer, {}
+
+    def __call__(self, space) -> Embedder:
+        if space.space_id not in self.loaded:
+            with self.timer(f"load_model:{space.space_id}"):
+                self.loaded[space.space_id] = load_embedder(space, self.budget)
+        return self.loaded[space.space_id]
+
+
+def _decide(before: dict, crawled: dict[str, Document], complete: set[str], not_modified: set[str], report: RunReport,
+            max_delete_fraction: float, allow_mass_delete: bool, dry_run: bool) -> dict[str, Decision]:
+    """Each document's decision (indexer/plan.py). Raises DeleteGuard when the run would delete
+    more than `max_delete_fraction`, unless allowed; a dry run records it in `report` instead."""
+    _leave_out_empty_new_pages(report, before)
+    # A page that was indexed and now fails, or now answers with something we skip (a warning), keeps its last good version.
+    problems = report.errors + report.warnings
+    unreadable = {e.doc_id: str(e.code) for e in problems if e.doc_id and e.code is not ErrorCode.DUPLICATE_DOCUMENT and e.doc_id not in crawled}
+    decisions = {d.doc_id: d for d in plan(before, list(crawled.values()), complete, unreadable, not_modified)}
+    try:
+        if not allow_mass_delete:
+            check_deletions(list(decisions.values()), before, max_delete_fraction)
+    except DeleteGuard as exc:
+        if not dry_run:
+            raise
+        report.delete_guard = str(exc)
+    return decisions
+
+
+def _summarized(report: RunReport, decisions: dict[str, Decision], documents: list[Document], before: dict) -> RunReport:
+    report.documents = len(documents)
+    report.decisions = list(decisions.values())
+    report.counts = counts(report.decisions, before)
+    return report
+
+
+def _crawl_sources(config: Config, stored_fetch: dict[str, FetchState], full_refresh: bool, texts: TextSpill | None, progress: Progress,
+                   report: RunReport) -> tuple[list[Document], set[str], set[str]]:
+    """Crawl every source: the documents read, the sources whose listing was complete (only those
+    can delete documents) and the documents that answered "not modified". Errors, warnings and
+    retries go into `report`; texts wait in `texts` (None in a dry run: kept in memory)."""
+    fetch_state = stored_fetch
+    if full_refresh:  # forget the validators, never where pages led: a page failing now must not orphan what it linked to
+        fetch_state = {doc_id: FetchState(links=state.links) for doc_id, state in fetch_state.items()}
+    documents: list[Document] = []
+    complete: set[str] = set()
+    not_modified: set[str] = set()
+    for source in config.sources:
+        paths = listed_files(source)
+        with progress(f"reading {source.name}", count_items(source, paths)) as advance:
+            result = crawl(source, advance, fetch_state, paths, keep=texts.keep if texts else None)
+        documents.extend(result.documents)
+        report.errors.extend(result.errors)
+        report.warnings.extend(result.warnings)
+        not_modified.update(result.not_modified)
+        if result.retries:
+            report.retries[source.name] = result.retries
+        if result.listing_complete:
+            complete.add(source.name)
+    return documents, complete, not_modified
+
+
+def _write_and_publish(config: Config, report: RunReport, started: datetime, documents: list[Document], builds: list, providers: list[str],
+                       update: MetaUpdate | None, progress: Progress, timer: "_Timer") -> None:
+    """Write the generation into a temporary folder, verify it as a server would read it, and
+    publish it; a generation that fails verification is removed and the error raised."""
+    generation_id = artifacts.new_generation_id(started)
+    report.generation_id = generation_id
+    with timer("write"), progress("writing and verifying the generation", len(builds) + 1) as advance:
+        run = artifacts.RunRecord(report.run_id, started, report.errors + report.warnings, report.as_dict(), report.decisions, providers)
+        folder, written = artifacts.write_generation(config.artifacts, generation_id, documents, builds, run, advance, update)
+        for space_id, how in written.items():
+            report.spaces[space_id] = {**report.spaces[space_id], **how}
+        try:
+            artifacts.verify_generation(folder)
+        except Exception:
+            artifacts.discard(folder)
+            raise
+    with timer("publish"):
+        artifacts.publish(config.artifacts, folder, generation_id, config.keep_generations)
 
 
 def _space_builds(config: Config, previous: PreviousGeneration | None, fresh: dict, new_chunks: dict[str, list[Chunk]], carries: dict[str, bool],
@@ -405,11 +414,6 @@ def _assemble(decisions: dict[str, Decision], crawled: dict[str, Document], last
                 documents.append(doc)
                 kept.add(doc_id)
     return documents, kept
-
-
-def _usage(embedder: Embedder) -> dict:
-    usage = getattr(embedder, "usage", None)
-    return {"usage": usage.as_dict()} if usage is not None else {}
 
 
 def _nothing_found(config: Config, errors: list[IngestError]) -> str:

@@ -1,6 +1,7 @@
-"""The chunk and embed steps of an index run (indexer/pipeline.py): every document to chunk cut
-on every core, and each distinct chunk text embedded once — only those the current generation
-has not embedded already."""
+"""The chunk and embed steps of an index run (indexer/pipeline.py), for every space it rebuilds:
+every document to chunk cut on every core, and each distinct chunk text embedded once — only those
+the current generation has not embedded already. `timer(name)` and `progress(description, total)`
+are the run's (pipeline._Timer, pipeline.Progress)."""
 
 from __future__ import annotations
 
@@ -14,9 +15,10 @@ import numpy as np
 
 from indexer.chunking import ChunkingParams, chunk_text, count_tokens
 from indexer.documents import Chunk, ChunkTexts, Document
-from indexer.embedders import Embedder, space_manifest
+from indexer.embedders import Embedder, fits_for, space_manifest
 from indexer.embedders.remote import EmbeddingsFailed
 from indexer.errors import ErrorCode, IngestError
+from indexer.plan import Action, Decision
 from indexer.previous import PreviousGeneration
 from indexer.spill import release, vector_array
 from indexer.textspill import text_holder
@@ -127,3 +129,58 @@ def chunk_documents(
                 chunks.extend(result)
             advance(1)
     return chunks, failed
+
+
+def chunk_spaces(rebuilt, documents: list[Document], decisions: dict[str, Decision], kept: set[str], carries: dict[str, bool],
+                 stale_before: dict[str, set[str]], dry_run: bool, embedder_for, progress, timer,
+                 errors: list[IngestError]) -> dict[str, list[Chunk]]:
+    """The new chunks of each rebuilt space: of changed documents, and of kept ones where the space
+    cannot keep their chunks (a new space, new chunking, a stale document). A changed document that
+    cannot be chunked is marked FAILED in `decisions` and has no chunks in any space."""
+    new_chunks: dict[str, list[Chunk]] = {}
+    for space in rebuilt:
+        space_id = space.space_id
+        renew = stale_before[space_id]
+        to_chunk = [d for d in documents if decisions[d.doc_id].action is Action.FULL or (d.doc_id in kept and (not carries[space_id] or d.doc_id in renew))]
+        fits = (embedder_for(space).fits if space.provider == "local" and not dry_run else fits_for(space)) if to_chunk else None
+        with timer(f"chunk:{space_id}"), progress(f"chunking {space_id}", len(to_chunk)) as advance:
+            params = ChunkingParams(space.chunk_tokens, space.chunk_overlap)
+            new_chunks[space_id], failed = chunk_documents(to_chunk, params, fits, errors, advance)
+        for doc_id in failed & {i for i, d in decisions.items() if d.action is Action.FULL}:
+            decisions[doc_id] = Decision(doc_id, decisions[doc_id].source, Action.FAILED, "CHUNKING_FAILED")
+        new_chunks[space_id] = [c for c in new_chunks[space_id] if c.doc_id not in failed]
+    return new_chunks
+
+
+def embed_spaces(rebuilt, new_chunks: dict[str, list[Chunk]], documents: list[Document], embedder_for, previous: PreviousGeneration | None,
+                 progress, timer, spill) -> tuple[dict[str, tuple[np.ndarray, dict]], dict[str, IngestError]]:
+    """Each rebuilt space's vectors for its new chunks (cached ones reused) with what embedding
+    cost, and the documents some chunk of which could not be embedded, with why."""
+    chunked = {c.doc_id for chunks in new_chunks.values() for c in chunks}
+    titles = {d.doc_id: d.title for d in documents if d.doc_id in chunked}  # a kept document's fields are not read (StoredDocument)
+    fresh: dict[str, tuple[np.ndarray, dict]] = {}
+    unembedded: dict[str, IngestError] = {}
+    for space in rebuilt:
+        space_id = space.space_id
+        if not new_chunks[space_id]:  # nothing to embed: no client, no model
+            fresh[space_id] = (np.zeros((0, space.dimensions), np.float32), {"embedded": 0, "reused": 0})
+            continue
+        embedder = embedder_for(space)
+        with timer(f"embed:{space_id}"):
+            vectors, stats, failed = embed_chunks(new_chunks[space_id], embedder, previous, titles, progress, spill=spill)
+        fresh[space_id] = (vectors, {**stats, **_usage(embedder)})
+        unembedded.update({doc_id: error for doc_id, error in failed.items() if doc_id not in unembedded})
+    return fresh, unembedded
+
+
+def drop_chunks_of(doc_ids, new_chunks: dict[str, list[Chunk]], fresh: dict[str, tuple[np.ndarray, dict]]) -> None:
+    """Leave the new chunks of `doc_ids`, and their vectors, out of every space."""
+    for space_id, (vectors, stats) in fresh.items():
+        keep = [c.doc_id not in doc_ids for c in new_chunks[space_id]]
+        new_chunks[space_id] = [c for c, k in zip(new_chunks[space_id], keep) if k]
+        fresh[space_id] = (vectors[np.asarray(keep, dtype=bool)] if len(keep) else vectors, stats)
+
+
+def _usage(embedder: Embedder) -> dict:
+    usage = getattr(embedder, "usage", None)
+    return {"usage": usage.as_dict()} if usage is not None else {}
