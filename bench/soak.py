@@ -72,6 +72,105 @@ def served_documents(artifacts: Path) -> set[str]:
         generation.close()
 
 
+class World:
+    """The loopback sources one soak run indexes, and the faults and edits it injects before each run."""
+
+    def __init__(self, rng: random.Random):
+        self.rng = rng
+        self.notion, self.openai, self.site = FakeNotion().start(), FakeOpenAI().start(), Site()
+        self.pages = build_notion(self.notion)
+        self.versions = {i: 0 for i in range(10)}
+        self.failing: dict[str, int] = {}  # web path -> failures still to give
+        for i in range(10):
+            self.site.routes[f"/help/{i}"] = self._route(i)
+        self.folder = Path(tempfile.mkdtemp(prefix="static-rag-soak-"))
+        self.artifacts = self.folder / "artifacts"
+        urls = json.dumps([self.site.url(f"/help/{i}") for i in range(10)])
+        self.config = self.folder / "index.toml"
+        self.config.write_text(
+            f'[[sources]]\nname = "wiki"\ntype = "notion"\nroots = ["{self.pages[0]}"]\nrequests_per_second = 100\nmax_depth = 4\n'
+            f'[[sources]]\nname = "help"\ntype = "urls"\nurls = {urls}\nallow_private_networks = ["127.0.0.0/8"]\nper_host_delay_seconds = 0\ntimeout_seconds = 5\n'
+            '[[spaces]]\nprovider = "openai"\ndimensions = 256\n', encoding="utf-8")
+        self.env = {**os.environ, "NOTION_TOKEN": self.notion.api_key, "NOTION_BASE_URL": self.notion.url, "OPENAI_API_KEY": self.openai.api_key,
+                    "OPENAI_BASE_URL": f"{self.openai.url}/v1", "HF_HUB_OFFLINE": "1", "STATIC_RAG_DEBUG": "1"}
+
+    @property
+    def documents(self) -> int:
+        return len(self.pages) + 10
+
+    def _route(self, i: int):
+        def answer():
+            path = f"/help/{i}"
+            if self.failing.get(path, 0) > 0:
+                self.failing[path] -= 1
+                return self.rng.choice([(503, "text/plain", b"busy", {"Retry-After": "0"}), (500, "text/plain", b"oops")])
+            return 200, "text/html; charset=utf-8", web_page(i, self.versions[i])
+        return answer
+
+    def inject(self, n: int) -> list[str]:
+        """Faults for run `n`, and edits so that it has work to do; returns the kinds of fault."""
+        rng, faults = self.rng, []
+        for page in rng.sample(self.pages, rng.randint(0, 4)):  # block listings failing for a while, sometimes past every retry
+            self.notion.path_faults[f"/v1/blocks/{page}/children"] = [{"status": rng.choice([429, 500, 503]), "headers": {"Retry-After": "0"}}] * rng.randint(1, 8)
+            faults.append("notion-page")
+        if rng.random() < 0.2:
+            self.notion.path_faults["/v1/search"] = [{"status": 429, "headers": {"Retry-After": "0"}}] * rng.randint(1, 3)
+            faults.append("notion-search")
+        for i in rng.sample(range(10), rng.randint(0, 3)):
+            self.failing[f"/help/{i}"] = rng.randint(1, 4)
+            faults.append("web-page")
+        for page in rng.sample(self.pages[1:], rng.randint(0, 2)):
+            self.notion.workspace.set_blocks(page, paragraph(f"Edited in run {n}: {rng.random():.6f}"), edited=f"2026-11-{10 + n % 15:02d}T10:00:00.000Z")
+        for i in rng.sample(range(10), rng.randint(0, 2)):
+            self.versions[i] += 1
+        return faults
+
+    def heal(self) -> None:
+        self.notion.path_faults.clear()
+        self.failing.clear()
+
+    def close(self) -> None:
+        self.notion.close()
+        self.openai.close()
+        self.site.close()
+
+
+def run_index(world: World, flags: list[str], kill_after: float | None) -> tuple[int | str, bytes]:
+    """One `index run` process, SIGKILLed after `kill_after` seconds when given: (exit code or "killed", stderr)."""
+    process = subprocess.Popen([str(INDEX), "run", "-c", str(world.config), "--json", *flags], env=world.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        _, err = process.communicate(timeout=kill_after if kill_after is not None else 300)
+        return process.returncode, err
+    except subprocess.TimeoutExpired:
+        process.send_signal(signal.SIGKILL)
+        _, err = process.communicate()
+        return "killed", err
+
+
+def check(world: World, n: int, code, err: bytes, faults: list[str], ever: set[str], runs_refused: int) -> list[str]:
+    """The invariants after run `n` (module docstring); adds what is served now to `ever`."""
+    problems = []
+    artifacts = world.artifacts
+    if (artifacts / "CURRENT").exists():
+        try:
+            now = served_documents(artifacts)
+        except Exception as exc:
+            problems.append(f"the served generation does not open: {type(exc).__name__}: {exc}")
+            now = set()
+        missing = ever - now
+        if missing:
+            problems.append(f"{len(missing)} published document(s) missing, e.g. {sorted(missing)[:3]}")
+        ever |= now
+        if code == 0 and not faults and len(now) != world.documents:
+            problems.append(f"a clean run serves {len(now)} documents, not {world.documents}")
+    logged = [json.loads(line) for line in (artifacts / "runs.jsonl").read_text().split("\n") if line.strip()] if (artifacts / "runs.jsonl").exists() else []
+    if len({entry["run_id"] for entry in logged}) < n - runs_refused:
+        problems.append("a run is missing from runs.jsonl")
+    if code not in (0, 4, "killed"):
+        problems.append(f"exit {code}: {err.decode(errors='replace').strip()[-300:]}")
+    return problems
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=40)
@@ -80,33 +179,7 @@ def main() -> None:
     parser.add_argument("--kill-rate", type=float, default=0.25, help="share of runs SIGKILLed at a random moment")
     args = parser.parse_args()
     rng = random.Random(args.seed)
-
-    notion, openai, site = FakeNotion().start(), FakeOpenAI().start(), Site()
-    pages = build_notion(notion)
-    versions = {i: 0 for i in range(10)}
-    failing: dict[str, int] = {}  # web path -> failures still to give
-
-    def route(i: int):
-        def answer():
-            path = f"/help/{i}"
-            if failing.get(path, 0) > 0:
-                failing[path] -= 1
-                return rng.choice([(503, "text/plain", b"busy", {"Retry-After": "0"}), (500, "text/plain", b"oops")])
-            return 200, "text/html; charset=utf-8", web_page(i, versions[i])
-        return answer
-
-    for i in range(10):
-        site.routes[f"/help/{i}"] = route(i)
-    folder = Path(tempfile.mkdtemp(prefix="static-rag-soak-"))
-    urls = json.dumps([site.url(f"/help/{i}") for i in range(10)])
-    config = folder / "index.toml"
-    config.write_text(
-        f'[[sources]]\nname = "wiki"\ntype = "notion"\nroots = ["{pages[0]}"]\nrequests_per_second = 100\nmax_depth = 4\n'
-        f'[[sources]]\nname = "help"\ntype = "urls"\nurls = {urls}\nallow_private_networks = ["127.0.0.0/8"]\nper_host_delay_seconds = 0\ntimeout_seconds = 5\n'
-        '[[spaces]]\nprovider = "openai"\ndimensions = 256\n', encoding="utf-8")
-    env = {**os.environ, "NOTION_TOKEN": notion.api_key, "NOTION_BASE_URL": notion.url, "OPENAI_API_KEY": openai.api_key,
-           "OPENAI_BASE_URL": f"{openai.url}/v1", "HF_HUB_OFFLINE": "1", "STATIC_RAG_DEBUG": "1"}
-    artifacts = folder / "artifacts"
+    world = World(rng)
     ever: set[str] = set()
     stats: Counter = Counter()
     violations: list[str] = []
@@ -114,64 +187,22 @@ def main() -> None:
     for n in range(1, args.runs + 1):
         if time.monotonic() > deadline:
             break
-        faults = []
-        for page in rng.sample(pages, rng.randint(0, 4)):  # block listings failing for a while, sometimes past every retry
-            notion.path_faults[f"/v1/blocks/{page}/children"] = [{"status": rng.choice([429, 500, 503]), "headers": {"Retry-After": "0"}}] * rng.randint(1, 8)
-            faults.append("notion-page")
-        if rng.random() < 0.2:
-            notion.path_faults["/v1/search"] = [{"status": 429, "headers": {"Retry-After": "0"}}] * rng.randint(1, 3)
-            faults.append("notion-search")
-        for i in rng.sample(range(10), rng.randint(0, 3)):
-            failing[f"/help/{i}"] = rng.randint(1, 4)
-            faults.append("web-page")
-        for page in rng.sample(pages[1:], rng.randint(0, 2)):  # edits, so runs have work to do
-            notion.workspace.set_blocks(page, paragraph(f"Edited in run {n}: {rng.random():.6f}"), edited=f"2026-11-{10 + n % 15:02d}T10:00:00.000Z")
-        for i in rng.sample(range(10), rng.randint(0, 2)):
-            versions[i] += 1
+        faults = world.inject(n)
         flags = ["--full-refresh"] if rng.random() < 0.3 else []
         kill_after = rng.uniform(0.2, 4.0) if rng.random() < args.kill_rate else None
         started = time.monotonic()
-        process = subprocess.Popen([str(INDEX), "run", "-c", str(config), "--json", *flags], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        try:
-            out, err = process.communicate(timeout=kill_after if kill_after is not None else 300)
-            code = process.returncode
-        except subprocess.TimeoutExpired:
-            process.send_signal(signal.SIGKILL)
-            out, err = process.communicate()
-            code = "killed"
+        code, err = run_index(world, flags, kill_after)
         stats[f"exit {code}"] += 1
         stats.update(faults)
-        notion.path_faults.clear()
-        failing.clear()
-
-        problems = []
-        if (artifacts / "CURRENT").exists():
-            try:
-                now = served_documents(artifacts)
-            except Exception as exc:
-                problems.append(f"the served generation does not open: {type(exc).__name__}: {exc}")
-                now = set()
-            missing = ever - now
-            if missing:
-                problems.append(f"{len(missing)} published document(s) missing, e.g. {sorted(missing)[:3]}")
-            ever |= now
-            if code == 0 and not faults and len(now) != len(pages) + 10:
-                problems.append(f"a clean run serves {len(now)} documents, not {len(pages) + 10}")
-        logged = [json.loads(line) for line in (artifacts / "runs.jsonl").read_text().split("\n") if line.strip()] if (artifacts / "runs.jsonl").exists() else []
-        if len({entry["run_id"] for entry in logged}) < n - stats["exit 2"]:
-            problems.append("a run is missing from runs.jsonl")
-        if code not in (0, 4, "killed"):
-            problems.append(f"exit {code}: {err.decode(errors='replace').strip()[-300:]}")
+        world.heal()
+        problems = check(world, n, code, err, faults, ever, stats["exit 2"])
         violations += [f"run {n}: {p}" for p in problems]
         print(f"run {n:3d}: exit {code!s:6} {time.monotonic() - started:5.1f} s  flags {flags or '-'}  faults {dict(Counter(faults)) or '-'}  "
               f"served {len(ever)}  {'; '.join(problems) or 'ok'}", flush=True)
-
-    notion.close()
-    openai.close()
-    site.close()
+    world.close()
     summary = {"runs": sum(v for k, v in stats.items() if k.startswith("exit")), "exits": {k: v for k, v in stats.items() if k.startswith("exit")},
                "faults": {k: v for k, v in stats.items() if not k.startswith("exit")}, "documents_served": len(ever), "violations": violations,
-               "artifacts": str(artifacts)}
+               "artifacts": str(world.artifacts)}
     print(json.dumps(summary, indent=2))
     sys.exit(1 if violations else 0)
 
