@@ -30,12 +30,11 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from indexer.quality import auroc  # noqa: E402
+from indexer.quality import MAX_ABSTAINED, MAX_ANSWERED, auroc, choose_threshold  # noqa: E402
 from server.fusion import DENSE_WEIGHT  # noqa: E402
 
 KINDS = {"hybrid": (0, 1), "dense": (0,), "lexical": (1,)}  # columns: cosine, lexical share (, log(1 + query terms))
 THRESHOLDS = (0.02, 0.025, 0.03, 0.035, 0.04, 0.045, 0.05, 0.055, 0.06, 0.07, 0.08, 0.1)
-MAX_ANSWERED, MAX_ABSTAINED = 0.05, 0.10
 
 
 def top_hits(data: dict, drop_own: bool, k: int = 10) -> dict[str, list[tuple[str, float, float, float]]]:
@@ -137,14 +136,12 @@ def main() -> None:
     per_pair = _report_pairs(pairs, relevance, corpus_of, group, rank, found, THRESHOLDS)
     if args.examples:
         _report_examples(args.examples, fits["hybrid"])
-    # Pairs where no threshold meets both targets (their "off-topic" queries have answers in the
-    # corpus: see bench/README.md) cannot choose; the others choose by the worst of them.
-    meets = {p: any(a <= MAX_ANSWERED and b <= MAX_ABSTAINED for a, b in r.values()) for p, r in per_pair.items()}
-    usable = [p for p, ok in meets.items() if ok] or list(per_pair)
-    room = {t: min(min(MAX_ANSWERED - per_pair[p][t][0], MAX_ABSTAINED - per_pair[p][t][1]) for p in usable) for t in THRESHOLDS}
-    best = max(room, key=room.get)
-    print(f"\npairs no threshold serves: {', '.join(':'.join(p) for p, ok in meets.items() if not ok) or 'none'}")
-    print(f"default threshold: {best} (room on the tighter target over the other pairs: {room[best]:+.1%})")
+    # Pairs where no threshold meets both targets (≤ MAX_ANSWERED answered, ≤ MAX_ABSTAINED abstained;
+    # their "off-topic" queries have answers in the corpus: see bench/README.md) cannot choose; the
+    # others choose by the worst of them — the rule `index eval --off-topic` suggests a threshold by.
+    chosen = choose_threshold({":".join(p): r for p, r in per_pair.items()})
+    print(f"\npairs no threshold serves (≤ {MAX_ANSWERED:.0%} answered and ≤ {MAX_ABSTAINED:.0%} abstained): {', '.join(chosen['unserved']) or 'none'}")
+    print(f"default threshold: {chosen['min_relevance']} (room on the tighter target over the other pairs: {chosen['room']:+.1%})")
 
 
 def _report_pairs(pairs, relevance, corpus_of, group, rank, found, thresholds) -> dict[tuple, dict[float, tuple[float, float]]]:

@@ -17,6 +17,10 @@ from indexer.errors import StaticRagError
 
 MODES = ("dense", "lexical", "hybrid")
 TUNE_WEIGHTS = tuple(round(w / 10, 1) for w in range(11))  # dense share of the hybrid score
+# The abstain targets a threshold is chosen for (issue 17): at most this share of off-topic questions
+# answered, and of answerable ones (a relevant document in the top 10) abstained.
+MAX_ANSWERED, MAX_ABSTAINED = 0.05, 0.10
+THRESHOLDS = (0.01, 0.015, 0.02, 0.025, 0.03, 0.035, 0.04, 0.045, 0.05, 0.055, 0.06, 0.07, 0.08, 0.09, 0.1, 0.12, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5)
 
 
 class Run:
@@ -86,7 +90,7 @@ def abstain(artifacts: Path, dataset: evaluation.Dataset, off_topic: dict[str, d
                     found.append(any(dataset.qrels[query_id].get(evaluation.corpus_id(h.doc_id), 0) > 0 for h in hits))
                     advance(1)
             own_arr, found_arr = np.asarray(own), np.asarray(found)
-            rows = {}
+            rows, off_topic_relevance = {}, {}
             for name, queries in off_topic.items():
                 other = []
                 with progress(f"off-topic {name} {space_id}", len(queries)) as advance:
@@ -94,7 +98,7 @@ def abstain(artifacts: Path, dataset: evaluation.Dataset, off_topic: dict[str, d
                         hits = run.ranking(space, None, text, depth=1)
                         other.append(hits[0].relevance if hits else 0.0)
                         advance(1)
-                other_arr = np.asarray(other)
+                other_arr = off_topic_relevance[name] = np.asarray(other)
                 rows[name] = {
                     "answerable_queries": len(own), "off_topic_queries": len(other),
                     "auroc": round(auroc(own_arr, other_arr), 4),
@@ -102,10 +106,34 @@ def abstain(artifacts: Path, dataset: evaluation.Dataset, off_topic: dict[str, d
                     "off_topic_answered": round(float((other_arr >= threshold).mean()), 4) if len(other) else None,
                     "answerable_abstained": round(float((own_arr[found_arr] < threshold).mean()), 4) if found_arr.any() else None,
                 }
-            out[space_id] = {"min_relevance": threshold, "off_topic": rows}
+            rates = {name: {t: _rates(own_arr[found_arr], other, t) for t in THRESHOLDS}
+                     for name, other in off_topic_relevance.items()} if found_arr.any() else {}
+            out[space_id] = {"min_relevance": threshold, "off_topic": rows} | ({"suggested": choose_threshold(rates)} if rates else {})
     finally:
         run.close()
     return out
+
+
+def _rates(own_found: np.ndarray, other: np.ndarray, threshold: float) -> tuple[float, float]:
+    """(off-topic questions answered, answerable ones abstained) at `threshold`."""
+    return float((other >= threshold).mean()) if len(other) else 0.0, float((own_found < threshold).mean())
+
+
+def choose_threshold(rates: dict[str, dict[float, tuple[float, float]]]) -> dict:
+    """The threshold with the most room on the tighter of the two targets (MAX_ANSWERED,
+    MAX_ABSTAINED) over the off-topic sets, from `rates`: set → threshold → (answered, abstained).
+    Sets no threshold serves (their questions have answers here after all) are left out of the
+    choice and named; when none is served, the threshold that misses by least."""
+    def room(name, t):
+        answered, abstained = rates[name][t]
+        return min(MAX_ANSWERED - answered, MAX_ABSTAINED - abstained)
+
+    served = [name for name, by in rates.items() if any(room(name, t) >= 0 for t in by)]
+    judged = served or list(rates)
+    thresholds = sorted(set.intersection(*(set(by) for by in rates.values())))
+    best = max(thresholds, key=lambda t: (min(room(name, t) for name in judged), -t))
+    return {"min_relevance": best, "meets_targets": bool(served), "room": round(min(room(name, best) for name in judged), 4),
+            "unserved": sorted(set(rates) - set(served)), "rates": {name: [round(r, 4) for r in rates[name][best]] for name in rates}}
 
 
 def tune(artifacts: Path, dataset: evaluation.Dataset, progress) -> dict:

@@ -107,6 +107,31 @@ def test_eval_reports_how_well_answerable_tells_own_questions_from_off_topic_one
     assert "vs astronomy (3 off-topic questions): AUROC 1.0000; off-topic answered 0.0%, answerable abstained 0.0%" in text
 
 
+def test_eval_suggests_the_min_relevance_that_meets_the_abstain_targets(tiny_beir, tiny_off_topic, local_embedder):
+    """With off-topic questions, eval says which threshold to set, not only the rates at the current one."""
+    result = CliRunner().invoke(cli, ["eval", "--dataset", str(tiny_beir), "--off-topic", str(tiny_off_topic), "--json"])
+    info = json.loads(result.output)["abstain"]["local-all-minilm-l6-v2-384"]
+    suggested = info["suggested"]
+    assert suggested["meets_targets"] and suggested["unserved"] == [] and suggested["rates"]["astronomy"] == [0.0, 0.0]
+    text = CliRunner().invoke(cli, ["eval", "--dataset", str(tiny_beir), "--off-topic", str(tiny_off_topic), "-q"]).output
+    line = text.split("add to this space's [[spaces]] table:")[1].split()
+    assert line[:2] == ["min_relevance", "="] and float(line[2]) == suggested["min_relevance"]
+
+
+def test_the_suggested_threshold_has_the_most_room_on_the_sets_it_can_serve():
+    from indexer.quality import choose_threshold
+
+    rates = {
+        "far": {0.02: (0.08, 0.0), 0.05: (0.01, 0.04), 0.1: (0.0, 0.09)},  # 0.05 leaves 4 points on answered, 6 on abstained
+        "near": {0.02: (0.6, 0.0), 0.05: (0.4, 0.04), 0.1: (0.3, 0.09)},  # answers too often at every threshold
+    }
+    chosen = choose_threshold(rates)
+    assert (chosen["min_relevance"], chosen["meets_targets"], chosen["unserved"]) == (0.05, True, ["near"])
+    assert chosen["room"] == 0.04 and chosen["rates"] == {"far": [0.01, 0.04], "near": [0.4, 0.04]}
+    alone = choose_threshold({"near": rates["near"]})
+    assert (alone["min_relevance"], alone["meets_targets"]) == (0.1, False), "none serves it: the one that misses by least"
+
+
 def test_tune_prints_the_config_line_for_the_best_weight(tiny_beir, local_embedder):
     result = CliRunner().invoke(cli, ["eval", "--dataset", str(tiny_beir), "--tune", "-q"])
     assert result.exit_code == 0, result.output

@@ -143,7 +143,8 @@ def evaluate(dataset_dir, config_path, artifacts, as_json, split, limit_queries,
 
     With --off-topic, also how well `answerable` tells this dataset's questions from
     another domain's: AUROC of the best hit's relevance, and at the space's threshold
-    the share of off-topic questions answered and of answerable ones abstained.
+    the share of off-topic questions answered and of answerable ones abstained; then
+    the `min_relevance` to set for at most 5% answered and 10% abstained.
 
     \b
     Examples:
@@ -199,10 +200,26 @@ def _print_eval(report: dict) -> None:
         for name, row in info["off_topic"].items():
             click.echo(f"    vs {name} ({row['off_topic_queries']} off-topic questions): AUROC {row['auroc']:.4f}; "
                        f"off-topic answered {row['off_topic_answered']:.1%}, answerable abstained {row['answerable_abstained']:.1%}")
+        if suggested := info.get("suggested"):
+            _print_suggested_threshold(suggested)
     for space_id, info in (report.get("tune") or {}).items():
         curve = "  ".join(f"{w}: {v:.4f}" for w, v in info["ndcg@10_by_weight"].items())
         click.echo(f"  hybrid nDCG@10 by dense weight, {space_id}: {curve}")
         click.echo(f"  To use the best weight, add to this space's [[spaces]] table:\n    hybrid_weight = {info['best']}")
+
+
+def _print_suggested_threshold(suggested: dict) -> None:
+    from indexer.quality import MAX_ABSTAINED, MAX_ANSWERED
+
+    targets = f"at most {MAX_ANSWERED:.0%} of off-topic questions answered and {MAX_ABSTAINED:.0%} of answerable ones abstained"
+    answered, abstained = (max(r[i] for r in suggested["rates"].values()) for i in (0, 1))
+    at = f"min_relevance = {suggested['min_relevance']}"
+    if not suggested["meets_targets"]:
+        click.echo(f"  No threshold meets {targets}; the closest, {at}, answers {answered:.1%} and abstains on {abstained:.1%}.")
+        return
+    click.echo(f"  For {targets}, add to this space's [[spaces]] table:\n    {at}")
+    if suggested["unserved"]:
+        click.echo(f"  (no threshold serves {', '.join(suggested['unserved'])}: those questions may have answers in this corpus)")
 
 
 PLAN_LINES = 50  # documents a dry run lists by name before summarizing the rest
