@@ -31,6 +31,10 @@ class Server:
     base: str
     process: subprocess.Popen
     log: Path
+    out: Path  # what it printed on stdout
+
+    def printed(self) -> str:
+        return self.out.read_text()
 
     def __str__(self) -> str:
         return self.base
@@ -51,7 +55,7 @@ def running_server(artifacts: Path, folder: Path, workers: int = 1, server_table
     process = subprocess.Popen(
         [str(INDEX), "serve", "--config", str(config), "--artifacts", str(artifacts), "--host", "127.0.0.1", "--port", str(port),
          "--log-level", "warning", "--workers", str(workers), *args],
-        stdout=subprocess.DEVNULL, stderr=log, env={**os.environ, "HF_HUB_OFFLINE": "1"},
+        stdout=(folder / "server.out").open("w"), stderr=log, env={**os.environ, "HF_HUB_OFFLINE": "1"},
     )
     base = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 120
@@ -67,7 +71,7 @@ def running_server(artifacts: Path, folder: Path, workers: int = 1, server_table
             pytest.fail(f"server did not become ready:\n{log.read()}")
         time.sleep(0.3)
     try:
-        yield Server(base, process, folder / "server.log")
+        yield Server(base, process, folder / "server.log", folder / "server.out")
         if process.poll() is None:  # else the test stopped it itself
             process.send_signal(signal.SIGINT)
             assert process.wait(timeout=20) == 0, "the server shuts down cleanly on Ctrl-C"

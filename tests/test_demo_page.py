@@ -49,7 +49,9 @@ def test_the_demo_page_shows_results_with_highlights(browser, examples_artifacts
     from selenium.webdriver.support.ui import WebDriverWait
 
     with running_server(examples_artifacts, tmp_path) as server:
-        browser.get(server.base + "/")
+        demo = next(line.split()[2] for line in server.printed().splitlines() if line.startswith("Demo page: "))
+        assert demo == server.base + "/", "`index serve` prints where the demo page is"
+        browser.get(demo)
         assert browser.title == "static-rag search"
         hits, status = search_in_page(browser, QUESTION)
         assert len(hits) == 5 and status == "5+ results"

@@ -186,6 +186,7 @@ def serve(config_path, artifacts, host, port, log_level, workers, access_log):
     os.environ["STATIC_RAG_JSON_LOGS"] = "1"
     os.environ["STATIC_RAG_ACCESS_LOG"] = "1" if access_log else "0"
     click.echo(f"Serving {folder.resolve()} on http://{host}:{port} with {workers} worker(s)  (OpenAPI: http://{host}:{port}/schema)")
+    click.echo(f"Demo page: http://{host}:{port}/  (the same box on your own site: http://{host}:{port}/widget.js, README \"Demo page and widget\")")
     click.echo(
         f"Try: curl -s -XPOST {host}:{port}/v1/search -H 'content-type: application/json' "
         "-d '{\"query\": \"your question here\", \"top_k\": 3}'"
