@@ -5,6 +5,10 @@ A dataset folder holds `corpus.jsonl` (`_id`, `title`, `text`), `queries.jsonl` 
 The corpus is indexed by the normal pipeline (each document a Markdown file of a `files`
 source), and every query runs through `server.search.search`, the code the API runs.
 A document's rank is that of its best chunk.
+
+Questions about an index of your own (`index eval --artifacts`) need no corpus.jsonl: the index
+is the corpus, and the qrels name its documents by the doc ids `index search --json` shows
+(`notion:<page uuid>`, a page's URL id, `file:<path>`).
 """
 
 from __future__ import annotations
@@ -29,15 +33,19 @@ class Dataset:
     qrels: dict[str, dict[str, int]]  # query id → doc id → graded relevance
 
 
-def load_dataset(folder: Path, split: str = "test", limit_queries: int | None = None) -> Dataset:
+def load_dataset(folder: Path, split: str = "test", limit_queries: int | None = None, corpus_required: bool = True) -> Dataset:
+    """`corpus_required` False: a folder without corpus.jsonl is questions about an existing index
+    (its corpus is then empty)."""
     folder = Path(folder)
     paths = {"corpus": folder / "corpus.jsonl", "queries": folder / "queries.jsonl", "qrels": folder / "qrels" / f"{split}.tsv"}
-    missing = [str(p) for p in paths.values() if not p.is_file()]
+    missing = [str(p) for name, p in paths.items() if not p.is_file() and (corpus_required or name != "corpus")]
     if missing:
-        raise StaticRagError(f"not a BEIR dataset folder, missing: {', '.join(missing)}")
+        hint = ("; with --artifacts (an index of your own) queries.jsonl and the qrels are enough"
+                if missing == [str(paths["corpus"])] else "")
+        raise StaticRagError(f"not a BEIR dataset folder, missing: {', '.join(missing)}{hint}")
     corpus = {}
     # JSON Lines end in "\n" only: splitlines() would also cut at U+0085, U+2028 and others inside texts.
-    for line in paths["corpus"].read_text(encoding="utf-8").split("\n"):
+    for line in (paths["corpus"].read_text(encoding="utf-8") if paths["corpus"].is_file() else "").split("\n"):
         if line.strip():
             row = json.loads(line)
             corpus[str(row["_id"])] = (row.get("title") or "", row.get("text") or "")
@@ -46,7 +54,8 @@ def load_dataset(folder: Path, split: str = "test", limit_queries: int | None = 
         parts = line.split("\t") if "\t" in line else line.split()
         if len(parts) < 3 or (i == 0 and not parts[2].strip().lstrip("-").isdigit()):
             continue  # blank, or the header line
-        qrels.setdefault(parts[0].strip(), {})[parts[1].strip()] = int(parts[2])
+        doc = parts[1].strip()  # a product doc id of a file (`file:guide.md`) is judged as the corpus id its hits get
+        qrels.setdefault(parts[0].strip(), {})[corpus_id(doc) if doc.startswith("file:") else doc] = int(parts[2])
     queries = {}
     for line in paths["queries"].read_text(encoding="utf-8").split("\n"):
         if line.strip():

@@ -167,3 +167,22 @@ def test_texts_with_unicode_line_separators_stay_one_json_line(tmp_path):
     (folder / "qrels" / "test.tsv").write_text("q1\td1\t1\n")
     dataset = load_dataset(folder)
     assert dataset.corpus["d1"] == ("", "first\u0085second\u2028third") and dataset.queries == {"q1": "why\u0085not"}
+
+
+def test_questions_about_an_index_of_your_own_need_no_corpus_file(examples_artifacts, tmp_path):
+    """With --artifacts the index is the corpus: queries.jsonl and qrels naming doc ids as `index search --json` shows them."""
+    folder = tmp_path / "my-questions"
+    (folder / "qrels").mkdir(parents=True)
+    questions = {"q1": ("how do I undo a bad index run?", "file:generations.md"), "q2": ("how does BM25 rank documents?", "file:bm25.md")}
+    (folder / "queries.jsonl").write_text("\n".join(json.dumps({"_id": q, "text": text}) for q, (text, _) in questions.items()))
+    (folder / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\n" + "".join(f"{q}\t{doc}\t1\n" for q, (_, doc) in questions.items()))
+    result = CliRunner().invoke(cli, ["eval", "--dataset", str(folder), "--artifacts", str(examples_artifacts), "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    assert report["queries"] == 2 and report["spaces"]["local-all-minilm-l6-v2-384"]["hybrid"]["mrr@10"] == 1.0, "both judged pages ranked first"
+
+    result = CliRunner().invoke(cli, ["eval", "--dataset", str(folder), "-q"])  # no index to ask: the corpus file is needed
+    assert result.exit_code == 1 and "missing: " in result.output and "queries.jsonl and the qrels are enough" in result.output
+    (folder / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\tfile:no-such-page.md\t1\n")
+    result = CliRunner().invoke(cli, ["eval", "--dataset", str(folder), "--artifacts", str(examples_artifacts), "-q"])
+    assert result.exit_code == 1 and "none of the documents judged relevant in the qrels of my-questions is in its generation" in result.output, result.output

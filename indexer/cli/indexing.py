@@ -123,7 +123,7 @@ def run(config_path, artifacts, as_json, silent, providers, max_cost, allow_mass
 
 
 @cli.command("eval", context_settings=CONTEXT)
-@click.option("--dataset", "dataset_dir", required=True, type=click.Path(file_okay=False, exists=True, path_type=Path), help="A BEIR folder: corpus.jsonl, queries.jsonl, qrels/<split>.tsv.")
+@click.option("--dataset", "dataset_dir", required=True, type=click.Path(file_okay=False, exists=True, path_type=Path), help="A BEIR folder: corpus.jsonl, queries.jsonl, qrels/<split>.tsv (with --artifacts, corpus.jsonl may be left out).")
 @config_options
 @json_option
 @click.option("--split", default="test", show_default=True, help="The qrels file to use.")
@@ -137,7 +137,8 @@ def evaluate(dataset_dir, config_path, artifacts, as_json, split, limit_queries,
     """Measure retrieval quality on a labeled dataset through the product's own pipeline.
 
     The corpus is indexed with the configured spaces into a temporary artifacts folder
-    (or, with --artifacts, an existing index of this corpus is evaluated), and every
+    (or, with --artifacts, an existing index of this corpus is evaluated: then questions
+    about your own index need only queries.jsonl and qrels naming its doc ids), and every
     query runs through the server's search code in dense, lexical and hybrid modes.
     Prints nDCG@10, Recall@10, Recall@100 and MRR@10 per space and mode.
 
@@ -150,7 +151,7 @@ def evaluate(dataset_dir, config_path, artifacts, as_json, split, limit_queries,
     Examples:
         index eval --dataset ../shared/data/scifact --config examples/index.toml
         index eval --dataset ../shared/data/scifact --off-topic ../shared/data/arguana
-        index eval --dataset my-questions --tune         # prints hybrid_weight = …
+        index eval --dataset my-questions --artifacts artifacts --tune   # prints hybrid_weight = …
         index eval --dataset data/scifact --gate floors.toml    # exit 6 below a floor
     """
     import tempfile
@@ -163,7 +164,7 @@ def evaluate(dataset_dir, config_path, artifacts, as_json, split, limit_queries,
             gate = evaluation.load_gate(gate_path)
         except ConfigError as exc:
             raise ConfigProblem(str(exc)) from None
-    dataset = library_call(evaluation.load_dataset, dataset_dir, split, limit_queries)
+    dataset = library_call(evaluation.load_dataset, dataset_dir, split, limit_queries, artifacts is None)
     off_topic = {d.name: library_call(evaluation.load_queries, d, split) for d in off_topic_dirs}
     config = optional_config(config_path)
     spaces = config.spaces if config else None
