@@ -8,6 +8,7 @@ dataset's own queries. Choose datasets from domains that do not overlap.
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import numpy as np
@@ -113,7 +114,7 @@ def abstain(artifacts: Path, dataset: evaluation.Dataset, off_topic: dict[str, d
                 }
             rates = {name: {t: _rates(own_arr[found_arr], other, t) for t in THRESHOLDS}
                      for name, other in off_topic_relevance.items()} if found_arr.any() else {}
-            out[space_id] = {"min_relevance": threshold, "off_topic": rows} | ({"suggested": choose_threshold(rates)} if rates else {})
+            out[space_id] = {"min_relevance": threshold, "off_topic": rows} | ({"suggested": choose_threshold(rates, threshold)} if rates else {})
     finally:
         run.close()
     return out
@@ -124,11 +125,13 @@ def _rates(own_found: np.ndarray, other: np.ndarray, threshold: float) -> tuple[
     return float((other >= threshold).mean()) if len(other) else 0.0, float((own_found < threshold).mean())
 
 
-def choose_threshold(rates: dict[str, dict[float, tuple[float, float]]]) -> dict:
+def choose_threshold(rates: dict[str, dict[float, tuple[float, float]]], current: float | None = None) -> dict:
     """The threshold with the most room on the tighter of the two targets (MAX_ANSWERED,
     MAX_ABSTAINED) over the off-topic sets, from `rates`: set → threshold → (answered, abstained).
     Sets no threshold serves (their questions have answers here after all) are left out of the
-    choice and named; when none is served, the threshold that misses by least."""
+    choice and named; when none is served, the threshold that misses by least. Among equally
+    good thresholds, the one nearest `current` (a small labeled set ties many: the threshold in
+    use stays when it is among them), else the lowest."""
     def room(name, t):
         answered, abstained = rates[name][t]
         return min(MAX_ANSWERED - answered, MAX_ABSTAINED - abstained)
@@ -136,20 +139,25 @@ def choose_threshold(rates: dict[str, dict[float, tuple[float, float]]]) -> dict
     served = [name for name, by in rates.items() if any(room(name, t) >= 0 for t in by)]
     judged = served or list(rates)
     thresholds = sorted(set.intersection(*(set(by) for by in rates.values())))
-    best = max(thresholds, key=lambda t: (min(room(name, t) for name in judged), -t))
-    return {"min_relevance": best, "meets_targets": bool(served), "room": round(min(room(name, best) for name in judged), 4),
+    nearest = (lambda t: -abs(math.log(t / current))) if current else (lambda t: -t)
+    best = max(thresholds, key=lambda t: (min(room(name, t) for name in judged), nearest(t)))
+    return {"min_relevance": best, "current": current, "meets_targets": bool(served), "room": round(min(room(name, best) for name in judged), 4),
             "unserved": sorted(set(rates) - set(served)), "rates": {name: [round(r, 4) for r in rates[name][best]] for name in rates}}
 
 
 def tune(artifacts: Path, dataset: evaluation.Dataset, progress) -> dict:
-    """Hybrid nDCG@10 at each dense weight, per space, and the best weight (the lower one on a tie)."""
+    """Hybrid nDCG@10 at each dense weight, per space, and the best weight: on a tie, the one nearest
+    the space's weight now (a small labeled set ties many; the weight in use stays when it is among them)."""
+    from server.fusion import DENSE_WEIGHT
+
     run = Run(artifacts, dataset)
     out = {}
     try:
         for space_id, space in run.generation.spaces.items():
             by_weight = {w: run.scores(space, "hybrid", progress, dense_weight=w)["ndcg@10"] for w in TUNE_WEIGHTS}
-            best = max(by_weight, key=lambda w: (by_weight[w], -w))
-            out[space_id] = {"ndcg@10_by_weight": by_weight, "best": best}
+            now = space.search.get("hybrid_weight", DENSE_WEIGHT)
+            best = max(by_weight, key=lambda w: (by_weight[w], -abs(w - now), -w))
+            out[space_id] = {"ndcg@10_by_weight": by_weight, "best": best, "current": now}
     finally:
         run.close()
     return out

@@ -130,6 +130,10 @@ def test_the_suggested_threshold_has_the_most_room_on_the_sets_it_can_serve():
     assert chosen["room"] == 0.04 and chosen["rates"] == {"far": [0.01, 0.04], "near": [0.4, 0.04]}
     alone = choose_threshold({"near": rates["near"]})
     assert (alone["min_relevance"], alone["meets_targets"]) == (0.1, False), "none serves it: the one that misses by least"
+    perfect = {"far": {t: (0.0, 0.0) for t in (0.02, 0.05, 0.1)}}  # a small set: every threshold as good
+    assert choose_threshold(perfect, current=0.05)["min_relevance"] == 0.05, "the threshold in use stays"
+    assert choose_threshold(perfect, current=0.08)["min_relevance"] == 0.1, "else the nearest to it"
+    assert choose_threshold(perfect)["min_relevance"] == 0.02
 
 
 def test_tune_prints_the_config_line_for_the_best_weight(tiny_beir, local_embedder):
@@ -138,6 +142,17 @@ def test_tune_prints_the_config_line_for_the_best_weight(tiny_beir, local_embedd
     assert "hybrid nDCG@10 by dense weight" in result.output and "0.0: " in result.output and "1.0: " in result.output
     line = result.output.split("add to this space's [[spaces]] table:")[1].split()
     assert line[:2] == ["hybrid_weight", "="] and 0.0 <= float(line[2]) <= 1.0
+
+
+def test_tune_keeps_the_weight_in_use_when_it_ranks_as_well_as_any(tiny_beir, local_embedder):
+    """Two questions rank perfectly at most weights: the advice is the weight in use, not the lowest tied one (pure BM25)."""
+    result = CliRunner().invoke(cli, ["eval", "--dataset", str(tiny_beir), "--tune", "--json"])
+    tuned = json.loads(result.output)["tune"]["local-all-minilm-l6-v2-384"]
+    curve = tuned["ndcg@10_by_weight"]
+    assert curve["0.6"] == max(curve.values()) and curve["0.0"] == curve["0.6"], "the tie this test is about"
+    assert (tuned["best"], tuned["current"]) == (0.6, 0.6)
+    text = CliRunner().invoke(cli, ["eval", "--dataset", str(tiny_beir), "--tune", "-q"]).output
+    assert "hybrid_weight = 0.6  # the weight in use ranks as well as any" in text
 
 
 def test_a_query_that_is_itself_a_document_is_left_out_of_its_ranking(tmp_path, local_embedder):

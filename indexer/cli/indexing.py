@@ -206,7 +206,8 @@ def _print_eval(report: dict) -> None:
     for space_id, info in (report.get("tune") or {}).items():
         curve = "  ".join(f"{w}: {v:.4f}" for w, v in info["ndcg@10_by_weight"].items())
         click.echo(f"  hybrid nDCG@10 by dense weight, {space_id}: {curve}")
-        click.echo(f"  To use the best weight, add to this space's [[spaces]] table:\n    hybrid_weight = {info['best']}")
+        same = "  # the weight in use ranks as well as any" if info["best"] == info.get("current") else ""
+        click.echo(f"  To use the best weight, add to this space's [[spaces]] table:\n    hybrid_weight = {info['best']}{same}")
 
 
 def _print_suggested_threshold(suggested: dict) -> None:
@@ -218,7 +219,8 @@ def _print_suggested_threshold(suggested: dict) -> None:
     if not suggested["meets_targets"]:
         click.echo(f"  No threshold meets {targets}; the closest, {at}, answers {answered:.1%} and abstains on {abstained:.1%}.")
         return
-    click.echo(f"  For {targets}, add to this space's [[spaces]] table:\n    {at}")
+    same = "  # the threshold in use does as well as any" if suggested["min_relevance"] == suggested.get("current") else ""
+    click.echo(f"  For {targets}, add to this space's [[spaces]] table:\n    {at}{same}")
     if suggested["unserved"]:
         click.echo(f"  (no threshold serves {', '.join(suggested['unserved'])}: those questions may have answers in this corpus)")
 
