@@ -50,12 +50,13 @@ def running_server(artifacts: Path, folder: Path, workers: int = 1, server_table
     (by default the rate limit off: tests send bursts); stopped with Ctrl-C, which must exit 0."""
     port = free_port()
     log = open(folder / "server.log", "w+")
+    out = open(folder / "server.out", "w")  # what it prints for the admin (the demo page's address)
     config = folder / "index.toml"
     config.write_text((EXAMPLES / "index.toml").read_text() + "\n[server]\n" + server_table)
     process = subprocess.Popen(
         [str(INDEX), "serve", "--config", str(config), "--artifacts", str(artifacts), "--host", "127.0.0.1", "--port", str(port),
          "--log-level", "warning", "--workers", str(workers), *args],
-        stdout=(folder / "server.out").open("w"), stderr=log, env={**os.environ, "HF_HUB_OFFLINE": "1"},
+        stdout=out, stderr=log, env={**os.environ, "HF_HUB_OFFLINE": "1"},
     )
     base = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 120
@@ -78,3 +79,4 @@ def running_server(artifacts: Path, folder: Path, workers: int = 1, server_table
     finally:
         process.kill()
         log.close()
+        out.close()
