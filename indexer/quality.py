@@ -35,15 +35,15 @@ class Run:
         self.service = SearchService(Settings(artifacts=artifacts, server=ServerConfig(max_query_chars=100_000)))
         self.generation = self.service.load()
         indexed = {evaluation.corpus_id(row["doc_id"]) for row in self.generation.query("document_ids")}
-        if dataset.corpus and not indexed & set(dataset.corpus):
+        # Without a corpus file (questions about an index of your own) the judged documents must be there.
+        expected = set(dataset.corpus) or {doc for docs in dataset.qrels.values() for doc, grade in docs.items() if grade > 0}
+        if not indexed & expected:
             self.close()
-            raise StaticRagError(f"{artifacts}: its generation holds none of the {dataset.name} corpus documents; "
-                                 "pass the artifacts of an index of this dataset, or leave out --artifacts to index it")
-        judged = {doc for docs in dataset.qrels.values() for doc, grade in docs.items() if grade > 0}
-        if not dataset.corpus and not indexed & judged:
-            self.close()
+            if dataset.corpus:
+                raise StaticRagError(f"{artifacts}: its generation holds none of the {dataset.name} corpus documents; "
+                                     "pass the artifacts of an index of this dataset, or leave out --artifacts to index it")
             raise StaticRagError(f"{artifacts}: none of the documents judged relevant in the qrels of {dataset.name} is in its generation "
-                                 f"(e.g. {sorted(judged)[0] if judged else 'none judged'}); name them by the doc_id `index search --json` shows")
+                                 f"(e.g. {min(expected, default='none judged')}); name them by the doc_id `index search --json` shows")
         # BEIR's rule for corpora that contain their own queries (ArguAna): a hit that is the query itself does not count.
         self.ignore_identical = evaluation.queries_are_documents(dataset)
 
