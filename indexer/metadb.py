@@ -95,6 +95,12 @@ class EarlyCopy:
         self._thread.join()
         self.path.unlink(missing_ok=True)
 
+    def __enter__(self) -> EarlyCopy:
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.discard()
+
 
 def stored_chunks(generation: Path, space_id: str, vector_ids: np.ndarray) -> list[Chunk]:
     """A generation's chunks of a space by vector id, in the order of `vector_ids`."""

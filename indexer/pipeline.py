@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import secrets
 import time
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from typing import Callable, Collection, ContextManager, Iterator, Protocol
@@ -133,7 +133,9 @@ def run_index(
     # meta.duckdb is updated, not written anew, when the previous one has this version's schema.
     updatable = not dry_run and previous is not None and previous.manifest["schema_version"] == artifacts.SCHEMA_VERSION
     early: EarlyCopy | None = None
-    try:
+    with ExitStack() as cleanup:  # on every way out: the early copy removed (unless the write took it), the previous generation closed
+        if previous is not None:
+            cleanup.callback(previous.close)
         with timer("crawl"):
             stored_fetch = previous.fetch_state() if previous else {}
             texts = None if dry_run else TextSpill(config.artifacts)  # texts wait on disk until read (indexer/textspill.py)
@@ -147,7 +149,7 @@ def run_index(
             for space in rebuilt:
                 import_client_soon(space)  # something will be embedded: its client loads while the rest is prepared
         if updatable and any(d.action is not Action.SKIP for d in decisions.values()):
-            early = EarlyCopy(previous.folder / "meta.duckdb", config.artifacts / artifacts.GENERATIONS)  # written to soon: copied meanwhile
+            early = cleanup.enter_context(EarlyCopy(previous.folder / "meta.duckdb", config.artifacts / artifacts.GENERATIONS))  # written to soon: copied meanwhile
 
         last_good = _last_good_versions(previous, decisions, crawled, before, texts)
         documents, kept = _assemble(decisions, crawled, last_good)
@@ -188,24 +190,15 @@ def run_index(
         rewritten = _rewritten(decisions, documents, crawled, stored_fetch, before)
         unchanged_generation = previous is not None and _nothing_changed(previous, decisions, documents, builds, rewritten, report)
         update = MetaUpdate(previous.folder / "meta.duckdb", rewritten, early) if updatable else None
-    except BaseException:
-        if early is not None:
-            early.discard()
-        raise
-    finally:
         if previous is not None:
-            previous.close()
-    _summarized(report, decisions, documents, before)
-    try:
+            previous.close()  # everything is read from it: the write opens what it needs itself
+        _summarized(report, decisions, documents, before)
         if unchanged_generation:  # the served generation is already what this run would write
             report.generation_id, report.unchanged = previous.folder.name, True
             return report
 
         _write_and_publish(config, report, started, documents, builds, sorted({s.provider for s in rebuilt}), update, progress, timer)
         return report
-    finally:
-        if early is not None:
-            early.discard()  # the write moved it into the generation, or it was not wanted: none of it stays
 
 
 def _spaces_to_rebuild(config: Config, providers: Collection[str] | None, dry_run: bool) -> list:
