@@ -144,7 +144,7 @@ def search(
             break
         depth = min(pool, depth * 4)
     relevances = [relevance(h.dense, h.lexical, mode) for h in hits]
-    page = [replace(h, relevance=r, stale=h.doc_id in space.stale, snippet=snippet(h.text, query))  # one copy of each hit shown
+    page = [replace(h, relevance=r, stale=h.doc_id in space.stale, snippet=snippet(h.text, query, shown=(h.title, *h.heading_path)))  # one copy of each hit shown
             for h, r in zip(hits[offset : offset + top_k], relevances[offset : offset + top_k])]
     # A curated answer is judged on its cosine alone where there is one: paraphrases of its question
     # are told from near misses better that way (bench/README.md, "Curated answers").
@@ -212,7 +212,7 @@ def recent(generation: Generation, space: SpaceIndex, filters: SearchFilters, to
     ids = generation.first_chunks_newest_first(space.space_id, allowed, top_k + 1, offset)
     rows = generation.hits(space.space_id, ids)
     hits = [replace(_Hit(rows[vid], 1.0, None, None).freeze(), relevance=1.0, stale=rows[vid]["doc_id"] in space.stale) for vid in ids]
-    page = [replace(h, snippet=snippet(h.text, "")) for h in hits[:top_k]]
+    page = [replace(h, snippet=snippet(h.text, "", shown=(h.title, *h.heading_path))) for h in hits[:top_k]]
     return SearchResult(hits=page, generation=generation.id, space=space.space_id, mode="recent", took_ms=(time.perf_counter() - started) * 1000,
                         more=len(hits) > top_k, candidates=len(hits), answerable=bool(page))
 

@@ -7,6 +7,7 @@ stems), so a query for "rolling back" marks "rolled back" too. The snippet is HT
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from functools import lru_cache
 from html import escape
 
@@ -15,9 +16,11 @@ from indexer.lexical import query_terms, stem_words, stemmer_and_stopwords
 WIDTH = 240  # characters of text in a snippet, about two lines of a chat widget
 
 
-def snippet(text: str, query: str, width: int = WIDTH) -> str:
-    """The best `width` characters of `text` as a person reads it (Markdown syntax removed), query terms marked."""
-    text = readable(text)
+def snippet(text: str, query: str, width: int = WIDTH, shown: Sequence[str] = ()) -> str:
+    """The best `width` characters of `text` as a person reads it (Markdown syntax removed), query terms marked.
+    `shown`: the hit's title and heading path, which a result shows above its snippet; headings
+    that open `text` and only repeat them are left out (unless nothing else is left)."""
+    text = readable(_after_shown_headings(text, shown) if shown else text)
     terms = _terms(query)
     matches = _matches(text, terms) if terms else []
     start, end = _window(text, matches, width)
@@ -31,6 +34,29 @@ def snippet(text: str, query: str, width: int = WIDTH) -> str:
     out.append(escape(text[cursor:end], quote=False))
     body = " ".join("".join(out).split())  # one line: newlines and runs of spaces collapse
     return ("…" if start > 0 else "") + body + ("…" if end < len(text) else "")
+
+
+def _after_shown_headings(text: str, shown: Sequence[str]) -> str:
+    """`text` from its first line that is neither blank nor a heading in `shown` ("## Rolling back a
+    bad run" under that heading path said it twice: once as the path, once as the snippet's start)."""
+    if not text.lstrip().startswith("#"):
+        return text
+    names = {_plain(name) for name in shown}
+    cursor = 0
+    while cursor < len(text):
+        end = text.find("\n", cursor)
+        end = len(text) if end < 0 else end + 1
+        line = text[cursor:end].strip()
+        if line and not ((heading := _HEADING_TEXT.fullmatch(line)) and _plain(heading.group(1)) in names):
+            return text[cursor:]
+        cursor = end
+    return text  # headings only: they are the snippet
+
+
+@lru_cache(maxsize=4096)
+def _plain(heading: str) -> str:
+    """A heading as compared with the hit's names: its words, case and Markdown aside."""
+    return " ".join(readable(heading).casefold().split())
 
 
 def _matches(text: str, terms: frozenset[str]) -> list[tuple[int, int]]:
@@ -110,7 +136,8 @@ def _word_end(text: str, i: int) -> int:
 # text (headings, emphasis, code, tables, links); the hit's `text` keeps it for the chatbot.
 _FENCE = re.compile(r"^\s*(```|~~~).*$", re.MULTILINE)
 _TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$", re.MULTILINE)
-_HEADING = re.compile(r"^\s{0,3}#{1,6}\s+", re.MULTILINE)
+_HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.*?)(?:\s+#+)?[ \t]*$", re.MULTILINE)  # "## Refunds ##": its words
+_HEADING_TEXT = re.compile(r"#{1,6}\s+(.*?)(?:\s+#+)?")  # one stripped heading line: its words
 _QUOTE = re.compile(r"^\s{0,3}>\s?", re.MULTILINE)
 _BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s+)?", re.MULTILINE)
 _RULE = re.compile(r"^\s*(?:[-*_]\s*){3,}$", re.MULTILINE)
@@ -123,7 +150,7 @@ _CODE = re.compile(r"`+([^`]*)`+")
 
 # In order: (pattern, replacement, characters without which it cannot match).
 _STEPS = (
-    (_FENCE, "", "`~"), (_TABLE_RULE, "", "-"), (_RULE, "", "-*_"), (_HEADING, "", "#"), (_QUOTE, "", ">"),
+    (_FENCE, "", "`~"), (_TABLE_RULE, "", "-"), (_RULE, "", "-*_"), (_HEADING, r"\1", "#"), (_QUOTE, "", ">"),
     (_BULLET, "", "-*+.)"), (_IMAGE, r"\1", "!"), (_LINK, r"\1", "]"), (_CODE, r"\1", "`"), (_EMPHASIS, r"\2", "*_~"),
     (_UNDERSCORE_EMPHASIS, r"\1", "_"),
 )

@@ -208,6 +208,24 @@ def test_openapi_schema_describes_search(client):
     assert "/v1/search" in schema["paths"] and "post" in schema["paths"]["/v1/search"]
 
 
+def test_a_snippet_does_not_repeat_the_heading_shown_above_it(client):
+    """A result shows the title and heading path, then the snippet: a chunk that opens with its
+    own heading reads from the words under it, while the hit's text keeps the heading."""
+    top = search(client, query="how do I undo a bad index run?", top_k=1)["hits"][0]
+    assert top["heading_path"][-1] == "Rolling back a bad run" and top["text"].startswith("## Rolling back a bad run\n")
+    assert top["snippet"].startswith("If a <mark>run</mark> <mark>indexed</mark> something wrong"), top["snippet"]
+
+
+def test_headings_stay_in_a_snippet_unless_they_repeat_what_is_shown():
+    from server.snippets import snippet
+
+    text = "# Returns\n\n## Refunds ##\n\nMoney back within **14 days**."
+    assert snippet(text, "refunds", shown=("Returns", "Refunds")) == "Money back within 14 days."
+    assert snippet(text, "refunds", shown=("Returns",)) == "<mark>Refunds</mark> Money back within 14 days."
+    assert snippet(text, "refunds") == "Returns <mark>Refunds</mark> Money back within 14 days."
+    assert snippet("## Refunds\n", "", shown=("Refunds",)) == "Refunds", "a text of headings only keeps them"
+
+
 @pytest.mark.parametrize("query", ["what does exit code 4 mean?", "how do I roll back with index rollback?", "which keys does the configuration file accept?"])
 def test_snippets_read_as_text_while_the_hit_keeps_its_markdown(client, query):
     hits = client.post("/v1/search", json={"query": query, "top_k": 5}).json()["hits"]
