@@ -226,6 +226,18 @@ def test_headings_stay_in_a_snippet_unless_they_repeat_what_is_shown():
     assert snippet("## Refunds\n", "", shown=("Refunds",)) == "Refunds", "a text of headings only keeps them"
 
 
+def test_list_items_and_table_rows_stay_apart_in_a_snippet():
+    """A snippet is one line: items and rows that do not end a sentence end with ";" rather than
+    running into the next ("missing API key 3 · the delete guard…" read as one phrase)."""
+    from server.snippets import snippet
+
+    table = "| code | meaning |\n|---|---|\n| 0 | success |\n| 1 | a fatal error |\n\nSee the log."
+    assert snippet(table, "") == "code · meaning; 0 · success; 1 · a fatal error; See the log."
+    items = "Steps:\n\n- install the package\n- write index.toml,\n  then run it\n- serve"
+    assert snippet(items, "serve") == "Steps: install the package; write index.toml, then run it; <mark>serve</mark>"
+    assert snippet("Prose wrapped\nover lines\n\nand a paragraph", "") == "Prose wrapped over lines and a paragraph"
+
+
 @pytest.mark.parametrize("query", ["what does exit code 4 mean?", "how do I roll back with index rollback?", "which keys does the configuration file accept?"])
 def test_snippets_read_as_text_while_the_hit_keeps_its_markdown(client, query):
     hits = client.post("/v1/search", json={"query": query, "top_k": 5}).json()["hits"]
