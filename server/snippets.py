@@ -18,8 +18,8 @@ WIDTH = 240  # characters of text in a snippet, about two lines of a chat widget
 
 def snippet(text: str, query: str, width: int = WIDTH, shown: Sequence[str] = ()) -> str:
     """The best `width` characters of `text` as a person reads it (Markdown syntax removed), query terms marked.
-    `shown`: the hit's title and heading path, which a result shows above its snippet; headings
-    that open `text` and only repeat them are left out (unless nothing else is left)."""
+    `shown`: the hit's title and heading path, which a result shows above its snippet; lines that
+    open `text` and only repeat them are left out (unless nothing else is left)."""
     text = readable(_after_shown_headings(text, shown) if shown else text)
     terms = _terms(query)
     matches = _matches(text, terms) if terms else []
@@ -37,20 +37,22 @@ def snippet(text: str, query: str, width: int = WIDTH, shown: Sequence[str] = ()
 
 
 def _after_shown_headings(text: str, shown: Sequence[str]) -> str:
-    """`text` from its first line that is neither blank nor a heading in `shown` ("## Rolling back a
-    bad run" under that heading path said it twice: once as the path, once as the snippet's start)."""
-    if not text.lstrip().startswith("#"):
-        return text
+    """`text` from its first line that is neither blank nor a repeat of a name in `shown`: a
+    heading ("## Rolling back a bad run" under that heading path said it twice: once as the path,
+    once as the snippet's start) or a plain line (a text file's first line is its title)."""
     names = {_plain(name) for name in shown}
+    longest = max(map(len, shown)) + 12  # room for "#"s and Markdown around a name; a longer line is not one
     cursor = 0
     while cursor < len(text):
         end = text.find("\n", cursor)
         end = len(text) if end < 0 else end + 1
         line = text[cursor:end].strip()
-        if line and not ((heading := _HEADING_TEXT.fullmatch(line)) and _plain(heading.group(1)) in names):
-            return text[cursor:]
+        if line:
+            heading = _HEADING_TEXT.fullmatch(line)
+            if len(line) > longest or _plain(heading.group(1) if heading else line) not in names:
+                return text[cursor:]
         cursor = end
-    return text  # headings only: they are the snippet
+    return text  # repeats only: they are the snippet
 
 
 @lru_cache(maxsize=4096)

@@ -216,7 +216,7 @@ def test_a_snippet_does_not_repeat_the_heading_shown_above_it(client):
     assert top["snippet"].startswith("If a <mark>run</mark> <mark>indexed</mark> something wrong"), top["snippet"]
 
 
-def test_headings_stay_in_a_snippet_unless_they_repeat_what_is_shown():
+def test_headings_and_title_lines_stay_in_a_snippet_unless_they_repeat_what_is_shown():
     from server.snippets import snippet
 
     text = "# Returns\n\n## Refunds ##\n\nMoney back within **14 days**."
@@ -224,6 +224,8 @@ def test_headings_stay_in_a_snippet_unless_they_repeat_what_is_shown():
     assert snippet(text, "refunds", shown=("Returns",)) == "<mark>Refunds</mark> Money back within 14 days."
     assert snippet(text, "refunds") == "Returns <mark>Refunds</mark> Money back within 14 days."
     assert snippet("## Refunds\n", "", shown=("Refunds",)) == "Refunds", "a text of headings only keeps them"
+    assert snippet("Returns\n\nMoney back.", "", shown=("Returns",)) == "Money back.", "a text file's first line is its title"
+    assert snippet("Returns are free.\n\nMoney back.", "", shown=("Returns",)) == "Returns are free. Money back."
 
 
 def test_list_items_and_table_rows_stay_apart_in_a_snippet():
