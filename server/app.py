@@ -46,7 +46,7 @@ class Filters(msgspec.Struct, forbid_unknown_fields=True):
     doc_id: str | None = None
     updated_after: datetime | None = None
     updated_before: datetime | None = None
-    updated_within: Annotated[str, msgspec.Meta(max_length=40, description='"7d", "24h", "last 3 days", "today", "yesterday", "this week", "last week", "this month", "last month", "this year" or "last year"')] | None = None
+    updated_within: Annotated[str, msgspec.Meta(max_length=40, description='"7d", "24h", "last 3 days", "today", "yesterday", "this week", "last week", "this weekend", "last weekend", "this month", "last month", "this year" or "last year"')] | None = None
     timezone: Annotated[str, msgspec.Meta(max_length=64, description="IANA time zone for calendar phrases in updated_within (default UTC)")] | None = None
 
 

@@ -3,6 +3,8 @@
     "7d", "36h", "2w", "last 3 days", "past 24 hours"   a span ending now
     "today", "yesterday"                                 calendar days
     "this week", "last week"                             ISO weeks (Monday to Sunday)
+    "this weekend", "last weekend"                       Saturday and Sunday: this one while it lasts, else
+                                                         the latest one; "last weekend" the one before this week
     "this month", "last month", "this year", "last year"
 
 Calendar phrases are read in the request's `timezone` (an IANA name such as "Europe/Berlin";
@@ -20,7 +22,7 @@ from server.service import ServiceError
 
 UNITS = {"h": "hours", "hour": "hours", "hours": "hours", "d": "days", "day": "days", "days": "days", "w": "weeks", "week": "weeks", "weeks": "weeks"}
 SPAN = re.compile(r"^(?:(?:last|past)\s+)?([0-9]{1,5})\s*(h|hours?|d|days?|w|weeks?)$")
-PHRASES = ("today", "yesterday", "this week", "last week", "this month", "last month", "this year", "last year")
+PHRASES = ("today", "yesterday", "this week", "last week", "this weekend", "last weekend", "this month", "last month", "this year", "last year")
 # What /schema promises (lowercase, single spaces; the parser is more forgiving)
 UPDATED_WITHIN_PATTERN = r"^((last |past )?[1-9][0-9]{0,4} ?(h|hours?|d|days?|w|weeks?)|" + "|".join(PHRASES) + ")$"
 ACCEPTED = 'a span such as "7d", "24h", "2w" or "last 3 days", or one of: ' + ", ".join(f'"{p}"' for p in PHRASES)
@@ -47,6 +49,7 @@ def updated_range(within: str, now: datetime, tz: tzinfo = timezone.utc) -> tupl
     local = now.astimezone(tz)
     day = local.replace(hour=0, minute=0, second=0, microsecond=0)
     week = day - timedelta(days=day.weekday())
+    weekend_before = (shift_days(week, -2), week)  # the Saturday and Sunday before this week's Monday
     month = day.replace(day=1)
     year = month.replace(month=1)
     ranges = {
@@ -54,6 +57,8 @@ def updated_range(within: str, now: datetime, tz: tzinfo = timezone.utc) -> tupl
         "yesterday": (shift_days(day, -1), day),
         "this week": (week, None),
         "last week": (shift_days(week, -7), week),
+        "this weekend": (shift_days(week, 5), None) if day.weekday() >= 5 else weekend_before,
+        "last weekend": weekend_before,
         "this month": (month, None),
         "last month": (_previous_month(month), month),
         "this year": (year, None),

@@ -4,7 +4,7 @@
 [after, before) in the request's time zone, is taken out of the text that is ranked, and is
 echoed in the response's `time_filter`. Understood (English, case-insensitive):
 
-    today, yesterday, this/last/past week, this/last month, this/last year
+    today, yesterday, this/last/past week, this/last weekend, over the weekend, this/last month, this/last year
     last/past N hours|days|weeks|months (a month: 30 days; also "in the last 3 days", "over the past 2 weeks")
     since Monday … Sunday | yesterday | October [5] | 5 October | 2026-10-05 | last week …
     in|during October [2026]   (a month still to come this year means last year's)
@@ -41,6 +41,7 @@ PATTERNS = [
     ("month", re.compile(rf"\b(?:in|during)\s+({MONTH})(?:\s+(\d{{4}}))?\b", re.I | re.A)),
     ("year", re.compile(r"\b(?:in|during)\s+((?:19|20)\d{2})\b", re.I | re.A)),
     ("calendar", re.compile(rf"\b(?:(?:in|during|from|over)\s+(?:the\s+)?)?{CALENDAR}(?:'s)?\b", re.I | re.A)),
+    ("weekend", re.compile(r"\b(?:over|during)\s+the\s+weekend\b", re.I | re.A)),  # not "on the weekend": "runs on the weekend" is a schedule
     ("recent", re.compile(r"\b(recently|lately)\b", re.I | re.A)),  # not "recent": "a recent generation" names no time
 ]
 # Words that, alone, ask for "whatever changed": a question made only of these and a time phrase lists documents.
@@ -48,7 +49,7 @@ ONLY_TIME_WORDS = {
     "what", "whats", "what's", "is", "are", "was", "were", "has", "have", "had", "been", "new", "news", "changed", "change", "changes",
     "updated", "update", "updates", "happened", "anything", "something", "which", "pages", "page", "documents", "document", "docs", "doc",
     "articles", "posts", "there", "the", "any", "a", "show", "me", "list", "all", "did", "do", "we", "you", "publish", "published",
-    "added", "edited", "modified", "written", "wrote", "release", "released", "and", "or", "of", "to", "in", "on", "for", "since", "so", "far",
+    "added", "edit", "edits", "edited", "modified", "written", "wrote", "release", "released", "and", "or", "of", "to", "in", "on", "for", "since", "so", "far",
 }
 
 
@@ -96,6 +97,8 @@ def _window(kind: str, match: re.Match, now: datetime, tz: tzinfo) -> tuple[date
     if kind == "calendar":
         phrase = " ".join(match.group(1).lower().split()).replace("past week", "7d")
         return updated_range(phrase, now, tz)
+    if kind == "weekend":
+        return updated_range("this weekend", now, tz)
     if kind == "recent":
         return now - timedelta(days=RECENT_DAYS), None
     if kind == "year":

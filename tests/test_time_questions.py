@@ -120,7 +120,30 @@ def test_phrases(query, after, before, rest):
     assert parsed.rest == rest
 
 
+@pytest.mark.parametrize("now, after, before", [
+    (datetime(2026, 11, 26, 3, tzinfo=timezone.utc), datetime(2026, 11, 21, tzinfo=timezone.utc), datetime(2026, 11, 23, tzinfo=timezone.utc)),  # a Thursday
+    (datetime(2026, 11, 28, 10, tzinfo=timezone.utc), datetime(2026, 11, 28, tzinfo=timezone.utc), None),  # Saturday: this one, so far
+    (datetime(2026, 11, 30, 8, tzinfo=timezone.utc), datetime(2026, 11, 28, tzinfo=timezone.utc), datetime(2026, 11, 30, tzinfo=timezone.utc)),  # Monday
+])
+def test_the_weekend_is_the_latest_saturday_and_sunday(now, after, before):
+    for question in ("what changed over the weekend?", "edits this weekend"):
+        parsed = parse_time(question, now, timezone.utc)
+        assert (parsed.after, parsed.before, parsed.only_time) == (after, before, True), question
+    last = parse_time("what changed last weekend?", now, timezone.utc)
+    assert last.after == datetime(2026, 11, 28 if now.day == 30 else 21, tzinfo=timezone.utc), "last weekend: the one before this week"
+    assert (last.before - last.after) == timedelta(days=2)
+
+
+def test_updated_within_takes_the_weekend_too():
+    from server.timefilter import updated_range
+
+    saturday = datetime(2026, 11, 28, 10, tzinfo=timezone.utc)
+    assert updated_range("last weekend", saturday) == (datetime(2026, 11, 21, tzinfo=timezone.utc), datetime(2026, 11, 23, tzinfo=timezone.utc))
+    berlin = updated_range("this weekend", saturday, BERLIN)
+    assert berlin == (datetime(2026, 11, 27, 23, tzinfo=timezone.utc), None), "Saturday midnight in Berlin"
+
+
 def test_questions_without_a_time_phrase_are_left_alone():
     for query in ("what is the capital of Mongolia", "maybe later", "how do I make a weekly report", "mayday procedures",
-                  "how do I roll back to a recent generation"):
+                  "how do I roll back to a recent generation", "can runs be scheduled on the weekend"):
         assert parse_time(query, NOW, timezone.utc) is None, query
