@@ -20,7 +20,7 @@ def snippet(text: str, query: str, width: int = WIDTH, shown: Sequence[str] = ()
     """The best `width` characters of `text` as a person reads it (Markdown syntax removed), query terms marked.
     `shown`: the hit's title and heading path, which a result shows above its snippet; lines that
     open `text` and only repeat them are left out (unless nothing else is left)."""
-    text = readable(_after_shown_headings(text, shown) if shown else text)
+    text = readable(_after_repeated_names(text, shown) if shown else text)
     terms = _terms(query)
     matches = _matches(text, terms) if terms else []
     start, end = _window(text, matches, width)
@@ -36,10 +36,13 @@ def snippet(text: str, query: str, width: int = WIDTH, shown: Sequence[str] = ()
     return ("…" if start > 0 else "") + body + ("…" if end < len(text) else "")
 
 
-def _after_shown_headings(text: str, shown: Sequence[str]) -> str:
+def _after_repeated_names(text: str, shown: Sequence[str]) -> str:
     """`text` from its first line that is neither blank nor a repeat of a name in `shown`: a
     heading ("## Rolling back a bad run" under that heading path said it twice: once as the path,
     once as the snippet's start) or a plain line (a text file's first line is its title)."""
+    shown = [name for name in shown if name]  # a document without a title has none to repeat
+    if not shown:
+        return text
     names = {_plain(name) for name in shown}
     longest = max(map(len, shown)) + 12  # room for "#"s and Markdown around a name; a longer line is not one
     cursor = 0
