@@ -139,7 +139,7 @@ def _word_end(text: str, i: int) -> int:
 
 # Markdown syntax a reader should not see in a snippet. Chunk texts are the extractors' Markdown-like
 # text (headings, emphasis, code, tables, links); the hit's `text` keeps it for the chatbot.
-_FENCE = re.compile(r"^\s*(```|~~~).*$", re.MULTILINE)
+_FENCE = re.compile(r"^\s*(```|~~~)(.*)$", re.MULTILINE)
 _TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$", re.MULTILINE)
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.*?)(?:\s+#+)?[ \t]*$", re.MULTILINE)  # "## Refunds ##": its words
 _HEADING_TEXT = re.compile(r"#{1,6}\s+(.*?)(?:\s+#+)?")  # one stripped heading line: its words
@@ -153,12 +153,22 @@ _UNDERSCORE_EMPHASIS = re.compile(r"(?<!\w)_(?=\S)(.+?)(?<=\S)_(?!\w)")
 _CODE = re.compile(r"`+([^`]*)`+")
 
 _ITEM = "\x1f"  # where a list bullet was, until `readable` joins the items
+# Where a code fence was. A chunk cut inside a long code block meets its closing fence first, so
+# which fences open a block is read from the fence and what precedes it: one with an info string
+# ("```sh") always does; a bare one does when it opens the text or follows a line ending in ":"
+# ("or by hand:"), and otherwise only closes an open block (its lines read as prose, as before).
+# (Not \x1c-\x1e: str.splitlines splits lines there.)
+_FENCE_OPENS, _FENCE_BARE = "\x02", "\x03"
+
+
+def _fence_mark(match: re.Match) -> str:
+    return _FENCE_OPENS if match.group(2).strip() else _FENCE_BARE
 _SENTENCE_ENDS = (".", "!", "?", ":", ";", ",", "…")
 
 
 # In order: (pattern, replacement, characters without which it cannot match).
 _STEPS = (
-    (_FENCE, "", "`~"), (_TABLE_RULE, "", "-"), (_RULE, "", "-*_"), (_HEADING, r"\1", "#"), (_QUOTE, "", ">"),
+    (_FENCE, _fence_mark, "`~"), (_TABLE_RULE, "", "-"), (_RULE, "", "-*_"), (_HEADING, r"\1", "#"), (_QUOTE, "", ">"),
     (_BULLET, _ITEM, "-*+.)"), (_IMAGE, r"\1", "!"), (_LINK, r"\1", "]"), (_CODE, r"\1", "`"), (_EMPHASIS, r"\2", "*_~"),
     (_UNDERSCORE_EMPHASIS, r"\1", "_"),
 )
@@ -166,9 +176,10 @@ _STEPS = (
 
 def readable(text: str) -> str:
     """`text` without Markdown syntax: headings, emphasis, code marks and fences, table pipes and
-    rules, link and image syntax (their words stay), list bullets and quote marks. List items and
-    table rows stay apart when lines are joined: one that does not end a sentence ends with ";"
-    when more text follows ("0 · success; 1 · a fatal error"); a row's cells have " · " between."""
+    rules, link and image syntax (their words stay), list bullets and quote marks. List items,
+    table rows and lines of code stay apart when lines are joined: one that does not end a sentence
+    ends with ";" when more text follows ("0 · success; 1 · a fatal error"); a row's cells have
+    " · " between."""
     # Each pattern runs only when its characters occur: plain prose skips them all (10 hits of a
     # search spent ~0.7 ms here running every pattern over every text).
     for pattern, replacement, marks in _STEPS:
@@ -176,11 +187,17 @@ def readable(text: str) -> str:
             text = pattern.sub(replacement, text)
     lines: list[str] = []
     last_item = None  # the index of the last non-blank line when it is a list item or table row
+    in_code = False
     for line in text.splitlines():
-        item = line.startswith(_ITEM)
-        if item:
+        if line in (_FENCE_OPENS, _FENCE_BARE):
+            before = next((kept.rstrip() for kept in reversed(lines) if kept.strip()), None)
+            in_code = not in_code and (line == _FENCE_OPENS or before is None or before.endswith(":"))
+            lines.append("")
+            continue
+        item = in_code or line.startswith(_ITEM)
+        if line.startswith(_ITEM):
             line = line[len(_ITEM):]
-        elif line.count("|") >= 2 or line.lstrip().startswith("|"):  # a table row: its cells, apart
+        elif not in_code and line.count("|") >= 2 or line.lstrip().startswith("|"):  # a table row: its cells, apart
             line, item = " · ".join(cell.strip() for cell in line.strip().strip("|").split("|") if cell.strip()), True
         if not line.strip():
             lines.append(line)

@@ -228,9 +228,9 @@ def test_headings_and_title_lines_stay_in_a_snippet_unless_they_repeat_what_is_s
     assert snippet("Returns are free.\n\nMoney back.", "", shown=("Returns",)) == "Returns are free. Money back."
 
 
-def test_list_items_and_table_rows_stay_apart_in_a_snippet():
-    """A snippet is one line: items and rows that do not end a sentence end with ";" rather than
-    running into the next ("missing API key 3 · the delete guard…" read as one phrase)."""
+def test_list_items_table_rows_and_code_lines_stay_apart_in_a_snippet():
+    """A snippet is one line: items, rows and code lines that do not end a sentence end with ";"
+    rather than running into the next ("missing API key 3 · the delete guard…" read as one phrase)."""
     from server.snippets import snippet
 
     table = "| code | meaning |\n|---|---|\n| 0 | success |\n| 1 | a fatal error |\n\nSee the log."
@@ -238,6 +238,10 @@ def test_list_items_and_table_rows_stay_apart_in_a_snippet():
     items = "Steps:\n\n- install the package\n- write index.toml,\n  then run it\n- serve"
     assert snippet(items, "serve") == "Steps: install the package; write index.toml, then run it; <mark>serve</mark>"
     assert snippet("Prose wrapped\nover lines\n\nand a paragraph", "") == "Prose wrapped over lines and a paragraph"
+    assert snippet("Run it:\n\n```\nindex runs\nindex rollback\n```\nDone.", "") == "Run it: index runs; index rollback; Done."
+    assert snippet("```toml\na = 1\nb = 2\n```", "") == "a = 1; b = 2"
+    cut_inside_code = "x = 1\n```\n\nProse wrapped\nover lines"  # a chunk that starts inside a code block
+    assert snippet(cut_inside_code, "") == "x = 1 Prose wrapped over lines", "its closing fence opens nothing"
 
 
 @pytest.mark.parametrize("query", ["what does exit code 4 mean?", "how do I roll back with index rollback?", "which keys does the configuration file accept?"])
