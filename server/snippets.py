@@ -161,9 +161,11 @@ _ITEM = "\x1f"  # where a list bullet was, until `readable` joins the items
 _FENCE_OPENS, _FENCE_BARE = "\x02", "\x03"
 
 
+_SENTENCE_ENDS = (".", "!", "?", ":", ";", ",", "…")
+
+
 def _fence_mark(match: re.Match) -> str:
     return _FENCE_OPENS if match.group(2).strip() else _FENCE_BARE
-_SENTENCE_ENDS = (".", "!", "?", ":", ";", ",", "…")
 
 
 # In order: (pattern, replacement, characters without which it cannot match).
@@ -186,7 +188,7 @@ def readable(text: str) -> str:
         if any(mark in text for mark in marks):
             text = pattern.sub(replacement, text)
     lines: list[str] = []
-    last_item = None  # the index of the last non-blank line when it is a list item or table row
+    last_item = None  # the index of the last non-blank line when it is a list item, table row or line of code
     in_code = False
     for line in text.splitlines():
         if line in (_FENCE_OPENS, _FENCE_BARE):
@@ -197,7 +199,7 @@ def readable(text: str) -> str:
         item = in_code or line.startswith(_ITEM)
         if line.startswith(_ITEM):
             line = line[len(_ITEM):]
-        elif not in_code and line.count("|") >= 2 or line.lstrip().startswith("|"):  # a table row: its cells, apart
+        elif not in_code and (line.count("|") >= 2 or line.lstrip().startswith("|")):  # a table row: its cells, apart
             line, item = " · ".join(cell.strip() for cell in line.strip().strip("|").split("|") if cell.strip()), True
         if not line.strip():
             lines.append(line)

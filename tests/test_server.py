@@ -240,6 +240,7 @@ def test_list_items_table_rows_and_code_lines_stay_apart_in_a_snippet():
     assert snippet("Prose wrapped\nover lines\n\nand a paragraph", "") == "Prose wrapped over lines and a paragraph"
     assert snippet("Run it:\n\n```\nindex runs\nindex rollback\n```\nDone.", "") == "Run it: index runs; index rollback; Done."
     assert snippet("```toml\na = 1\nb = 2\n```", "") == "a = 1; b = 2"
+    assert snippet("Pipe it:\n\n```\nls | wc -l | sort\n```", "") == "Pipe it: ls | wc -l | sort", "code is not a table"
     cut_inside_code = "x = 1\n```\n\nProse wrapped\nover lines"  # a chunk that starts inside a code block
     assert snippet(cut_inside_code, "") == "x = 1 Prose wrapped over lines", "its closing fence opens nothing"
 
