@@ -104,7 +104,7 @@ def test_the_widget_works_on_another_site_only_when_cors_allows_it(browser, exam
     assert browser.find_element(By.CSS_SELECTOR, ".srag-status").text == f"Search failed: the search server at {down} cannot be reached."
 
 
-def test_an_unanswerable_question_says_so_and_the_hits_stay_one_click_away(browser, examples_artifacts, tmp_path):
+def test_an_unanswerable_question_or_an_empty_time_range_says_so(browser, examples_artifacts, tmp_path):
     from selenium.webdriver.common.by import By
 
     with running_server(examples_artifacts, tmp_path) as server:
@@ -119,6 +119,9 @@ def test_an_unanswerable_question_says_so_and_the_hits_stay_one_click_away(brows
         assert len(hits) == 5 and all(h.is_displayed() for h in hits)
         assert "weak results" in browser.find_element(By.CSS_SELECTOR, ".srag-status").text
         assert not anyway.is_displayed()
+        browser.get(server.base + "/")
+        hits, status = search_in_page(browser, "what changed in 2019?")  # a question only about time, of a year with no updates
+        assert not hits and status == "Nothing was updated in 2019."
 
 
 def test_the_widget_searches_the_space_named_in_data_space(browser, examples_artifacts, tmp_path, site):

@@ -179,9 +179,11 @@
           list.hidden = unanswered;
           anyway.hidden = !unanswered;
           more.hidden = unanswered || nextOffset === null;
+          var when = res.data.time_filter;
           if (unanswered) status.textContent = "Nothing in these documents answers that.";
+          else if (!shown && when && when.only_time) status.textContent = "Nothing was updated " + when.phrase + ".";  // "what changed yesterday?"
           else status.textContent = (shown ? shown + (nextOffset === null ? "" : "+") + " results" : "No results for “" + query + "”.")
-            + (res.data.time_filter ? " (updated " + res.data.time_filter.phrase + ")" : "");
+            + (when ? " (updated " + when.phrase + ")" : "");
         })
         .catch(function (err) { return unreachable(err); })
         .finally(function () { button.disabled = more.disabled = false; });
