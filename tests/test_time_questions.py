@@ -90,6 +90,8 @@ def test_the_cli_reads_time_phrases_too(client):
     assert result.exit_code == 0, result.output
     body = json.loads(result.output)
     assert [h["title"] for h in body["hits"]] == ["Shipping", "Pricing"] and body["time_filter"]["only_time"] is True
+    empty = CliRunner().invoke(cli, ["search", "what changed in 2019?", "--artifacts", str(artifacts), "--parse-time"])
+    assert empty.exit_code == 0 and "Nothing was updated in 2019." in empty.output, empty.output
     bad = CliRunner().invoke(cli, ["search", "x", "--artifacts", str(artifacts), "--parse-time", "--timezone", "Mars/Olympus"])
     assert bad.exit_code != 0 and "unknown time zone 'Mars/Olympus'" in bad.output
 

@@ -69,7 +69,8 @@ def search(query, config_path, artifacts, as_json, top_k, mode, space, source, p
         click.echo(click.style(f"Answer: {answer.question}", bold=True) + f"  (relevance {answer.relevance:.2f}{', ' + answer.url if answer.url else ''})")
         click.echo(f"   {answer.answer}\n")
     if not result.hits:
-        click.echo("No hits.")
+        only_time = result.time_filter is not None and result.time_filter.only_time
+        click.echo(f"Nothing was updated {result.time_filter.phrase}." if only_time else "No hits.")
     elif not result.answerable:
         click.echo(click.style("Nothing in these documents seems to answer that; the closest hits:", bold=True))
     for rank, hit in enumerate(result.hits, start=1):
