@@ -105,14 +105,15 @@ def abstain(artifacts: Path, dataset: evaluation.Dataset, off_topic: dict[str, d
                         other.append(hits[0].relevance if hits else 0.0)
                         advance(1)
                 other_arr = off_topic_relevance[name] = np.asarray(other)
+                answered, abstained = _rates(own_arr[found_arr], other_arr, threshold)
                 rows[name] = {
                     "answerable_queries": len(own), "off_topic_queries": len(other),
                     "auroc": round(auroc(own_arr, other_arr), 4),
                     "auroc_found": round(auroc(own_arr[found_arr], other_arr), 4) if found_arr.any() else None,
-                    "off_topic_answered": round(float((other_arr >= threshold).mean()), 4) if len(other) else None,
-                    "answerable_abstained": round(float((own_arr[found_arr] < threshold).mean()), 4) if found_arr.any() else None,
+                    "off_topic_answered": round(answered, 4) if answered is not None else None,
+                    "answerable_abstained": round(abstained, 4) if abstained is not None else None,
                 }
-            rates = {name: {t: _rates(own_arr[found_arr], other, t) for t in THRESHOLDS}
+            rates = {name: {t: tuple(r or 0.0 for r in _rates(own_arr[found_arr], other, t)) for t in THRESHOLDS}
                      for name, other in off_topic_relevance.items()} if found_arr.any() else {}
             out[space_id] = {"min_relevance": threshold, "off_topic": rows} | ({"suggested": choose_threshold(rates, threshold)} if rates else {})
     finally:
@@ -120,9 +121,11 @@ def abstain(artifacts: Path, dataset: evaluation.Dataset, off_topic: dict[str, d
     return out
 
 
-def _rates(own_found: np.ndarray, other: np.ndarray, threshold: float) -> tuple[float, float]:
-    """(off-topic questions answered, answerable ones abstained) at `threshold`."""
-    return float((other >= threshold).mean()) if len(other) else 0.0, float((own_found < threshold).mean())
+def _rates(own_found: np.ndarray, other: np.ndarray, threshold: float) -> tuple[float | None, float | None]:
+    """(off-topic questions answered, answerable ones abstained) at `threshold`; None for a set
+    that has no questions."""
+    return (float((other >= threshold).mean()) if len(other) else None,
+            float((own_found < threshold).mean()) if len(own_found) else None)
 
 
 def choose_threshold(rates: dict[str, dict[float, tuple[float, float]]], current: float | None = None) -> dict:
