@@ -151,17 +151,15 @@ def run_index(
         if updatable and any(d.action is not Action.SKIP for d in decisions.values()):
             early = cleanup.enter_context(EarlyCopy(previous.folder / "meta.duckdb", config.artifacts / artifacts.GENERATIONS))  # written to soon: copied meanwhile
 
-        last_good = _last_good_versions(previous, decisions, crawled, before, texts)
-        documents, kept = _assemble(decisions, crawled, last_good)
+        versions = _Versions(previous, crawled, before, texts)
+        documents, kept = versions.assemble(decisions)
 
         # Spaces built exactly as configured now keep the chunks of kept documents as they are.
         carries = {s.space_id: previous is not None and previous.carries_chunks(s.space_id, space_manifest(s)) for s in rebuilt}
         # Documents that changed while this space was not rebuilt (`--provider`) still hold an older version's chunks here.
         stale_before = {s.space_id: previous.stale_documents(s.space_id) if carries[s.space_id] else set() for s in rebuilt}
         new_chunks = chunk_spaces(rebuilt, documents, decisions, kept, carries, stale_before, dry_run, embedder_for, progress, timer, report.errors)
-        if any(d.action is Action.FAILED and i not in last_good and i in before for i, d in decisions.items()):
-            last_good = _last_good_versions(previous, decisions, crawled, before, texts)
-        documents, kept = _assemble(decisions, crawled, last_good)
+        documents, kept = versions.assemble(decisions)  # a document that failed to chunk falls back to its last good version
         live = {d.doc_id for d in documents}
         for space_id in new_chunks:  # chunks of a document that fell back to its last good version are dropped
             new_chunks[space_id] = [c for c in new_chunks[space_id] if c.doc_id in live and decisions[c.doc_id].action is not Action.FAILED]
@@ -179,8 +177,7 @@ def run_index(
             for doc_id, error in unembedded.items():
                 report.errors.append(replace(error, source=decisions[doc_id].source))
                 decisions[doc_id] = Decision(doc_id, decisions[doc_id].source, Action.FAILED, str(error.code))
-            last_good = _last_good_versions(previous, decisions, crawled, before, texts)
-            documents, kept = _assemble(decisions, crawled, last_good)
+            documents, kept = versions.assemble(decisions)
             drop_chunks_of(unembedded, new_chunks, fresh)
             if not documents:
                 raise PublishRefused(_nothing_found(config, report.errors + report.warnings))
@@ -384,29 +381,37 @@ def _slowest(documents, count: int = SLOWEST_REPORTED) -> list[dict]:
     return [{"doc_id": d.doc_id, "title": d.title, "source": d.source, "seconds": round(d.fetch_seconds, 3)} for d in timed]
 
 
-def _last_good_versions(previous: PreviousGeneration | None, decisions: dict[str, Decision], crawled: dict[str, Document], before: dict,
-                        texts: TextSpill | None) -> dict[str, Document]:
-    """Previous rows of documents that keep their last version without this crawl's copy: failed
-    ones, those of unlisted sources, pages known unchanged without a fetch. Their texts, when read
-    (a new space chunks them), wait in `texts` as the crawled ones do."""
-    wanted = {i for i, d in decisions.items() if i in before and (d.action is Action.FAILED or (d.action is Action.SKIP and i not in crawled))}
-    return {d.doc_id: d for d in previous.documents(wanted, texts)} if previous and wanted else {}
+class _Versions:
+    """Which version of each document the generation holds: this crawl's, or the last good one
+    from the previous generation for documents that keep it without this crawl's copy (failed
+    ones, those of unlisted sources, pages known unchanged without a fetch). Those rows are read
+    once, and again only for documents that failed later in the run (chunking, embedding).
+    Their texts, when read (a new space chunks them), wait in `texts` as the crawled ones do."""
 
+    def __init__(self, previous: PreviousGeneration | None, crawled: dict[str, Document], before: dict, texts: TextSpill | None):
+        self.previous, self.crawled, self.before, self.texts = previous, crawled, before, texts
+        self.last_good: dict[str, Document] = {}
+        self.asked: set[str] = set()
 
-def _assemble(decisions: dict[str, Decision], crawled: dict[str, Document], last_good: dict[str, Document]) -> tuple[list[Document], set[str]]:
-    """The new generation's documents, and the ids among them that keep their chunks as they were."""
-    documents: list[Document] = []
-    kept: set[str] = set()
-    for doc_id in sorted(decisions):
-        action = decisions[doc_id].action
-        if action is Action.FULL:
-            documents.append(crawled[doc_id])
-        elif action is not Action.DELETE:
-            doc = last_good.get(doc_id) if action is Action.FAILED else crawled.get(doc_id) or last_good.get(doc_id)
-            if doc is not None:
-                documents.append(doc)
-                kept.add(doc_id)
-    return documents, kept
+    def assemble(self, decisions: dict[str, Decision]) -> tuple[list[Document], set[str]]:
+        """The new generation's documents, and the ids among them that keep their chunks as they were."""
+        wanted = {i for i, d in decisions.items()
+                  if i in self.before and (d.action is Action.FAILED or (d.action is Action.SKIP and i not in self.crawled))}
+        if self.previous is not None and wanted - self.asked:
+            self.last_good.update((d.doc_id, d) for d in self.previous.documents(wanted - self.asked, self.texts))
+            self.asked |= wanted
+        documents: list[Document] = []
+        kept: set[str] = set()
+        for doc_id in sorted(decisions):
+            action = decisions[doc_id].action
+            if action is Action.FULL:
+                documents.append(self.crawled[doc_id])
+            elif action is not Action.DELETE:
+                doc = self.last_good.get(doc_id) if action is Action.FAILED else self.crawled.get(doc_id) or self.last_good.get(doc_id)
+                if doc is not None:
+                    documents.append(doc)
+                    kept.add(doc_id)
+        return documents, kept
 
 
 def _nothing_found(config: Config, errors: list[IngestError]) -> str:
