@@ -47,10 +47,10 @@ class Space:
         self.folder, self.rows, self.how = folder, {**unmoved, **dict(how.rows)}, how
         self.layout = read_layout(folder)
 
-    def next(self, folder: Path, name: str, keep_docs: set[str], added: list[Chunk]) -> "Space":
+    def next(self, folder: Path, name: str, keep_docs: set[str], added: list[Chunk], max_rows: int | None = None) -> "Space":
         """The next generation's space: keeps the chunks of `keep_docs`, adds `added`."""
         kept = [vid for vid, c in self.rows.items() if c.doc_id.removeprefix("file:") in keep_docs]
-        how = write_space(folder, name, "sp", DIMENSION, np.asarray(kept), added, vectors(added), self.folder, self.load)
+        how = write_space(folder, name, "sp", DIMENSION, np.asarray(kept), added, vectors(added), self.folder, self.load, max_rows=max_rows)
         return Space(folder, how, self)
 
     def load(self, ids: np.ndarray) -> list[Chunk]:
@@ -71,6 +71,11 @@ class Space:
             {key[vid]: score for vid, score in dense.items()},
             {key[vid]: {k: v for k, v in row.items() if k != "vector_id"} for vid, row in rows.items()},
         )
+
+
+def built(folder: Path, chunks: list[Chunk], max_rows: int | None = None) -> Space:
+    """A first generation's space of `chunks`, its new segments named after the folder."""
+    return Space(folder, write_space(folder, folder.name, "sp", DIMENSION, np.zeros(0), chunks, vectors(chunks), None, list, max_rows=max_rows))
 
 
 def fresh(folder: Path, space: Space) -> Space:
@@ -161,6 +166,49 @@ def test_many_small_runs_merge_their_segments_and_leave_the_big_one_shared(tmp_p
             assert (tmp_path / f"g{step}" / "segments" / "g0" / "index.faiss").stat().st_ino == (tmp_path / "g0" / "segments" / "g0" / "index.faiss").stat().st_ino
             break
     assert merged, f"{len(names) - 12} runs never merged"
+    assert_same_search(space, fresh(tmp_path / "fresh", space))
+
+
+def test_a_space_past_the_segment_cap_is_written_in_capped_segments_that_search_as_one(tmp_path):
+    # SEGMENT_MAX_FLOATS bounds what filling one index holds in memory; `max_rows` is that cap in rows.
+    docs = documents()
+    names = sorted(docs)
+    chunks = [c for d in names for c in chunks_of(d, docs[d])]
+    cap = len(chunks) // 3 + 1
+    space = built(tmp_path / "g1", chunks, cap)
+    rows = [s.rows for s in space.layout.segments]
+    assert [s.name for s in space.layout.segments] == ["g1", "g1.1", "g1.2"] and sum(rows) == len(chunks)
+    assert max(rows) <= cap and max(rows) - min(rows) <= 1, f"{rows}: even pieces, no small remainder"
+    assert space.how.as_dict() == {"segments": 3, "rows_written": len(chunks), "deleted_rows": 0, "compacted": False}
+    assert_same_search(space, fresh(tmp_path / "fresh", space))
+
+    # Runs that each add a document merge only the small segments: the full ones stay shared.
+    step = 1
+    while not space.how.compacted:
+        step += 1
+        keep = {c.doc_id.removeprefix("file:") for c in space.rows.values()}
+        added = chunks_of(f"new-{step}.md", [f"Page {step} says something new about refunds number {step}."])
+        space = space.next(tmp_path / f"g{step}", f"g{step}", keep, added, max_rows=cap)
+        assert len(space.layout.segments) - 3 <= segments.MAX_SEGMENTS, "the full segments do not count"
+    assert [s.name for s in space.layout.segments] == ["g1", "g1.1", "g1.2", f"g{step}"], "the full segments and the first small one kept, the rest merged"
+    for name in ("g1", "g1.1", "g1.2"):
+        assert (space.folder / "segments" / name / "index.faiss").stat().st_ino == (tmp_path / "g1" / "segments" / name / "index.faiss").stat().st_ino
+    assert_same_search(space, fresh(tmp_path / "fresh-2", space))
+
+
+def test_a_compaction_past_the_cap_rewrites_every_row_in_capped_segments(tmp_path):
+    docs = documents()
+    names = sorted(docs)
+    chunks = [c for d in names for c in chunks_of(d, docs[d])]
+    cap = len(chunks) // 4 + 1
+    space = built(tmp_path / "g1", chunks, cap)
+    keep = set(names) - set(names[::3])  # a third of the documents, from every segment: past COMPACT_DELETED_SHARE
+    edited = chunks_of(names[-1], docs[names[-1]][:-1] + ["A closing paragraph rewritten after the move."])
+    space = space.next(tmp_path / "g2", "g2", keep - {names[-1]}, edited, max_rows=cap)
+    assert space.how.compacted and not space.how.linked and len(space.layout.deleted) == 0
+    rows = [s.rows for s in space.layout.segments]
+    assert len(rows) > 1 and max(rows) <= cap and max(rows) - min(rows) <= 1 and sum(rows) == len(space.rows), rows
+    assert [s.name for s in space.layout.segments] == ["g2"] + [f"g2.{i}" for i in range(1, len(rows))]
     assert_same_search(space, fresh(tmp_path / "fresh", space))
 
 
