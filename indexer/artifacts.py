@@ -32,6 +32,7 @@ from indexer.errors import ArtifactError, IngestError, PublishRefused
 from indexer.metadb import MetaUpdate, stored_chunks, write_metadata
 from indexer.segments import SEGMENT_FOLDER, build_postings, check_lexical, open_chunks, open_dense, read_layout, write_space
 from indexer.sql import load_sql
+from indexer.textspill import TextSpill
 
 SCHEMA_VERSION = 2  # 2: spaces in segments (indexer/segments.py)
 READABLE_SCHEMAS = (1, 2)  # 1: one index per space, in the space folder
@@ -121,11 +122,12 @@ def _write(folder: Path, generation_id: str, documents: list[Document], spaces: 
     # heap in pieces that DuckDB's buffers then came on top of (2,000 documents, `index run` seven
     # times each way, with bm25.TERM_RANGE: peak RSS 277-292 MB with the postings first, 271-280 after).
     postings: list = []
+    texts = TextSpill(folder)  # the texts of chunks written again (merged or moved) wait on disk until read
     for n, build in enumerate(spaces):
         space_dir = folder / "spaces" / build.space_id
         space_dir.mkdir(parents=True)
         writes[build.space_id] = write_space(space_dir, generation_id, build.space_id, int(build.manifest["dimension"]), build.kept_ids, build.added,
-                                             build.vectors, build.previous, partial(stored_chunks, build.previous.parent.parent, build.space_id) if build.previous else _nothing,
+                                             build.vectors, build.previous, partial(stored_chunks, build.previous.parent.parent, build.space_id, spill=texts) if build.previous else _nothing,
                                              postings)
         # The vectors are in the segment now: the caller's list lets go of them (108k vectors:
         # 111 MB) before meta.duckdb is written, the run's memory peak.

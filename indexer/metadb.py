@@ -25,7 +25,7 @@ import numpy as np
 
 from indexer.documents import Chunk, Document, chunk_id, utc_naive
 from indexer.sql import SCHEMA, load_sql, upgrade_in_place
-from indexer.textspill import SpilledText, text_holder
+from indexer.textspill import SpilledText, TextSpill, text_holder
 
 
 # Rows per INSERT: one statement per table took seconds less than row by row, but one for all
@@ -33,6 +33,8 @@ from indexer.textspill import SpilledText, text_holder
 # DuckDB's copy) at the run's peak memory. A statement's parameters cost several times their
 # text: 8,192 chunk rows (512 documents) peaked 40-50 MB above 2,048 (128), in the same time.
 INSERT_BATCH = 2048
+IDS_PER_QUERY = 1024  # chunks read back by vector id at a time (32 MB of text at 8,000 tokens a chunk)
+IDS_PER_CONNECTION = 16_384
 DOCUMENT_BATCH = 128  # documents carry their whole text
 # Statements per transaction: DuckDB holds a transaction's rows until it commits. The file is the
 # run's own until the generation is published, so committing as it goes loses no guarantee
@@ -102,19 +104,50 @@ class EarlyCopy:
         self.discard()
 
 
-def stored_chunks(generation: Path, space_id: str, vector_ids: np.ndarray) -> list[Chunk]:
-    """A generation's chunks of a space by vector id, in the order of `vector_ids`."""
+def stored_chunks(generation: Path, space_id: str, vector_ids: np.ndarray, spill: TextSpill | None = None) -> list[Chunk]:
+    """A generation's chunks of a space by vector id, in the order of `vector_ids`. With `spill`,
+    their texts wait there until read (a compaction rewrites every chunk of a space: 400k chunks
+    of 50,000 documents held 725 MB of texts and rows in memory; indexer/textspill.py)."""
     import duckdb
 
-    if not len(vector_ids):
-        return []
-    db = duckdb.connect(str(generation / "meta.duckdb"), read_only=True)
+    found = {}
+    wanted = np.unique(np.asarray(vector_ids, dtype=np.int64)).tolist()
+    db = None
     try:
-        rows = db.execute(load_sql("chunks_by_vector_id_list"), {"space_id": space_id, "vector_ids": np.asarray(vector_ids).tolist()}).fetchall()
+        for first in range(0, len(wanted), IDS_PER_QUERY):
+            # DuckDB holds a query's whole result, and keeps the blocks it read cached while the
+            # connection lives: a few chunks a query, a new connection now and then (400k chunks
+            # with their texts spilled: peak RSS 0.42 GB so, 0.66 GB on one connection; 1.05 GB
+            # in one query with their texts held).
+            if first % IDS_PER_CONNECTION == 0:
+                if db is not None:
+                    db.close()
+                db = duckdb.connect(str(generation / "meta.duckdb"), read_only=True)
+            ids = wanted[first : first + IDS_PER_QUERY]
+            rows = db.execute(load_sql("chunks_by_vector_id_list"), {"space_id": space_id, "vector_ids": ids, "low": ids[0], "high": ids[-1]}).fetchall()
+            for vid, doc_id, ordinal, path, start, end, tokens, text in rows:
+                if spill is None:
+                    found[vid] = Chunk(doc_id, ordinal, start, end, text, tuple(path), tokens)
+                else:
+                    found[vid] = Chunk(doc_id, ordinal, start, end, None, tuple(path), tokens, document=_Placed(spill.hold(text), start))
+            del rows
     finally:
-        db.close()
-    found = {vid: Chunk(doc_id, ordinal, start, end, text, tuple(path), tokens) for vid, doc_id, ordinal, path, start, end, tokens, text in rows}
+        if db is not None:
+            db.close()
     return [found[int(vid)] for vid in vector_ids]
+
+
+class _Placed:
+    """A chunk's text kept alone, sliced as if it stood at `start` in its document (`Chunk.text`
+    slices its document from the chunk's start to its end)."""
+
+    __slots__ = ("text", "start")
+
+    def __init__(self, text: str | SpilledText, start: int):
+        self.text, self.start = text, start
+
+    def __getitem__(self, span: slice) -> str:
+        return self.text[span.start - self.start : span.stop - self.start]
 
 
 def write_metadata(path: Path, generation_id: str, documents: list[Document], spaces: list, writes: dict, run, now: datetime,

@@ -4,6 +4,7 @@ and chunk reads back exactly as it was read."""
 
 from __future__ import annotations
 
+import json
 import random
 import tracemalloc
 from dataclasses import replace
@@ -14,6 +15,7 @@ import numpy as np
 from indexer.chunking import ChunkingParams, chunk_text
 from indexer.config import SourceConfig, load_config
 from indexer.documents import Document, content_hash, metadata_hash
+from indexer.metadb import IDS_PER_QUERY, stored_chunks
 from indexer.pipeline import run_index
 from indexer.previous import PreviousGeneration
 from indexer.sources import crawl
@@ -91,10 +93,8 @@ class _CheapVectors(FakeOpenAI):
     vector = staticmethod(lambda text, dimensions: np.r_[1.0 + len(text) % 97, np.zeros(dimensions - 1)])
 
 
-def test_texts_of_documents_not_crawled_again_wait_on_disk_too(tmp_path: Path, monkeypatch):
-    """A run chunks documents it did not crawl — the last good version of a failed page, a Notion
-    page known unchanged — when a new space needs their chunks; their texts come from the last
-    generation, and go to the run's file too, a batch at a time, instead of into memory at once."""
+def _indexed_big_files(tmp_path: Path, monkeypatch, chunk_tokens: int = 8000) -> tuple[Path, int]:
+    """A generation of 1,000 files of ~24 kB (one chunk each at 8,000 tokens): its config, and the files' bytes."""
     folder = tmp_path / "docs"
     folder.mkdir()
     count = 1000  # files of ~24 kB: 24 MB of text
@@ -105,11 +105,19 @@ def test_texts_of_documents_not_crawled_again_wait_on_disk_too(tmp_path: Path, m
     monkeypatch.setenv("OPENAI_API_KEY", fake.api_key)
     monkeypatch.setenv("OPENAI_BASE_URL", f"{fake.url}/v1")
     config = write_config(tmp_path, '[[sources]]\nname = "docs"\ntype = "files"\npath = "docs"\n'
-                                    '[[spaces]]\nprovider = "openai"\ndimensions = 256\nchunk_tokens = 8000\nchunk_overlap = 0\n')
+                                    f'[[spaces]]\nprovider = "openai"\ndimensions = 256\nchunk_tokens = {chunk_tokens}\nchunk_overlap = 0\n')
     try:
         assert not run_index(load_config(config)).errors
     finally:
         fake.close()
+    return config, text_bytes
+
+
+def test_texts_of_documents_not_crawled_again_wait_on_disk_too(tmp_path: Path, monkeypatch):
+    """A run chunks documents it did not crawl — the last good version of a failed page, a Notion
+    page known unchanged — when a new space needs their chunks; their texts come from the last
+    generation, and go to the run's file too, a batch at a time, instead of into memory at once."""
+    config, text_bytes = _indexed_big_files(tmp_path, monkeypatch)
     previous = PreviousGeneration.open(tmp_path / "artifacts")
     doc_ids = set(previous.documents_state())
     expected = {d.doc_id: d.text for d in crawl(load_config(config).sources[0]).documents}
@@ -126,3 +134,26 @@ def test_texts_of_documents_not_crawled_again_wait_on_disk_too(tmp_path: Path, m
     assert {d.doc_id: d.text for d in stored} == expected
     assert {d.doc_id: d.text for d in previous.documents(doc_ids)} == expected, "without a spill, in memory as before"
     previous.close()
+
+
+def test_chunks_written_again_wait_on_disk_with_their_texts(tmp_path: Path, monkeypatch):
+    """A compaction or a moved segment writes stored chunks again: read back from meta.duckdb a
+    batch at a time, their texts wait in the run's file until the chunk store, postings and rows
+    read them, instead of all in memory at once."""
+    config, text_bytes = _indexed_big_files(tmp_path, monkeypatch, chunk_tokens=500)  # ~14 chunks a file
+    generation = PreviousGeneration.open(tmp_path / "artifacts")
+    folder, space_id = generation.folder, next(iter(generation.manifest["spaces"]))
+    generation.close()
+    ids = np.arange(int(json.loads((folder / "spaces" / space_id / "space.json").read_text())["vector_count"]))
+    in_memory = stored_chunks(folder, space_id, ids[::-1])
+    assert len(in_memory) == len(ids) > 8 * IDS_PER_QUERY and [c.ordinal for c in in_memory] == [c.ordinal for c in stored_chunks(folder, space_id, ids)][::-1]
+
+    tracemalloc.start()
+    try:
+        spilled = stored_chunks(folder, space_id, ids[::-1], spill=TextSpill(tmp_path / "artifacts"))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    # What is held is the chunks themselves (~400 bytes each) and one batch of texts.
+    assert peak < text_bytes / 2, f"reading {text_bytes // 1024} kB of stored chunk text held {peak // 1024} kB"
+    assert spilled == in_memory and [c.text for c in spilled] == [c.text for c in in_memory], "every field and text as stored, in the order asked"
