@@ -26,6 +26,7 @@ PARAMS = {
     "updated_after": None, "updated_before": None, "providers": ["local"], "added": 1, "updated": 0, "metadata_only": 0, "skipped": 0,
     "deleted": 0, "failed": 0, "chunks_embedded": 1, "chunks_reused": 0, "tokens_embedded": 10, "cost_usd": 0.0,
     "occurred_at": datetime(2026, 1, 2), "scope_sources": None, "space_ids": ["sp"], "limit": 10, "offset": 0, "longer_than": 16384,
+    "low": 0, "high": 0,
 }
 
 
@@ -56,6 +57,9 @@ def test_inserted_rows_come_back_through_the_read_queries(fresh_db):
         fresh_db.execute(sql, params_for(sql))
     rows = fresh_db.execute(load_sql("chunks_by_vector_ids"), {"space_id": "sp", "vector_ids": [0]}).fetchall()
     assert len(rows) == 1 and rows[0][1] == "ch" and rows[0][3] == ["H"]
+    by_list = load_sql("chunks_by_vector_id_list")
+    assert fresh_db.execute(by_list, {"space_id": "sp", "vector_ids": [0], "low": 0, "high": 0}).fetchall() == [(0, "file:a.md", 0, ["H"], 0, 5, 1, "hello")]
+    assert fresh_db.execute(by_list, {"space_id": "sp", "vector_ids": [0], "low": 1, "high": 9}).fetchall() == [], "ids outside the bounds are not read"
     assert [r[0] for r in fresh_db.execute(load_sql("document_citations")).fetchall()] == [rows[0][2]]
     filtered = {"space_id": "sp", "source": "s", "source_type": None, "doc_id": None, "updated_after": datetime(2025, 12, 31), "updated_before": None, "scope_sources": ["s"]}
     assert fresh_db.execute("SELECT tags, heading_path, page_starts, anchor_names FROM documents, chunks").fetchall() == [(["x"], ["H"], [0, 3], ["intro"])], \
