@@ -8,8 +8,9 @@ A segment's rows get vector ids base … base + rows − 1, the bases following 
 `segments.json`. A run writes a new segment for the chunks it added (several when they pass
 SEGMENT_MAX_FLOATS of vectors: `<generation>`, `<generation>.1`, …) and lists the rows it removed
 in `deleted.npy`; every other segment is hard-linked from the previous generation, so a run costs
-what changed. When removed rows pass COMPACT_DELETED_SHARE of all rows, everything is merged (the
-live rows rewritten into new segments); when the space would hold more than MAX_SEGMENTS segments
+what changed. When removed rows pass COMPACT_DELETED_SHARE of all rows, the fewest trailing
+segments that bring them down to half of it are merged (their live rows rewritten into new
+segments; all of them when the removed rows lie in the first); when the space would hold more than MAX_SEGMENTS segments
 besides the full ones at its front, the small ones are: those after the first small one, or all of
 them once they have grown as large as it.
 
@@ -41,7 +42,7 @@ SEGMENTS = "segments.json"
 DELETED = "deleted.npy"
 SEGMENT_FOLDER = "segments"
 SEGMENT_FILES = ("index.faiss", "chunks.jsonl", "chunks.offsets.npy", "lexical")
-COMPACT_DELETED_SHARE = 0.2  # removed rows above this share of all rows: merge everything
+COMPACT_DELETED_SHARE = 0.2  # removed rows above this share of all rows: merge the segments holding them
 MAX_SEGMENTS = 8  # more than this, not counting full segments: merge the small ones
 # A written segment holds at most this many floats of vectors (256 MB): filling an index holds all
 # of its vectors in memory, so this bounds what a run holds at once, whatever the corpus (50,000
@@ -312,7 +313,7 @@ def write_space(space_dir: Path, name: str, space_id: str, dimension: int, kept_
     full = next((i for i, (s, _) in enumerate(keep) if not _full(s, max_rows)), len(keep))  # the leading full segments
     merge_from = None
     if dead > COMPACT_DELETED_SHARE * rows:
-        merge_from = 0
+        merge_from = _fewest_to_compact(keep, dead, rows)
     elif len(keep) - full + bool(added) > MAX_SEGMENTS:  # the small ones after the first small one, or all small ones once they are as large as it
         tail = sum(len(live) for _, live in keep[full + 1 :]) + len(added)
         merge_from = full + 1 if tail < len(keep[full][1]) else full
@@ -323,6 +324,19 @@ def write_space(space_dir: Path, name: str, space_id: str, dimension: int, kept_
     order = sorted(range(len(chunks)), key=lambda i: (chunks[i].doc_id, chunks[i].ordinal))  # document order, as in a fresh build
     new = [chunks[i] for i in order], _gathered(merged, vectors, np.asarray(order, dtype=np.int64), dimension, space_dir)
     return _finish(space_dir, name, space_id, keep[:merge_from], new, True, layout, load, postings, max_rows)
+
+
+def _fewest_to_compact(keep: list[tuple[Segment, np.ndarray]], dead: int, rows: int) -> int:
+    """Where to start merging so that the removed rows left in the segments before it are at most
+    half COMPACT_DELETED_SHARE (half, so that the next run's few deletions do not merge again): the
+    fewest trailing segments rewritten, the ones before them shared as they are — all of them
+    when the removed rows lie in the first."""
+    dead_before, start = 0, 0
+    for m, (segment, live) in enumerate(keep[:-1], start=1):
+        dead_before += segment.rows - len(live)
+        if dead_before <= COMPACT_DELETED_SHARE / 2 * (rows - (dead - dead_before)):
+            start = m
+    return start
 
 
 def _gathered(merged: list[tuple[Segment, np.ndarray]], added: np.ndarray, order: np.ndarray, dimension: int, folder: Path) -> np.ndarray:

@@ -150,6 +150,23 @@ def test_deletions_past_a_fifth_of_the_rows_compact_the_space_into_one_segment(t
     assert_same_search(space, fresh(tmp_path / "fresh", space))
 
 
+def test_deletions_in_the_last_segments_compact_only_those(tmp_path):
+    # The removed rows lie in the newer, smaller segment: it alone is rewritten, the first stays shared.
+    docs = documents()
+    names = sorted(docs)
+    first = built(tmp_path / "g1", [c for d in names[:14] for c in chunks_of(d, docs[d])])
+    space = first.next(tmp_path / "g2", "g2", set(names[:14]), [c for d in names[14:] for c in chunks_of(d, docs[d])])
+    assert [s.name for s in space.layout.segments] == ["g1", "g2"] and not space.how.compacted
+    gone = set(names[14:21])
+    space = space.next(tmp_path / "g3", "g3", set(names) - gone, [])
+    removed = sum(len(docs[d]) for d in gone)
+    assert removed > segments.COMPACT_DELETED_SHARE * (removed + len(space.rows)), "past the share: a compaction"
+    assert space.how.compacted and space.how.linked == ["g1"] and [s.name for s in space.layout.segments] == ["g1", "g3"]
+    assert len(space.layout.deleted) == 0 and space.layout.segments[1].rows == sum(len(docs[d]) for d in names[21:])
+    assert (tmp_path / "g3" / "segments" / "g1" / "index.faiss").stat().st_ino == (tmp_path / "g1" / "segments" / "g1" / "index.faiss").stat().st_ino
+    assert_same_search(space, fresh(tmp_path / "fresh", space))
+
+
 def test_many_small_runs_merge_their_segments_and_leave_the_big_one_shared(tmp_path):
     docs = documents()
     names = sorted(docs)
