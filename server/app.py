@@ -34,7 +34,7 @@ from server.apidocs import render_plugins
 from server.observe import exposition, json_logging, observe, warn_refused_origins
 from server.search import MAX_CHUNKS_PER_DOC, SearchFilters, SearchHit, SearchResult
 from server.service import SearchService, ServiceError, Settings
-from server.timefilter import UPDATED_WITHIN_PATTERN, intersect, updated_range, zone
+from server.timefilter import UPDATED_WITHIN_DESCRIPTION, UPDATED_WITHIN_PATTERN, intersect, updated_range, zone
 
 log = logging.getLogger("static_rag.server")
 Service = NamedDependency[SearchService]
@@ -46,7 +46,7 @@ class Filters(msgspec.Struct, forbid_unknown_fields=True):
     doc_id: str | None = None
     updated_after: datetime | None = None
     updated_before: datetime | None = None
-    updated_within: Annotated[str, msgspec.Meta(max_length=40, description='"7d", "24h", "last 3 days", "today", "yesterday", "this week", "last week", "this weekend", "last weekend", "this month", "last month", "this year" or "last year"')] | None = None
+    updated_within: Annotated[str, msgspec.Meta(max_length=40, description=UPDATED_WITHIN_DESCRIPTION)] | None = None
     timezone: Annotated[str, msgspec.Meta(max_length=64, description="IANA time zone for calendar phrases in updated_within (default UTC)")] | None = None
 
 

@@ -26,6 +26,7 @@ PHRASES = ("today", "yesterday", "this week", "last week", "this weekend", "last
 # What /schema promises (lowercase, single spaces; the parser is more forgiving)
 UPDATED_WITHIN_PATTERN = r"^((last |past )?[1-9][0-9]{0,4} ?(h|hours?|d|days?|w|weeks?)|" + "|".join(PHRASES) + ")$"
 ACCEPTED = 'a span such as "7d", "24h", "2w" or "last 3 days", or one of: ' + ", ".join(f'"{p}"' for p in PHRASES)
+UPDATED_WITHIN_DESCRIPTION = ", ".join(f'"{p}"' for p in ("7d", "24h", "last 3 days", *PHRASES[:-1])) + f' or "{PHRASES[-1]}"'  # /schema's description
 
 
 def zone(name: str | None) -> tzinfo:
