@@ -321,7 +321,7 @@ def write_space(space_dir: Path, name: str, space_id: str, dimension: int, kept_
         return _finish(space_dir, name, space_id, keep, _new_rows(added, vectors), False, layout, load, postings, max_rows)
     merged = keep[merge_from:]
     chunks = load(np.concatenate([live + s.base for s, live in merged])) + added
-    order = sorted(range(len(chunks)), key=lambda i: (chunks[i].doc_id, chunks[i].ordinal))  # document order, as in a fresh build
+    order = _document_order(chunks)
     new = [chunks[i] for i in order], _gathered(merged, vectors, np.asarray(order, dtype=np.int64), dimension, space_dir)
     return _finish(space_dir, name, space_id, keep[:merge_from], new, True, layout, load, postings, max_rows)
 
@@ -361,9 +361,14 @@ def _gathered(merged: list[tuple[Segment, np.ndarray]], added: np.ndarray, order
     return gathered
 
 
+def _document_order(chunks: list[Chunk]) -> list[int]:
+    """Positions of `chunks` in document order: a new segment's ids follow documents, as in a fresh build."""
+    return sorted(range(len(chunks)), key=lambda i: (chunks[i].doc_id, chunks[i].ordinal))
+
+
 def _new_rows(chunks: list[Chunk], vectors: np.ndarray) -> tuple[list[Chunk], np.ndarray]:
-    """A new segment's rows in document order (ids then follow documents, as in a fresh build)."""
-    order = sorted(range(len(chunks)), key=lambda i: (chunks[i].doc_id, chunks[i].ordinal))
+    """A new segment's rows in document order."""
+    order = _document_order(chunks)
     if order == list(range(len(chunks))):  # a run's chunks come in document order: no copy of the vectors
         return chunks, vectors
     return [chunks[i] for i in order], vectors[order]
