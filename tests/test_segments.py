@@ -28,6 +28,11 @@ def chunks_of(doc: str, paragraphs: list[str]) -> list[Chunk]:
     return [Chunk(f"file:{doc}", i, 0, len(text), text, ("Heading",), 10) for i, text in enumerate(paragraphs)]
 
 
+def chunks_for(docs: dict[str, list[str]], names) -> list[Chunk]:
+    """The chunks of the documents `names`, in that order."""
+    return [c for d in names for c in chunks_of(d, docs[d])]
+
+
 def vector(text: str) -> np.ndarray:
     """A fixed unit vector per text (as an embedding model gives)."""
     v = np.random.default_rng(int(hashlib.sha256(text.encode()).hexdigest()[:8], 16)).standard_normal(DIMENSION).astype(np.float32)
@@ -84,6 +89,13 @@ def fresh(folder: Path, space: Space) -> Space:
     return Space(folder, write_space(folder, "fresh", "sp", DIMENSION, np.zeros(0), chunks, vectors(chunks), None, list))
 
 
+def assert_even_pieces(space: Space, cap: int) -> list[int]:
+    """The rows of each segment of `space`: none over `cap`, no two more than one apart (no small remainder)."""
+    rows = [s.rows for s in space.layout.segments]
+    assert max(rows) <= cap and max(rows) - min(rows) <= 1, f"{rows}: even pieces, no small remainder"
+    return rows
+
+
 def assert_same_search(space: Space, reference: Space) -> None:
     assert len(space.rows) == len(reference.rows) == space.layout.live
     for query in QUERIES:
@@ -99,8 +111,8 @@ def assert_same_search(space: Space, reference: Space) -> None:
 def test_a_change_writes_one_small_segment_and_searches_as_a_fresh_build(tmp_path):
     docs = documents()
     names = sorted(docs)
-    chunks = [c for d in names[:-1] for c in chunks_of(d, docs[d])]
-    g1 = Space(tmp_path / "g1", write_space(tmp_path / "g1", "g1", "sp", DIMENSION, np.zeros(0), chunks, vectors(chunks), None, list))
+    chunks = chunks_for(docs, names[:-1])
+    g1 = built(tmp_path / "g1", chunks)
     # One document removed, one edited, one added.
     removed, edited, added = names[0], names[1], names[-1]
     new_chunks = chunks_of(edited, docs[edited][:-1] + ["An edited closing paragraph about refunds."]) + chunks_of(added, docs[added])
@@ -121,8 +133,8 @@ def test_a_change_writes_one_small_segment_and_searches_as_a_fresh_build(tmp_pat
 
 def test_a_segment_whose_postings_miss_rows_is_refused_by_the_publish_check_and_by_a_searcher(tmp_path):
     docs = documents()
-    chunks = [c for d in sorted(docs) for c in chunks_of(d, docs[d])]
-    space = Space(tmp_path / "g1", write_space(tmp_path / "g1", "g1", "sp", DIMENSION, np.zeros(0), chunks, vectors(chunks), None, list))
+    chunks = chunks_for(docs, sorted(docs))
+    space = built(tmp_path / "g1", chunks)
     segments.check_lexical(space.layout)  # as written: no complaint
     lengths = tmp_path / "g1" / "segments" / "g1" / "lexical" / "lengths.npy"
     np.save(lengths, np.load(lengths)[:-1])
@@ -134,8 +146,8 @@ def test_a_segment_whose_postings_miss_rows_is_refused_by_the_publish_check_and_
 def test_deletions_past_a_fifth_of_the_rows_compact_the_space_into_one_segment(tmp_path):
     docs = documents()
     names = sorted(docs)
-    chunks = [c for d in names for c in chunks_of(d, docs[d])]
-    space = Space(tmp_path / "g1", write_space(tmp_path / "g1", "g1", "sp", DIMENSION, np.zeros(0), chunks, vectors(chunks), None, list))
+    chunks = chunks_for(docs, names)
+    space = built(tmp_path / "g1", chunks)
     total = len(chunks)
     step = 0
     while not space.how.compacted:
@@ -154,8 +166,8 @@ def test_deletions_in_the_last_segments_compact_only_those(tmp_path):
     # The removed rows lie in the newer, smaller segment: it alone is rewritten, the first stays shared.
     docs = documents()
     names = sorted(docs)
-    first = built(tmp_path / "g1", [c for d in names[:14] for c in chunks_of(d, docs[d])])
-    space = first.next(tmp_path / "g2", "g2", set(names[:14]), [c for d in names[14:] for c in chunks_of(d, docs[d])])
+    first = built(tmp_path / "g1", chunks_for(docs, names[:14]))
+    space = first.next(tmp_path / "g2", "g2", set(names[:14]), chunks_for(docs, names[14:]))
     assert [s.name for s in space.layout.segments] == ["g1", "g2"] and not space.how.compacted
     gone = set(names[14:21])
     space = space.next(tmp_path / "g3", "g3", set(names) - gone, [])
@@ -170,8 +182,8 @@ def test_deletions_in_the_last_segments_compact_only_those(tmp_path):
 def test_many_small_runs_merge_their_segments_and_leave_the_big_one_shared(tmp_path):
     docs = documents()
     names = sorted(docs)
-    base = [c for d in names[:12] for c in chunks_of(d, docs[d])]
-    space = Space(tmp_path / "g0", write_space(tmp_path / "g0", "g0", "sp", DIMENSION, np.zeros(0), base, vectors(base), None, list))
+    base = chunks_for(docs, names[:12])
+    space = built(tmp_path / "g0", base)
     merged = False
     for step, doc in enumerate(names[12:], start=1):  # one new document per run
         keep = {c.doc_id.removeprefix("file:") for c in space.rows.values()}
@@ -190,12 +202,11 @@ def test_a_space_past_the_segment_cap_is_written_in_capped_segments_that_search_
     # SEGMENT_MAX_FLOATS bounds what filling one index holds in memory; `max_rows` is that cap in rows.
     docs = documents()
     names = sorted(docs)
-    chunks = [c for d in names for c in chunks_of(d, docs[d])]
+    chunks = chunks_for(docs, names)
     cap = len(chunks) // 3 + 1
     space = built(tmp_path / "g1", chunks, cap)
-    rows = [s.rows for s in space.layout.segments]
+    rows = assert_even_pieces(space, cap)
     assert [s.name for s in space.layout.segments] == ["g1", "g1.1", "g1.2"] and sum(rows) == len(chunks)
-    assert max(rows) <= cap and max(rows) - min(rows) <= 1, f"{rows}: even pieces, no small remainder"
     assert space.how.as_dict() == {"segments": 3, "rows_written": len(chunks), "deleted_rows": 0, "compacted": False}
     assert_same_search(space, fresh(tmp_path / "fresh", space))
 
@@ -216,15 +227,15 @@ def test_a_space_past_the_segment_cap_is_written_in_capped_segments_that_search_
 def test_a_compaction_past_the_cap_rewrites_every_row_in_capped_segments(tmp_path):
     docs = documents()
     names = sorted(docs)
-    chunks = [c for d in names for c in chunks_of(d, docs[d])]
+    chunks = chunks_for(docs, names)
     cap = len(chunks) // 4 + 1
     space = built(tmp_path / "g1", chunks, cap)
     keep = set(names) - set(names[::3])  # a third of the documents, from every segment: past COMPACT_DELETED_SHARE
     edited = chunks_of(names[-1], docs[names[-1]][:-1] + ["A closing paragraph rewritten after the move."])
     space = space.next(tmp_path / "g2", "g2", keep - {names[-1]}, edited, max_rows=cap)
     assert space.how.compacted and not space.how.linked and len(space.layout.deleted) == 0
-    rows = [s.rows for s in space.layout.segments]
-    assert len(rows) > 1 and max(rows) <= cap and max(rows) - min(rows) <= 1 and sum(rows) == len(space.rows), rows
+    rows = assert_even_pieces(space, cap)
+    assert len(rows) > 1 and sum(rows) == len(space.rows), rows
     assert [s.name for s in space.layout.segments] == ["g2"] + [f"g2.{i}" for i in range(1, len(rows))]
     assert_same_search(space, fresh(tmp_path / "fresh", space))
 
