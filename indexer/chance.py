@@ -1,0 +1,142 @@
+"""A space's chance level: how well text made of the corpus's own words, but about nothing, matches it.
+
+A cosine means little on its own. A long question scores higher against anything than a short one,
+a corpus dense in one field scores any question of that field high, and each model has its own
+scale. So each space measures, when its generation is written, what a question *without* an answer
+scores there: word salad drawn from its own chunks, `SAMPLES` of each of `LENGTHS` words, embedded
+as queries and searched. Per number of query terms it keeps the mean and spread of the best cosine.
+A hit's cosine is then read as a z-score against that (`ChanceLevel.z`): how far above chance for a
+question of that length in that corpus (bench/README.md, "Abstaining").
+
+Word salad is not a real off-topic question: its words all come from the corpus, so it is the
+*hardest* question without an answer there, and a real one usually scores below it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from indexer.lexical import query_terms
+
+FILE = "chance.json"  # spaces/<id>/chance.json (artifacts/README.md)
+VERSION = 1
+# Words in a sample (a short question to a long paste), and samples of each length: short ones
+# vary most (the best cosine's spread is ~0.10 at one term, ~0.04 at fifty), long ones cost most
+# to embed. 3,632 words in all: 1.2 s with the local model on two cores.
+LENGTHS = (1, 2, 3, 5, 8, 13, 21, 34, 55, 89)
+SAMPLES = (32, 32, 32, 32, 24, 24, 24, 16, 12, 12)
+SAMPLED_CHUNKS = 2000  # the word pool comes from at most this many chunks, spread over the space
+SEED = 20261126  # the same corpus gives the same samples, so the same chance level
+GRID_TERMS = (1, 2, 3, 5, 8, 13, 21, 34, 55, 89)  # query terms at which a level is kept (read in between by interpolation)
+MIN_BIN = 8  # samples without a term needed to keep their own point
+MIN_SD = 0.02  # a spread below this (a tiny corpus, a bin of near-copies) would make every z huge
+REMEASURE_CHANGE = 0.1  # a space whose size moved less than this share since it was measured keeps its level
+
+WORD = re.compile(r"\w+")
+
+
+def sample_texts(chunk_texts: Iterable[str], seed: int = SEED) -> list[str]:
+    """`SAMPLES` texts of each of `LENGTHS` words (pairwise), drawn with replacement from the words of
+    `chunk_texts` (in proportion to how often they occur there); none when there are no words."""
+    pool = [w for text in chunk_texts for w in WORD.findall(text)]
+    if not pool:
+        return []
+    rng = np.random.default_rng(seed)
+    picks = [rng.integers(0, len(pool), n) for n, count in zip(LENGTHS, SAMPLES) for _ in range(count)]
+    return [" ".join(pool[i] for i in row) for row in picks]
+
+
+def measure(texts: Sequence[str], best_cosines: np.ndarray, vectors: int) -> dict:
+    """The chance level of a space of `vectors` vectors, from `texts` (sample_texts) and each one's
+    best cosine there, at GRID_TERMS query terms (those within the samples' range). Samples
+    without a term (all function words) are their own group; over the others, the mean best cosine
+    is a quadratic in log(1 + terms), never falling as terms grow, and its spread a line: fitted
+    over every sample at once, a level varies far less from one draw of samples to the next than
+    per-group means do (which moved the worst pair's AUROC by 0.01–0.05)."""
+    terms = np.array([len(query_terms(t)) for t in texts])
+    best = np.asarray(best_cosines, dtype=np.float64)
+    points = []
+    empty = terms == 0
+    if empty.sum() >= MIN_BIN:
+        points.append([0.0, float(best[empty].mean()), float(best[empty].std())])
+    some = ~empty
+    if len(np.unique(terms[some])) >= 3:
+        x = np.log1p(terms[some])
+        mean_fit = np.polyfit(x, best[some], 2)
+        spread_fit = np.polyfit(x, np.abs(best[some] - np.polyval(mean_fit, x)) * np.sqrt(np.pi / 2), 1)  # E|r|·√(π/2) = σ for normal r
+        grid = np.log1p([t for t in GRID_TERMS if terms[some].min() <= t <= terms[some].max()])
+        means = np.maximum.accumulate(np.maximum(np.polyval(mean_fit, grid), points[0][1] if points else -1.0))
+        spreads = np.polyval(spread_fit, grid)
+        points += [[float(np.expm1(x)), float(m), float(sd)] for x, m, sd in zip(grid, means, spreads)]
+    points = [[round(t, 1), round(m, 5), round(max(sd, MIN_SD), 5)] for t, m, sd in points]
+    return {"version": VERSION, "vectors": int(vectors), "samples": len(texts), "points": points}
+
+
+def still_valid(level: dict | None, vectors: int) -> bool:
+    """Whether a level measured earlier still stands for a space of `vectors` vectors (same model and chunking: the caller's to check)."""
+    if not level or level.get("version") != VERSION:
+        return False
+    measured = max(1, int(level["vectors"]))
+    return abs(vectors - measured) / measured < REMEASURE_CHANGE
+
+
+def chance_level(chunk_texts: Iterable[str], embed_queries: Callable[[list[str]], np.ndarray],
+                 best_cosines: Callable[[np.ndarray], np.ndarray], vectors: int) -> dict | None:
+    """Measure a space's chance level: sample, embed as queries, search. A space without words
+    gets a level without points (nothing to compare with; it is not measured again until it grows)."""
+    texts = sample_texts(chunk_texts)
+    if not texts:
+        return {"version": VERSION, "vectors": int(vectors), "samples": 0, "points": []}
+    return measure(texts, best_cosines(np.asarray(embed_queries(texts), dtype=np.float32)), vectors)
+
+
+def measure_space(space_dir: Path, dimension: int, embed_queries: Callable[[list[str]], np.ndarray]) -> dict | None:
+    """The chance level of a written space folder: words from up to SAMPLED_CHUNKS of its live
+    chunks, evenly spread over its vector ids, and each sample's best cosine among its vectors."""
+    from indexer.segments import open_chunks, open_dense, read_layout
+
+    layout = read_layout(space_dir)
+    live = np.setdiff1d(np.arange(layout.id_space, dtype=np.int64), layout.deleted)
+    stores = open_chunks(layout)
+    if stores is None:  # a schema-1 space without a chunk store: only written by older versions, never measured
+        return None
+    picked = live[np.unique(np.linspace(0, len(live) - 1, min(len(live), SAMPLED_CHUNKS)).astype(np.int64))]
+    try:
+        texts = [row["text"] for row in stores.rows(picked.tolist()).values()]
+    finally:
+        stores.close()
+    dense = open_dense(layout, dimension)
+    return chance_level(texts, embed_queries, lambda vectors: dense.search(vectors, 1)[0][:, 0], len(live))
+
+
+def read_level(space_dir: Path) -> dict | None:
+    """A space folder's measured chance level (None when it has none: written before this existed, or nothing to measure)."""
+    path = Path(space_dir) / FILE
+    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
+
+
+@dataclass(frozen=True)
+class ChanceLevel:
+    """A measured level, read back: `z(cosine, terms)`."""
+
+    x: np.ndarray  # log(1 + median terms) of each group, increasing
+    mean: np.ndarray
+    sd: np.ndarray
+
+    @classmethod
+    def of(cls, level: dict | None) -> ChanceLevel | None:
+        if not level or level.get("version") != VERSION or not level.get("points"):
+            return None
+        points = np.asarray(sorted(level["points"]), dtype=np.float64)
+        return cls(np.log1p(points[:, 0]), points[:, 1], np.maximum(points[:, 2], MIN_SD))
+
+    def z(self, cosine: float, terms: int) -> float:
+        """How many chance spreads `cosine` lies above the chance mean of a question with `terms` terms."""
+        x = np.log1p(terms)
+        return (cosine - float(np.interp(x, self.x, self.mean))) / float(np.interp(x, self.x, self.sd))
