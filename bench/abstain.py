@@ -3,15 +3,21 @@
     .venv/bin/python bench/abstain.py /tmp/ds/cand --pairs scifact:arguana nfcorpus:arguana arguana:scifact arguana:nfcorpus
 
 Reads bench/candidates.py outputs: `<corpus>-<corpus>.pkl` (the corpus's own labeled queries) and
-`<corpus>-<other>.pkl` (another domain's queries against it: off-topic). Hits are ranked as the
-product ranks them (the hybrid blend at the product's weight, one hit per document); the top 10 of
-every query are the labeled examples: relevant when the dataset's qrels say so, never for an
-off-topic query. Each corpus's off-topic hits are weighted to count as much as its own hits.
+`<corpus>-<other>.pkl` (another domain's queries against it: off-topic), each with the corpus's
+chance level (indexer/chance.py). Hits are ranked as the product ranks them (the hybrid blend at
+the product's weight, one hit per document); the top 10 of every query are the labeled examples:
+relevant when the dataset's qrels say so, never for an off-topic query. Each corpus's off-topic
+hits are weighted to count as much as its own hits.
+
+The relevance of a space with a chance level reads the cosine as `above` = its distance above
+chance in chance spreads (ChanceLevel.z), beside the lexical share: score = above + w · lexical,
+w chosen to make the *worst* pair's AUROC of relevance@1 the highest, then a logistic fit of that
+score calibrates it. Without a chance level (generations written before it) the fixed fit on
+(cosine, lexical share) is used.
 
 Printed:
-- the logistic fit for each kind of evidence (hybrid: cosine and lexical share; dense or lexical
-  alone), fitted on all corpora — the numbers in server/relevance.py — and, as a check that they
-  carry, each corpus scored with a fit that left that corpus out;
+- the coefficients of each fit, both forms (server/relevance.py), and, as a check that they
+  carry, each corpus scored by a fit (w and calibration) that left that corpus out;
 - a reliability table: hits binned by relevance, the share judged relevant in each bin;
 - per pair, AUROC of relevance@1 (own queries vs off-topic ones), and at each threshold the share
   of off-topic queries answered and of own queries with a relevant document in the top 10 that
@@ -30,10 +36,11 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from indexer.chance import ChanceLevel  # noqa: E402
 from indexer.quality import MAX_ABSTAINED, MAX_ANSWERED, auroc, choose_threshold  # noqa: E402
 from server.fusion import DENSE_WEIGHT  # noqa: E402
 
-KINDS = {"hybrid": (0, 1), "dense": (0,), "lexical": (1,)}  # columns: cosine, lexical share (, log(1 + query terms))
+KINDS = {"hybrid": (0, 1), "dense": (0,), "lexical": (1,)}  # the fixed fit's columns: cosine, lexical share (, log(1 + query terms))
 THRESHOLDS = (0.02, 0.025, 0.03, 0.035, 0.04, 0.045, 0.05, 0.055, 0.06, 0.07, 0.08, 0.1)
 
 
@@ -72,70 +79,57 @@ def predict(beta: np.ndarray, features: np.ndarray) -> np.ndarray:
     return 1 / (1 + np.exp(-(features @ beta[:-1] + beta[-1])))
 
 
+WEIGHTS = np.round(np.arange(0, 6.001, 0.05), 2)  # lexical weights tried beside the cosine's distance above chance
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("candidates", type=Path)
     parser.add_argument("--pairs", nargs="+", required=True, help="corpus:off-topic-queries, e.g. scifact:arguana")
     parser.add_argument("--examples", type=Path, help="folder with examples-<set>.pkl (bench/candidates.py against examples/)")
-    parser.add_argument("--query-length", action="store_true", help="also use log(1 + the query's terms) (tried; fails the left-out check)")
+    parser.add_argument("--query-length", action="store_true", help="also use log(1 + the query's terms) in the fixed fit (tried; fails the left-out check)")
     args = parser.parse_args()
     if args.query_length:
         for kind in KINDS:
             KINDS[kind] += (2,)
     pairs = [tuple(p.split(":")) for p in args.pairs]
-    load = lambda name: pickle.loads((args.candidates / f"{name}.pkl").read_bytes())  # noqa: E731
+    data = Hits.load(args.candidates, pairs)
 
-    # rows: corpus, group ("own" or the off-topic set), query id, rank, cosine, lexical, label, found
-    rows = []
-    for corpus in dict.fromkeys(c for c, _ in pairs):
-        own = load(f"{corpus}-{corpus}")
-        for qid, hits in top_hits(own, own["identical_ids"]).items():
-            found = any(own["qrels"][qid].get(d, 0) > 0 for d, *_ in hits)
-            rows += [(corpus, "own", qid, r, c, l, t, int(own["qrels"][qid].get(d, 0) > 0), found) for r, (d, c, l, t) in enumerate(hits)]
-    for corpus, other in pairs:
-        for qid, hits in top_hits(load(f"{corpus}-{other}"), False).items():
-            rows += [(corpus, other, qid, r, c, l, t, 0, False) for r, (d, c, l, t) in enumerate(hits)]
-    corpus_of = np.array([r[0] for r in rows])
-    group = np.array([r[1] for r in rows])
-    rank = np.array([r[3] for r in rows])
-    features = np.array([[r[4], r[5], r[6]] for r in rows])
-    label = np.array([r[7] for r in rows], dtype=float)
-    found = np.array([r[8] for r in rows])
-    weight = np.ones(len(rows))
-    for corpus in set(corpus_of):
-        own, off = (corpus_of == corpus) & (group == "own"), (corpus_of == corpus) & (group != "own")
-        weight[off] = own.sum() / off.sum()
+    fixed = {kind: fit_logistic(data.features[:, cols], data.label, data.weight) for kind, cols in KINDS.items()}
+    chance = fit_chance(data, pairs)
+    print("fits on every corpus (server/relevance.py: weights of the evidence used, then the intercept):")
+    for kind, beta in fixed.items():
+        print(f"  fixed   {kind:8s} (cosine, lexical): " + ", ".join(f"{b:.3f}" for b in beta))
+    for kind, beta in chance.items():
+        print(f"  chance  {kind:8s} (above chance, lexical): " + ", ".join(f"{b:.3f}" for b in beta))
 
-    fits = {kind: fit_logistic(features[:, cols], label, weight) for kind, cols in KINDS.items()}
-    print("fit on every corpus (server/relevance.py COEFFICIENTS: weights of the evidence used, then the intercept):")
-    for kind, beta in fits.items():
-        print(f"  {kind:8s} " + ", ".join(f"{b:.3f}" for b in beta))
-
-    relevance = predict(fits["hybrid"], features[:, KINDS["hybrid"]])
-    print("\nreliability (hybrid, all hits of all corpora, weighted as fitted): relevance bin → share judged relevant, hits")
+    relevance = predict_chance(chance["hybrid"], data)
+    print("\nreliability (hybrid with chance levels, all hits of all corpora, weighted as fitted): relevance bin → share judged relevant, hits")
     edges = [0, 0.02, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 1.0001]
     for lo, hi in zip(edges, edges[1:]):
         inside = (relevance >= lo) & (relevance < hi)
         if inside.any():
-            share = np.average(label[inside], weights=weight[inside])
-            print(f"  [{lo:.2f}, {min(hi, 1):.2f})  mean {np.average(relevance[inside], weights=weight[inside]):.3f} → judged {share:.3f}  ({inside.sum()} hits)")
+            share = np.average(data.label[inside], weights=data.weight[inside])
+            print(f"  [{lo:.2f}, {min(hi, 1):.2f})  mean {np.average(relevance[inside], weights=data.weight[inside]):.3f} → judged {share:.3f}  ({inside.sum()} hits)")
 
-    print("\nleft-out check: each corpus scored by a fit on the others (AUROC of relevance@1 per pair)")
+    print("\nleft-out check: each corpus scored by a fit (lexical weight and calibration) on the others (AUROC of relevance@1 per pair)")
     for corpus in dict.fromkeys(c for c, _ in pairs):
-        rest = corpus_of != corpus
-        if len(set(corpus_of[rest])) == 0:
+        rest = [p for p in pairs if p[0] != corpus]
+        if not rest:
             continue
-        beta = fit_logistic(features[rest][:, KINDS["hybrid"]], label[rest], weight[rest])
-        _report_pairs([(c, o) for c, o in pairs if c == corpus], predict(beta, features[:, KINDS["hybrid"]]), corpus_of, group, rank, found, thresholds=())
+        beta = fit_chance(data, rest, data.corpus_of != corpus)["hybrid"]
+        _report_pairs([(c, o) for c, o in pairs if c == corpus], predict_chance(beta, data), data, thresholds=())
+    print("  the fixed fit (cosine, lexical share), fit on all: used where a space has no chance level")
+    _report_pairs(pairs, predict(fixed["hybrid"], data.features[:, KINDS["hybrid"]]), data, thresholds=())
     for kind in ("dense", "lexical"):  # one side alone (dense or lexical mode, a degraded search)
-        alone = predict(fits[kind], features[:, KINDS[kind]])
+        alone = predict_chance(chance["dense"], data) if kind == "dense" else predict(fixed[kind], data.features[:, KINDS[kind]])
         print(f"  {kind} evidence only, fit on all:")
-        _report_pairs(pairs, alone, corpus_of, group, rank, found, thresholds=())
+        _report_pairs(pairs, alone, data, thresholds=())
 
     print("\nper pair at each threshold: AUROC, off-topic answered / answerable abstained")
-    per_pair = _report_pairs(pairs, relevance, corpus_of, group, rank, found, THRESHOLDS)
+    per_pair = _report_pairs(pairs, relevance, data, THRESHOLDS)
     if args.examples:
-        _report_examples(args.examples, fits["hybrid"])
+        _report_examples(args.examples, chance["hybrid"])
     # Pairs where no threshold meets both targets (≤ MAX_ANSWERED answered, ≤ MAX_ABSTAINED abstained;
     # their "off-topic" queries have answers in the corpus: see bench/README.md) cannot choose; the
     # others choose by the worst of them — the rule `index eval --off-topic` suggests a threshold by.
@@ -144,17 +138,84 @@ def main() -> None:
     print(f"default threshold: {chosen['min_relevance']} (room on the tighter target over the other pairs: {chosen['room']:+.1%})")
 
 
-def _report_pairs(pairs, relevance, corpus_of, group, rank, found, thresholds) -> dict[tuple, dict[float, tuple[float, float]]]:
+class Hits:
+    """The labeled top-10 hits of every query: features (cosine, lexical, log(1 + terms), above chance), labels, weights."""
+
+    def __init__(self, rows: list[tuple]):
+        self.corpus_of = np.array([r[0] for r in rows])
+        self.group = np.array([r[1] for r in rows])
+        self.rank = np.array([r[3] for r in rows])
+        self.features = np.array([[r[4], r[5], r[6], r[9]] for r in rows])
+        self.label = np.array([r[7] for r in rows], dtype=float)
+        self.found = np.array([r[8] for r in rows])
+        self.weight = np.ones(len(rows))
+        for corpus in set(self.corpus_of):
+            own, off = (self.corpus_of == corpus) & (self.group == "own"), (self.corpus_of == corpus) & (self.group != "own")
+            self.weight[off] = own.sum() / off.sum()
+
+    @classmethod
+    def load(cls, folder: Path, pairs: list[tuple[str, str]]) -> "Hits":
+        # rows: corpus, group ("own" or the off-topic set), query id, rank, cosine, lexical, log(1 + terms), label, found, above chance
+        load = lambda name: pickle.loads((folder / f"{name}.pkl").read_bytes())  # noqa: E731
+        rows = []
+        for corpus in dict.fromkeys(c for c, _ in pairs):
+            own = load(f"{corpus}-{corpus}")
+            level = _level(own, corpus)
+            for qid, hits in top_hits(own, own["identical_ids"]).items():
+                found = any(own["qrels"][qid].get(d, 0) > 0 for d, *_ in hits)
+                rows += [(corpus, "own", qid, r, c, l, t, int(own["qrels"][qid].get(d, 0) > 0), found, _above(level, c, t)) for r, (d, c, l, t) in enumerate(hits)]
+        for corpus, other in pairs:
+            off = load(f"{corpus}-{other}")
+            level = _level(off, corpus)
+            for qid, hits in top_hits(off, False).items():
+                rows += [(corpus, other, qid, r, c, l, t, 0, False, _above(level, c, t)) for r, (d, c, l, t) in enumerate(hits)]
+        return cls(rows)
+
+
+def _level(candidates: dict, corpus: str) -> ChanceLevel:
+    level = ChanceLevel.of(candidates.get("chance"))
+    if level is None:
+        sys.exit(f"{corpus}: the candidates have no chance level: index the corpus with this version, then run bench/candidates.py again")
+    return level
+
+
+def _above(level: ChanceLevel, cosine: float, log_terms: float) -> float:
+    return level.z(cosine, int(round(np.expm1(log_terms))))
+
+
+def fit_chance(data: Hits, pairs: list[tuple[str, str]], rows: np.ndarray | None = None) -> dict[str, np.ndarray]:
+    """The fits with chance levels, on `rows` (default: all): hybrid = (a, a·w, c) on (above chance,
+    lexical), w the lexical weight with the best worst-pair AUROC of relevance@1 over `pairs`;
+    dense = (a, 0, c) on above chance alone."""
+    rows = np.ones(len(data.label), dtype=bool) if rows is None else rows
+    above, lexical = data.features[:, 3], data.features[:, 1]
+    worst = [min(_aurocs(above + w * lexical, data, pairs)) for w in WEIGHTS]
+    w = float(WEIGHTS[int(np.argmax(worst))])  # the first best: the least lexical weight
+    a, c = fit_logistic((above + w * lexical)[rows, None], data.label[rows], data.weight[rows])
+    d, e = fit_logistic(above[rows, None], data.label[rows], data.weight[rows])
+    return {"hybrid": np.array([a, a * w, c]), "dense": np.array([d, 0.0, e])}
+
+
+def predict_chance(beta: np.ndarray, data: Hits) -> np.ndarray:
+    return predict(beta, data.features[:, [3, 1]])
+
+
+def _aurocs(score: np.ndarray, data: Hits, pairs) -> list[float]:
+    first = data.rank == 0
+    return [auroc(score[first & (data.corpus_of == c) & (data.group == "own")], score[first & (data.corpus_of == c) & (data.group == o)]) for c, o in pairs]
+
+
+def _report_pairs(pairs, relevance, data: Hits, thresholds) -> dict[tuple, dict[float, tuple[float, float]]]:
     """Prints each pair's line; returns pair → threshold → (off-topic answered, answerable abstained)."""
     out: dict[tuple, dict[float, tuple[float, float]]] = {}
     for corpus, other in pairs:
-        own = (corpus_of == corpus) & (group == "own") & (rank == 0)
-        off = (corpus_of == corpus) & (group == other) & (rank == 0)
+        own = (data.corpus_of == corpus) & (data.group == "own") & (data.rank == 0)
+        off = (data.corpus_of == corpus) & (data.group == other) & (data.rank == 0)
         area = auroc(relevance[own], relevance[off])
         cells = []
         for t in thresholds:
             answered = float((relevance[off] >= t).mean())
-            abstained = float((relevance[own & found] < t).mean())
+            abstained = float((relevance[own & data.found] < t).mean())
             out.setdefault((corpus, other), {})[t] = (answered, abstained)
             cells.append(f"{t}: {answered:.1%}/{abstained:.1%}")
         print(f"  {corpus} vs {other} queries: AUROC {area:.4f}  " + "  ".join(cells))
@@ -168,8 +229,10 @@ def _report_examples(folder: Path, beta: np.ndarray) -> None:
         path = folder / f"examples-{name}.pkl"
         if not path.is_file():
             continue
-        hits = top_hits(pickle.loads(path.read_bytes()), False, k=1)
-        relevance = predict(beta, np.array([[c, l, t] for (_, c, l, t), *_ in hits.values()])[:, KINDS["hybrid"]])
+        candidates = pickle.loads(path.read_bytes())
+        level = _level(candidates, "examples")
+        hits = top_hits(candidates, False, k=1)
+        relevance = predict(beta, np.array([[_above(level, c, t), l] for (_, c, l, t), *_ in hits.values()]))
         cells = "  ".join(f"{t}: {(relevance >= t).mean():.1%}" for t in THRESHOLDS)
         print(f"  {name:9s} {len(relevance)} queries, relevance@1 min {relevance.min():.3f} max {relevance.max():.3f}; answered at {cells}")
 

@@ -3,8 +3,9 @@ relevance calibrations offline (bench/fusion.py and bench/abstain.py read these 
 
 For every query: the top 100 chunks of each retriever, and for their union the exact cosine and
 the exact lexical share (BM25 / the query's ceiling, the product's `LexicalIndex.scores`), each
-chunk's document, and the query's own statistics. Queries of a dataset are *answerable* (their
-qrels say which documents are relevant); another dataset's queries are *off-topic* (none is).
+chunk's document, and the query's own statistics; once, the space's chance level
+(indexer/chance.py). Queries of a dataset are *answerable* (their qrels say which documents are
+relevant); another dataset's queries are *off-topic* (none is).
 
     .venv/bin/python bench/candidates.py --index /tmp/ds/scifact/artifacts --queries ../shared/data/scifact --out /tmp/ds/cand/scifact-scifact.pkl
 """
@@ -22,6 +23,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 import numpy as np  # noqa: E402
 
 from indexer import evaluation  # noqa: E402
+from indexer.chance import read_level  # noqa: E402
 from indexer.lexical import query_terms  # noqa: E402
 from server.search import MIN_CANDIDATES, _bm25  # noqa: E402
 from indexer.config import ServerConfig  # noqa: E402
@@ -51,8 +53,9 @@ def collect(artifacts: Path, queries: dict[str, str], depth: int = MIN_CANDIDATE
             "dense_rank": list(dense), "lexical_rank": list(lexical),
             "terms": len(query_terms(text)), "ceiling": ceiling,
         }
+    chance = read_level(generation.folder / generation.manifest["spaces"][space.space_id]["path"])
     service.close()
-    return {"doc_of": doc_of, "queries": out}
+    return {"doc_of": doc_of, "queries": out, "chance": chance}
 
 
 def main() -> None:

@@ -87,7 +87,7 @@ def abstain(artifacts: Path, dataset: evaluation.Dataset, off_topic: dict[str, d
     out: dict[str, dict] = {}
     try:
         for space_id, space in run.generation.spaces.items():
-            threshold = space_threshold(space.search)
+            threshold = space_threshold(space.search, space.chance is not None)
             own, found = [], []
             with progress(f"answerable {space_id}", len(dataset.queries)) as advance:
                 for query_id, text in dataset.queries.items():

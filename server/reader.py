@@ -12,6 +12,7 @@ import numpy as np
 
 from indexer.artifacts import current_generation, read_manifest, read_stale, space_rebuilt_at
 from indexer.bm25 import LegacyLexicalIndex, LexicalIndex
+from indexer.chance import ChanceLevel, read_level
 from indexer.chunkstore import SegmentStores
 from indexer.dense import DenseSegments
 from indexer.documents import utc_aware
@@ -31,6 +32,7 @@ class SpaceIndex:
     stale: frozenset[str] = frozenset()  # documents whose chunks here are an older version's
     rebuilt_at: str = ""  # when a run last embedded this space (ISO 8601)
     search: dict = field(default_factory=dict)  # hybrid_weight / min_relevance set in the config
+    chance: ChanceLevel | None = None  # what a question without an answer scores here (indexer/chance.py); None: not measured
 
     @property
     def size(self) -> int:
@@ -70,7 +72,8 @@ class Generation:
             manifest = json.loads((space_dir / "space.json").read_text(encoding="utf-8"))
             layout = read_layout(space_dir)
             self.spaces[space_id] = SpaceIndex(space_id, manifest, open_dense(layout, int(manifest["dimension"])), open_lexical(layout), open_chunks(layout),
-                                               read_stale(space_dir), space_rebuilt_at(self.manifest, space_id), info.get("search", {}))
+                                               read_stale(space_dir), space_rebuilt_at(self.manifest, space_id), info.get("search", {}),
+                                               ChanceLevel.of(read_level(space_dir)))
 
     @classmethod
     def open_current(cls, artifacts: Path) -> "Generation":
@@ -133,6 +136,7 @@ class Generation:
                     "vectors": s.size,
                     "rebuilt_at": s.rebuilt_at,
                     "stale_documents": len(s.stale),
+                    "chance_level": s.chance is not None,  # False: relevance uses the fixed calibration (server/relevance.py)
                 }
                 for s in self.spaces.values()
             ],

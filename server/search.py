@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from indexer.embedders import Embedder
+from indexer.lexical import query_terms
 from server.answers import AnswerHit, pick
 from server.fusion import DENSE_WEIGHT, floored, fuse
 from server.links import body_start, deep_link, page_span
@@ -121,7 +122,7 @@ def search(
     `recency_weight` (0–1) nudges fresher documents up (`_fresher`)."""
     settings = space.search
     weight = dense_weight if dense_weight is not None else settings.get("hybrid_weight", DENSE_WEIGHT)
-    needed = min_relevance if min_relevance is not None else threshold(settings)
+    needed = min_relevance if min_relevance is not None else threshold(settings, space.chance is not None)
     started = time.perf_counter()
     allowed = generation.allowed_vector_ids(space.space_id, filters.as_params()) if filters.active() else None
     pool = space.size if allowed is None else len(allowed)
@@ -143,7 +144,7 @@ def search(
         if len(hits) >= wanted or not cut or depth >= pool or below:
             break
         depth = min(pool, depth * 4)
-    relevances = [relevance(h.dense, h.lexical, mode) for h in hits]
+    relevances = _relevances(space, hits, query, mode)
     page = [replace(h, relevance=r, stale=h.doc_id in space.stale, snippet=snippet(h.text, query, shown=(h.title, *h.heading_path)))  # one copy of each hit shown
             for h, r in zip(hits[offset : offset + top_k], relevances[offset : offset + top_k])]
     # A curated answer is judged on its cosine alone where there is one: paraphrases of its question
@@ -161,6 +162,16 @@ def search(
         answerable=bool(answers) or (bool(hits) and max(relevances) >= needed),
         answers=answers,
     )
+
+
+def _relevances(space: SpaceIndex, hits: list[SearchHit], query: str, mode: str) -> list[float]:
+    """Each hit's calibrated relevance. Where the space has a chance level and the search a cosine,
+    the cosine is read against it: how far above what a question of this many terms without an
+    answer scores in this space (indexer/chance.py)."""
+    if space.chance is None or mode == "lexical":
+        return [relevance(h.dense, h.lexical, mode) for h in hits]
+    terms = len(query_terms(query))
+    return [relevance(h.dense, h.lexical, mode, above_chance=space.chance.z(max(0.0, h.dense or 0.0), terms)) for h in hits]
 
 
 def _rank(space: SpaceIndex, vector: np.ndarray | None, bm25: Future | None, mode: str, depth: int, allowed: np.ndarray | None, weight: float):

@@ -1,0 +1,137 @@
+"""Each space's chance level (indexer/chance.py): what a question without an answer scores there,
+measured when a generation is written, kept while the space stays about the same size, and read
+by the server to turn cosines into relevance."""
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from indexer.chance import FILE, LENGTHS, SAMPLES, ChanceLevel, sample_texts, still_valid
+from tests.test_old_generations import reseal
+
+SPACE = "local-all-minilm-l6-v2-384"
+
+
+def current(artifacts: Path) -> Path:
+    return artifacts / "generations" / (artifacts / "CURRENT").read_text().strip()
+
+
+def level_of(artifacts: Path) -> dict | None:
+    path = current(artifacts) / "spaces" / SPACE / FILE
+    return json.loads(path.read_text()) if path.exists() else None
+
+
+def index(folder: Path):
+    from indexer.config import load_config
+    from indexer.pipeline import run_index
+
+    report = run_index(load_config(folder / "index.toml", artifacts_override=folder / "artifacts"))
+    assert not report.errors, report.errors
+    return report
+
+
+def test_a_run_measures_the_chance_level_of_each_space(examples_artifacts):
+    level = level_of(examples_artifacts)
+    manifest = json.loads((current(examples_artifacts) / "manifest.json").read_text())
+    assert f"spaces/{SPACE}/{FILE}" in manifest["files"], "checksummed like every file of the generation"
+    assert level["samples"] == sum(SAMPLES) and len(SAMPLES) == len(LENGTHS) and level["vectors"] == manifest["spaces"][SPACE]["vectors"]
+    terms, means, spreads = np.array(level["points"]).T
+    assert (np.diff(terms) > 0).all() and terms[0] == 0 and terms[-1] >= 34, "from questions of function words only to long pastes"
+    assert (np.diff(means) >= 0).all() and means[-1] > means[1] + 0.1, "a long paste of the corpus's words matches it better than one word does"
+    assert (spreads > 0).all()
+
+
+def test_the_level_stays_until_the_space_grows_by_a_tenth(copy_of_examples, local_embedder):
+    first = index(copy_of_examples)
+    measured = level_of(copy_of_examples / "artifacts")
+    assert f"chance:{SPACE}" in first.seconds
+
+    guide = copy_of_examples / "docs" / "guide"
+    page = sorted(guide.glob("*.md"))[0]
+    page.write_text(page.read_text() + "\n\nOne more sentence about nothing in particular.\n")
+    edited = index(copy_of_examples)
+    assert not edited.unchanged and f"chance:{SPACE}" not in edited.seconds, "a small change is not worth measuring again"
+    assert level_of(copy_of_examples / "artifacts") == measured
+
+    sentences = [f"Section {i} of the appendix lists the tariff code {i * 7} for parcel class {i % 13} and its customs note." for i in range(1400)]
+    (guide / "appendix.md").write_text("# Appendix\n\n" + "\n\n".join(" ".join(sentences[i : i + 20]) for i in range(0, 1400, 20)) + "\n")
+    grown = index(copy_of_examples)
+    level = level_of(copy_of_examples / "artifacts")
+    assert f"chance:{SPACE}" in grown.seconds and level["vectors"] >= 1.1 * measured["vectors"]
+    assert level["points"] != measured["points"], "the corpus's words changed: so does what chance scores"
+
+
+def test_a_generation_without_a_level_is_served_and_gets_one_on_the_next_run(copy_of_examples, local_embedder):
+    from server.reader import Generation
+    from server.relevance import FIXED_MIN_RELEVANCE, relevance
+    from server.search import search
+    from server.service import SearchService, Settings
+
+    index(copy_of_examples)
+    artifacts = copy_of_examples / "artifacts"
+    folder = current(artifacts)
+    (folder / "spaces" / SPACE / FILE).unlink()  # as versions before chance levels wrote it
+    reseal(folder)
+
+    generation = Generation.open_current(artifacts)
+    try:
+        (space,) = generation.spaces.values()
+        assert space.chance is None and generation.info()["spaces"][0]["chance_level"] is False
+        vector = SearchService(Settings(artifacts=artifacts)).query_vector(space, "what is reciprocal rank fusion?")
+        result = search(generation, space, vector, "what is reciprocal rank fusion?")
+        best = result.hits[0]
+        assert best.relevance == relevance(best.dense, best.lexical), "the fixed calibration on the raw cosine"
+        assert result.answerable and best.relevance >= FIXED_MIN_RELEVANCE
+    finally:
+        generation.close()
+
+    again = index(copy_of_examples)
+    assert not again.unchanged and again.generation_id != folder.name, "nothing else changed, but the level was missing"
+    assert level_of(artifacts)["vectors"] == 120
+    generation = Generation.open_current(artifacts)
+    assert generation.info()["spaces"][0]["chance_level"] is True
+    generation.close()
+    assert index(copy_of_examples).unchanged, "and then a run with nothing to do publishes nothing again"
+
+
+def test_levels_read_back_by_number_of_query_terms():
+    level = ChanceLevel.of({"version": 1, "vectors": 10, "samples": 4, "points": [[1.0, 0.3, 0.1], [7.0, 0.5, 0.001]]})
+    assert level.z(0.5, 1) == pytest.approx(2.0)
+    assert level.z(0.5, 0) == pytest.approx(2.0), "fewer terms than measured: the shortest group"
+    assert level.z(0.6, 40) == pytest.approx(5.0), "more: the longest; a spread under 0.02 counts as 0.02"
+    assert level.z(0.46, 3) == pytest.approx(1.0), "in between, linear in log(1 + terms): 3 terms is halfway from 1 to 7"
+    assert ChanceLevel.of(None) is None and ChanceLevel.of({"version": 1, "vectors": 0, "samples": 0, "points": []}) is None
+    assert still_valid({"version": 1, "vectors": 100, "points": []}, 109) and not still_valid({"version": 1, "vectors": 100, "points": []}, 110)
+    assert sample_texts(["alpha beta", "gamma"]) == sample_texts(["alpha beta", "gamma"]), "the same corpus, the same samples"
+    assert sample_texts(["", "  "]) == []
+
+
+def test_a_remote_space_measures_through_its_provider_and_a_refusal_only_warns(tmp_path, monkeypatch):
+    from tests.fakes.openai_server import FakeOpenAI
+    from tests.test_providers import corpus, run
+
+    fake = FakeOpenAI().start()
+    try:
+        monkeypatch.setenv("OPENAI_API_KEY", fake.api_key)
+        monkeypatch.setenv("OPENAI_BASE_URL", f"{fake.url}/v1")
+        config = corpus(tmp_path, '[[spaces]]\nprovider = "openai"\n')
+        result = run("run", "-c", str(config), "--json", "--max-cost", "0.00005")  # the documents cost ~1e-6, the level ~1e-4
+        assert result.exit_code == 0, result.output
+        report = json.loads(result.output)
+        (warning,) = [w for w in report["warnings"] if w["step"] == "chance"]
+        assert "could not be measured" in warning["message"] and "fixed calibration" in warning["message"]
+        space_dir = current(tmp_path / "artifacts") / "spaces" / "openai-text-embedding-3-small-1536"
+        assert not (space_dir / FILE).exists()
+
+        shutil.rmtree(tmp_path / "artifacts")
+        result = run("run", "-c", str(config), "--json")
+        assert result.exit_code == 0, result.output
+        level = json.loads((current(tmp_path / "artifacts") / "spaces" / "openai-text-embedding-3-small-1536" / FILE).read_text())
+        assert level["vectors"] == 4 and level["points"], "measured through the provider, as queries"
+        usage = json.loads(result.output)["spaces"]["openai-text-embedding-3-small-1536"]["usage"]
+        assert usage["inputs"] == 4 + sum(SAMPLES) and usage["requests"] == 2, "the report counts the measurement as the provider does"
+    finally:
+        fake.close()
