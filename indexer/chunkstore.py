@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import mmap
+import os
 from pathlib import Path
 
 import numpy as np
@@ -58,6 +59,12 @@ class ChunkStore:
             out[base + row] = found
         return out
 
+    def read(self, row: int) -> dict:
+        """Row `row` read from the file, not the map: for a one-off pass over rows spread through
+        the store, whose mapped pages would count in the process's memory until it closes."""
+        start, end = self.offsets[row : row + 2].tolist()
+        return json.loads(os.pread(self._file.fileno(), end - start, start))
+
     def close(self) -> None:
         if isinstance(self._map, mmap.mmap):
             self._map.close()
@@ -82,6 +89,11 @@ class SegmentStores:
             store, base = self.stores[i]
             out.update(store.rows([vid - base], base))
         return out
+
+    def read(self, vector_id: int) -> dict:
+        """One row by vector id, read from its file (ChunkStore.read)."""
+        store, base = self.stores[int(np.searchsorted(self.bases, vector_id, side="right")) - 1]
+        return store.read(vector_id - base)
 
     def close(self) -> None:
         for store, _ in self.stores:

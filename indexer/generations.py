@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from indexer.artifacts import GENERATIONS, current_generation, list_generations, read_current_id, read_manifest, set_current, space_rebuilt_at
+from indexer.chance import ChanceLevel, read_level
 from indexer.errors import ArtifactError
 from indexer.sql import load_sql
 
@@ -40,7 +41,8 @@ def status(artifacts: Path) -> dict:
         "built_at": manifest["created_at"],
         "documents": manifest["counts"]["documents"],
         "spaces": {
-            space_id: {"vectors": info["vectors"], "stale_documents": info.get("stale_documents", 0), "rebuilt_at": space_rebuilt_at(manifest, space_id)}
+            space_id: {"vectors": info["vectors"], "stale_documents": info.get("stale_documents", 0), "rebuilt_at": space_rebuilt_at(manifest, space_id),
+                       "chance_level": ChanceLevel.of(read_level(folder / info["path"])) is not None}
             for space_id, info in manifest["spaces"].items()
         },
         "last_run": run_of(folder),

@@ -76,6 +76,9 @@ def test_a_generation_without_a_level_is_served_and_gets_one_on_the_next_run(cop
     (folder / "spaces" / SPACE / FILE).unlink()  # as versions before chance levels wrote it
     reseal(folder)
 
+    from indexer.generations import status
+
+    assert status(artifacts)["spaces"][SPACE]["chance_level"] is False
     generation = Generation.open_current(artifacts)
     try:
         (space,) = generation.spaces.values()
@@ -92,7 +95,7 @@ def test_a_generation_without_a_level_is_served_and_gets_one_on_the_next_run(cop
     assert not again.unchanged and again.generation_id != folder.name, "nothing else changed, but the level was missing"
     assert level_of(artifacts)["vectors"] == 120
     generation = Generation.open_current(artifacts)
-    assert generation.info()["spaces"][0]["chance_level"] is True
+    assert generation.info()["spaces"][0]["chance_level"] is True and status(artifacts)["spaces"][SPACE]["chance_level"] is True
     generation.close()
     assert index(copy_of_examples).unchanged, "and then a run with nothing to do publishes nothing again"
 

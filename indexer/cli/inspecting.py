@@ -32,7 +32,8 @@ def status(config_path, artifacts, as_json):
     click.echo(f"Documents: {info['documents']}")
     for space_id, space in info["spaces"].items():
         waiting = f"{space['stale_documents']} stale (changed since this space was last embedded; run its provider)" if space["stale_documents"] else "up to date"
-        click.echo(f"  {space_id}: {space['vectors']} vectors, embedded {space['rebuilt_at']}; {waiting}")
+        calibrated = "" if space["chance_level"] else "; no chance level: relevance uses the fixed calibration until a run measures it"
+        click.echo(f"  {space_id}: {space['vectors']} vectors, embedded {space['rebuilt_at']}; {waiting}{calibrated}")
     click.echo(f"Last run: {run['run_id']} {run['status']}: added {run['added']}, updated {run['updated']}, metadata-only {run['metadata_only']}, "
                f"skipped {run['skipped']}, deleted {run['deleted']}, failed {run['failed']}; {run['chunks_embedded']} chunks embedded, ${run['cost_usd']:.4f}")
     click.echo(f"Kept generations: {', '.join(info['generations'])}")
