@@ -138,3 +138,23 @@ def test_a_remote_space_measures_through_its_provider_and_a_refusal_only_warns(t
         assert usage["inputs"] == 4 + sum(SAMPLES) and usage["requests"] == 2, "the report counts the measurement as the provider does"
     finally:
         fake.close()
+
+
+def test_a_flat_segment_is_read_exactly_without_its_deleted_rows(tmp_path):
+    import faiss
+
+    from indexer.chance import _flat_best
+
+    rng = np.random.default_rng(0)
+    vectors, queries = rng.standard_normal((20000, 64)).astype(np.float32), rng.standard_normal((50, 64)).astype(np.float32)
+    index = faiss.IndexFlatIP(64)
+    index.add(vectors)
+    faiss.write_index(index, str(tmp_path / "index.faiss"))
+    mapped = faiss.read_index(str(tmp_path / "index.faiss"), faiss.IO_FLAG_MMAP_IFC | faiss.IO_FLAG_READ_ONLY)
+    stored = faiss.rev_swig_ptr(mapped.get_xb(), mapped.ntotal * 64).reshape(-1, 64)
+    gone = np.array([5, 9000, 19999])
+    scores = vectors @ queries.T
+    scores[gone] = -np.inf
+    assert np.allclose(_flat_best(queries, stored, gone, block=3000), scores.max(axis=0), atol=1e-4)
+    assert np.allclose(_flat_best(queries, stored, gone[:0], block=3000), (vectors @ queries.T).max(axis=0), atol=1e-4), \
+        "the pages given back are read again from the file"
