@@ -112,7 +112,7 @@ def chance_level(chunk_texts: Iterable[str], embed_queries: Callable[[list[str]]
 def measure_space(space_dir: Path, dimension: int, embed_queries: Callable[[list[str]], np.ndarray]) -> dict | None:
     """The chance level of a written space folder: words from up to SAMPLED_CHUNKS of its live
     chunks, evenly spread over its vector ids, and each sample's best cosine among its vectors."""
-    from indexer.segments import open_chunks, open_dense, read_layout
+    from indexer.segments import open_chunks, read_layout
 
     layout = read_layout(space_dir)
     live = np.setdiff1d(np.arange(layout.id_space, dtype=np.int64), layout.deleted)
