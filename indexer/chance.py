@@ -18,6 +18,7 @@ import json
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -128,44 +129,58 @@ def measure_space(space_dir: Path, dimension: int, embed_queries: Callable[[list
 
 
 def _best_cosines(layout, dimension: int, queries: np.ndarray) -> np.ndarray:
-    """Each query's best cosine among the space's live vectors. A flat segment's vectors are read
-    a block at a time and their pages given back: searching it whole kept all of its index.faiss
-    in the process's memory until it closed (a cold 2,000-document run: peak RSS 262-267 MB,
-    against 247-250 without measuring). Other segments are searched."""
+    """Each query's best cosine among the space's live vectors, exact: every segment's vectors
+    read a block at a time (a flat index's array, an IVF index's lists), their pages given back as
+    each block is done. Searching kept the pages of index.faiss it touched in the process's
+    memory until the index closed: for 240 queries nearly all of it (a cold 2,000-document run:
+    peak RSS 262-267 MB, 254-261 read so, 247-250 without measuring)."""
     import faiss
 
-    from indexer.dense import DenseSegments, open_index
+    from indexer.dense import open_index
 
     best = np.full(len(queries), -np.inf, dtype=np.float32)
     for segment in layout.segments:
         index, gone = open_index(segment.folder / "index.faiss"), layout.deleted_rows(segment)
-        if isinstance(index, faiss.IndexFlat) and index.ntotal:
-            stored = faiss.rev_swig_ptr(index.get_xb(), index.ntotal * dimension).reshape(index.ntotal, dimension)
-            np.maximum(best, _flat_best(queries, stored, gone), out=best)
-        elif index.ntotal > len(gone):
-            np.maximum(best, DenseSegments([(index, 0, gone)], dimension).search(queries, 1)[0][:, 0], out=best)
+        if isinstance(index, faiss.IndexFlat):
+            blocks = [(faiss.rev_swig_ptr(index.get_xb(), index.ntotal * dimension).reshape(index.ntotal, dimension), None)] if index.ntotal else []
+        else:
+            lists = faiss.extract_index_ivf(index).invlists
+            blocks = ((np.frombuffer(faiss.rev_swig_ptr(lists.get_codes(i), n * dimension * 4), dtype=np.float32).reshape(n, dimension),
+                       faiss.rev_swig_ptr(lists.get_ids(i), n)) for i in range(lists.nlist) if (n := lists.list_size(i)))
+        for stored, rows in blocks:
+            np.maximum(best, _block_best(queries, stored, rows, gone), out=best)
         del index
     return best
 
 
-def _flat_best(queries: np.ndarray, stored: np.ndarray, gone: np.ndarray, block: int = 8192) -> np.ndarray:
-    import ctypes
+def _block_best(queries: np.ndarray, stored: np.ndarray, rows: np.ndarray | None, gone: np.ndarray, block: int = 8192) -> np.ndarray:
+    """The best inner product of each query with `stored` (rows `rows` of the segment; None: rows
+    0…), leaving out rows in `gone`; `stored` lies in a read-only file mapping, whose pages are
+    given back as each block is done (read again, they come back from the file)."""
     import mmap
 
-    madvise = ctypes.CDLL(None, use_errno=True).madvise
-    madvise.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int)
     best = np.full(len(queries), -np.inf, dtype=np.float32)
     row_bytes, page = stored.strides[0], mmap.PAGESIZE
     for start in range(0, len(stored), block):
         stop = min(start + block, len(stored))
         scores = stored[start:stop] @ queries.T
-        scores[gone[(gone >= start) & (gone < stop)] - start] = -np.inf
+        if len(gone):
+            scores[np.isin(np.arange(start, stop) if rows is None else rows[start:stop], gone)] = -np.inf
         np.maximum(best, scores.max(axis=0), out=best)
         first = -(-(stored.ctypes.data + start * row_bytes) // page) * page  # whole pages inside the block
         last = (stored.ctypes.data + stop * row_bytes) // page * page
         if last > first:
-            madvise(first, last - first, mmap.MADV_DONTNEED)  # a read-only file mapping: pages read again come back from the file
+            _madvise()(first, last - first, mmap.MADV_DONTNEED)
     return best
+
+
+@lru_cache(maxsize=1)
+def _madvise():
+    import ctypes
+
+    madvise = ctypes.CDLL(None, use_errno=True).madvise
+    madvise.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int)
+    return madvise
 
 
 def read_level(space_dir: Path) -> dict | None:

@@ -143,7 +143,7 @@ def test_a_remote_space_measures_through_its_provider_and_a_refusal_only_warns(t
 def test_a_flat_segment_is_read_exactly_without_its_deleted_rows(tmp_path):
     import faiss
 
-    from indexer.chance import _flat_best
+    from indexer.chance import _block_best
 
     rng = np.random.default_rng(0)
     vectors, queries = rng.standard_normal((20000, 64)).astype(np.float32), rng.standard_normal((50, 64)).astype(np.float32)
@@ -155,6 +155,26 @@ def test_a_flat_segment_is_read_exactly_without_its_deleted_rows(tmp_path):
     gone = np.array([5, 9000, 19999])
     scores = vectors @ queries.T
     scores[gone] = -np.inf
-    assert np.allclose(_flat_best(queries, stored, gone, block=3000), scores.max(axis=0), atol=1e-4)
-    assert np.allclose(_flat_best(queries, stored, gone[:0], block=3000), (vectors @ queries.T).max(axis=0), atol=1e-4), \
+    assert np.allclose(_block_best(queries, stored, None, gone, block=3000), scores.max(axis=0), atol=1e-4)
+    assert np.allclose(_block_best(queries, stored, None, gone[:0], block=3000), (vectors @ queries.T).max(axis=0), atol=1e-4), \
         "the pages given back are read again from the file"
+
+
+def test_an_ivf_segment_is_read_exactly_list_by_list(tmp_path):
+    import faiss
+
+    from indexer.chance import _best_cosines
+    from indexer.segments import Layout, Segment
+
+    rng = np.random.default_rng(1)
+    vectors, queries = rng.standard_normal((5000, 32)).astype(np.float32), rng.standard_normal((30, 32)).astype(np.float32)
+    index = faiss.IndexIVFFlat(faiss.IndexFlatIP(32), 32, 16, faiss.METRIC_INNER_PRODUCT)
+    index.train(vectors)
+    index.add(vectors)
+    (tmp_path / "s").mkdir()
+    faiss.write_index(index, str(tmp_path / "s" / "index.faiss"))
+    gone = np.array([0, 77, 4999])
+    scores = vectors @ queries.T
+    scores[gone] = -np.inf
+    layout = Layout((Segment("s", tmp_path / "s", 0, 5000),), gone)
+    assert np.allclose(_best_cosines(layout, 32, queries), scores.max(axis=0), atol=1e-4), "exact, where a search probes a share of the lists"
