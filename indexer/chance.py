@@ -4,7 +4,8 @@ A cosine means little on its own. A long question scores higher against anything
 a corpus dense in one field scores any question of that field high, and each model has its own
 scale. So each space measures, when its generation is written, what a question *without* an answer
 scores there: word salad drawn from its own chunks, `SAMPLES` of each of `LENGTHS` words, embedded
-as queries and searched. Per number of query terms it keeps the mean and spread of the best cosine.
+as queries and compared with every vector of the space. Per number of query terms it keeps the
+mean and spread of the best cosine.
 A hit's cosine is then read as a z-score against that (`ChanceLevel.z`): how far above chance for a
 question of that length in that corpus (bench/README.md, "Abstaining").
 
