@@ -144,9 +144,8 @@ def _write(folder: Path, generation_id: str, documents: list[Document], spaces: 
 
     write_metadata(folder / "meta.duckdb", generation_id, documents, spaces, writes, run, now, update)
     build_postings(postings)
-    # Measured last, when the rest of the write has let go of its memory. Its cost is the pages of
-    # index.faiss the samples' searches touch (file-backed, counted in RSS until the index closes):
-    # 2,000 documents, cold, peak RSS 262-267 MB so, 266-269 right after each space, 247-250 without.
+    # Measured last, when the rest of the write has let go of its memory (2,000 documents, cold:
+    # peak RSS 266-269 MB measured right after each space, 262-267 here; chance._best_cosines has more).
     for build in spaces if chance is not None else ():
         if (level := chance(build, folder / "spaces" / build.space_id)) is not None:
             _write_json(folder / "spaces" / build.space_id / CHANCE, level, indent=None)

@@ -102,8 +102,8 @@ def still_valid(level: dict | None, vectors: int) -> bool:
 
 
 def chance_level(chunk_texts: Iterable[str], embed_queries: Callable[[list[str]], np.ndarray],
-                 best_cosines: Callable[[np.ndarray], np.ndarray], vectors: int) -> dict | None:
-    """Measure a space's chance level: sample, embed as queries, search. A space without words
+                 best_cosines: Callable[[np.ndarray], np.ndarray], vectors: int) -> dict:
+    """Measure a space's chance level: sample, embed as queries, find each one's best cosine. A space without words
     gets a level without points (nothing to compare with; it is not measured again until it grows)."""
     texts = sample_texts(chunk_texts)
     if not texts:
@@ -194,7 +194,7 @@ def read_level(space_dir: Path) -> dict | None:
 class ChanceLevel:
     """A measured level, read back: `z(cosine, terms)`."""
 
-    x: np.ndarray  # log(1 + median terms) of each group, increasing
+    x: np.ndarray  # log(1 + query terms) of each point, increasing
     mean: np.ndarray
     sd: np.ndarray
 
