@@ -19,7 +19,7 @@ from indexer import __version__
 from indexer.config import TRACKING_PARAMETERS, SourceConfig
 from indexer.documents import Document, FetchState
 from indexer.errors import ErrorCode, IngestError
-from indexer.extract import ExtractionError, decode_text, extract_html, extract_markdown, extract_text
+from indexer.extract import Extracted, ExtractionError, decode_text, extract_html, extract_markdown, extract_text
 from indexer.pdf import extract_pdf
 from indexer.word import extract_docx
 from indexer.retrying import backoff, retry_after_seconds
@@ -442,20 +442,8 @@ def fetch_document(
         retryable = response.status_code == 429 or response.status_code >= 500
         failed = problem(ErrorCode.WEB_HTTP_STATUS, "fetch", f"HTTP {response.status_code}", retryable=retryable)
         return replace(failed, retry_after=retry_after_seconds(response.headers)) if retryable else failed
-    fallback_title = url
-    links: tuple[str, ...] = ()
     try:
-        if media_type in HTML_TYPES:
-            extracted = extract_html(body, url=str(response.url), fallback_title=fallback_title, encoding=response.charset_encoding)
-            normalized = (try_normalize_url(link, drop_parameters) for link in extracted.links)
-            links = tuple(dict.fromkeys(link for link in normalized if link and not _not_a_page(link)))
-        elif media_type in FILE_TYPES:
-            extract = extract_pdf if FILE_TYPES[media_type] == "pdf" else extract_docx
-            extracted = extract(body, urlsplit(str(response.url)).path.rsplit("/", 1)[-1] or url)
-        elif TEXT_TYPES[media_type] == "markdown":
-            extracted = extract_markdown(decode_text(body, response.charset_encoding), fallback_title)
-        else:
-            extracted = extract_text(decode_text(body, response.charset_encoding), fallback_title)
+        extracted, links = _extract(body, media_type, response, url, drop_parameters)
     except ExtractionError as exc:
         return problem(exc.code or ErrorCode.FILE_EXTRACTION_FAILED, "extract", str(exc), level=exc.level)
     if not extracted.text.strip():
@@ -482,3 +470,21 @@ def fetch_document(
         links=links,
     )
     return Fetched(document=document, links=links)
+
+
+def _extract(body: bytes, media_type: str, response: httpx.Response, url: str, drop_parameters: tuple[str, ...]) -> tuple[Extracted, tuple[str, ...]]:
+    """A fetched body's text by its media type, and (for HTML) the page links it holds, normalized;
+    raises ExtractionError."""
+    links: tuple[str, ...] = ()
+    if media_type in HTML_TYPES:
+        extracted = extract_html(body, url=str(response.url), fallback_title=url, encoding=response.charset_encoding)
+        normalized = (try_normalize_url(link, drop_parameters) for link in extracted.links)
+        links = tuple(dict.fromkeys(link for link in normalized if link and not _not_a_page(link)))
+    elif media_type in FILE_TYPES:
+        extract = extract_pdf if FILE_TYPES[media_type] == "pdf" else extract_docx
+        extracted = extract(body, urlsplit(str(response.url)).path.rsplit("/", 1)[-1] or url)
+    elif TEXT_TYPES[media_type] == "markdown":
+        extracted = extract_markdown(decode_text(body, response.charset_encoding), url)
+    else:
+        extracted = extract_text(decode_text(body, response.charset_encoding), url)
+    return extracted, links
