@@ -46,7 +46,7 @@ browser:
 	  $$SUDO apt-get update -q && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q --no-install-recommends chromium chromium-driver; }
 
 # Two processes: most tests wait on servers, subprocesses or the browser as much as they compute
-# (on 2 cores: 479-508 s against 602-728 s in one process, 2026-11-26).
+# (on one noisy 2-core machine, 2026-11-26: 479-616 s in five runs, against 602-728 s in one process).
 test: install browser
 	$(BIN)/pytest -q -n 2
 
