@@ -58,7 +58,7 @@ def runs(artifacts: Path, limit: int = 10) -> list[dict]:
     """Every run newest first, failed ones too: the run log (`runs.jsonl`), then the runs behind
     kept generations that predate it. One shape: run_id, status, started_at, finished_at,
     generation, current, unchanged (nothing changed, no generation written), documents
-    (counts by decision), error_count, error."""
+    (counts by decision), error_count, error; logged runs also exit_code, errors and peak_rss_mb."""
     from indexer import runlog
 
     current = read_current_id(artifacts)
@@ -90,6 +90,7 @@ def _logged_run(row: dict, current: str | None) -> dict:
         "generation": row.get("generation_id"), "current": bool(row.get("generation_id")) and row.get("generation_id") == current,
         "unchanged": row.get("unchanged", False), "documents": row.get("documents"), "total_documents": row.get("total_documents"), "exit_code": row.get("exit_code"),
         "error_count": row.get("error_count", 0), "error": row.get("error"), "errors": row.get("errors", []),
+        "peak_rss_mb": row.get("peak_rss_mb"),
     }
 
 

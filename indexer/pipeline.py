@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import secrets
+import sys
 import time
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
@@ -55,6 +56,7 @@ class RunReport:
     slowest: list[dict] = field(default_factory=list)  # the documents that took longest to fetch this run
     retries: dict[str, int] = field(default_factory=dict)  # source → fetches tried again after a retryable failure
     unchanged: bool = False  # nothing changed: no generation written, `generation_id` is the served one
+    peak_rss_mb: float | None = None  # the process's peak resident memory when the run ended (peak_rss_mb())
 
     def as_dict(self) -> dict:
         """The summary `index run --json` prints and `ingest_runs.report` stores."""
@@ -89,7 +91,21 @@ class RunReport:
             "seconds": {k: round(v, 3) for k, v in self.seconds.items()},
             "slowest_documents": self.slowest,
             "retries": self.retries,
+            "peak_rss_mb": self.peak_rss_mb,
         }
+
+
+def peak_rss_mb() -> float | None:
+    """The most resident memory this process has used so far, in MiB, as the OS counts it
+    (`ru_maxrss`): what a CI runner must have for the run. None where there is no `resource`
+    module (Windows). A process starts from its parent's resident size when it is forked, so the
+    figure is at least that (a shell's few MB for `index run`)."""
+    try:
+        import resource
+    except ImportError:
+        return None
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return round(peak / (1 << 20 if sys.platform == "darwin" else 1 << 10), 1)  # bytes on macOS, KiB on Linux
 
 
 def new_run_id(now: datetime | None = None) -> str:
@@ -194,9 +210,11 @@ def run_index(
         _summarized(report, decisions, documents, before)
         if unchanged_generation:  # the served generation is already what this run would write
             report.generation_id, report.unchanged = previous.folder.name, True
+            report.peak_rss_mb = peak_rss_mb()
             return report
 
         _write_and_publish(config, report, started, documents, builds, sorted({s.provider for s in rebuilt}), update, chance, progress, timer)
+        report.peak_rss_mb = peak_rss_mb()
         return report
 
 

@@ -83,7 +83,13 @@ def headline(summary: dict) -> str:
     kept = " (nothing changed: the served generation was kept)" if summary.get("unchanged") else ""
     return (f"Generation {summary['generation']}{kept} (run {summary['run_id']}): {summary['total_documents']} documents ({changes}); "
             f"{summary['chunks']['embedded']} chunks embedded, {summary['chunks']['reused']} reused; "
-            f"{summary['tokens_embedded']} tokens, {_dollars(summary['cost_usd'])}.")
+            f"{summary['tokens_embedded']} tokens, {_dollars(summary['cost_usd'])}{_memory(summary)}.")
+
+
+def _memory(summary: dict) -> str:
+    """The run's peak memory, for sizing the machine that runs it. `index run`'s own output has
+    it; the report a generation keeps does not (it is written before the generation is)."""
+    return f"; peak memory {summary['peak_rss_mb']:.0f} MB" if summary.get("peak_rss_mb") else ""
 
 
 def _dollars(amount: float) -> str:
@@ -130,7 +136,7 @@ def tables(summary: dict, limit: int = 10) -> list[Table]:
 
 def markdown(summary: dict) -> str:
     """GitHub-flavoured Markdown; text from sources (titles, messages) is escaped, never markup."""
-    parts = ["### static-rag ingest", "", _cell(headline(summary)), ""]
+    parts = ["### static-rag ingest", "", _cell(headline(summary), 1000), ""]  # room for all of it: the cost and memory come last
     for table in tables(summary):
         parts += [f"#### {table.title}", "", _row(table.header), _row(("---",) * len(table.header))]
         parts += [_row(row) for row in table.rows]
@@ -142,8 +148,9 @@ def _row(cells) -> str:
     return "| " + " | ".join(_cell(c) for c in cells) + " |"
 
 
-def _cell(text: str) -> str:
+def _cell(text: str, limit: int = 200) -> str:
+    """Text as Markdown shows it literally, on one line, cut to `limit` characters."""
     text = " ".join(str(text).split())
-    if len(text) > 200:
-        text = text[:199] + "…"
+    if len(text) > limit:
+        text = text[: limit - 1] + "…"
     return html.escape(text, quote=False).replace("|", "\\|").replace("`", "\\`").replace("*", "\\*").replace("_", "\\_").replace("[", "\\[")

@@ -50,6 +50,7 @@ def finished(artifacts: Path, run_id: str, status: str, exit_code: int, summary:
             "total_documents": summary.get("total_documents"),
             "chunks": summary.get("chunks"),
             "cost_usd": summary.get("cost_usd"),
+            "peak_rss_mb": summary.get("peak_rss_mb"),
             "error_count": len(errors),
             "errors": errors[:MAX_ERRORS],
         }

@@ -453,3 +453,11 @@ def test_the_index_command_ends_with_the_runs_exit_code_and_all_it_printed_and_w
     assert hit["doc_id"] == "file:refunds.md"
     logged = json.loads(run_cli("runs", "-c", str(config), "--json").output)
     assert logged[0]["run_id"] == report["run_id"] and logged[0]["exit_code"] == 4, logged
+    # The most memory the run took, for sizing the machine that runs it nightly: in its report,
+    # its line of the run log, and the whole headline of the job summary (which once cut it off).
+    assert 50 < report["peak_rss_mb"] < 4096 and logged[0]["peak_rss_mb"] == report["peak_rss_mb"], report["peak_rss_mb"]
+    (tmp_path / "run.json").write_text(done.stdout)
+    summary = run_cli("report", str(tmp_path / "run.json"), "--markdown").output
+    assert f"; peak memory {report['peak_rss_mb']:.0f} MB." in summary, summary
+    newest = run_cli("runs", "-c", str(config)).output.splitlines()[1]
+    assert f" {report['peak_rss_mb']:.0f} " in newest, newest

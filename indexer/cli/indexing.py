@@ -271,7 +271,8 @@ def _print_summary(report, artifacts: Path) -> None:
             str(usage.get("tokens", "-")), f"{usage['cost_usd']:.4f}" if usage else "-",
         )
     Console(highlight=False, width=120).print(table)
-    click.echo(f"Artifacts: {artifacts.resolve()}  ({sum(report.seconds.values()):.1f}s)")
+    memory = f", peak memory {report.peak_rss_mb:.0f} MB" if report.peak_rss_mb else ""
+    click.echo(f"Artifacts: {artifacts.resolve()}  ({sum(report.seconds.values()):.1f}s{memory})")
     _print_problems(report)
 
 

@@ -60,7 +60,7 @@ def runs(config_path, artifacts, as_json, limit):
     if not rows:
         click.echo("No runs yet.")
         return
-    click.echo("  started (UTC)         status       added updated metadata deleted failed  generation / what stopped it")
+    click.echo("  started (UTC)         status       added updated metadata deleted failed  peak MB  generation / what stopped it")
     for row in rows:
         mark = "*" if row["current"] else " "
         counts = row.get("documents") or {}
@@ -69,7 +69,8 @@ def runs(config_path, artifacts, as_json, limit):
         tail = row.get("generation") or (row.get("error") or "")[:100]
         if row.get("unchanged"):
             tail += " (nothing changed: kept, not written again)"
-        click.echo(f"{mark} {started:<20}  {row['status']:<11} {numbers}  {tail}")
+        peak = f"{row['peak_rss_mb']:.0f}" if row.get("peak_rss_mb") else "-"  # the run's most memory: what the machine needs
+        click.echo(f"{mark} {started:<20}  {row['status']:<11} {numbers}  {peak:>7}  {tail}")
     click.echo("* = the generation being served. failed and in_progress runs published nothing; `index report RUN_ID` for details.")
 
 
