@@ -3,6 +3,7 @@ runs end to end against the loopback Notion and Gemini fakes, as the job would."
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -82,6 +83,7 @@ def test_the_nightly_script_publishes_summarizes_and_packs_a_generation(job):
     assert "| added | updated | metadata-only | skipped | deleted | failed |" in summary
     assert "| 3 | 0 | 0 | 0 | 0 | 0 |" in summary, "three pages added"
     assert "gemini-embedding-001-768" in summary and "Slowest documents to fetch" in summary
+    assert re.search(r"(no cost|\$[0-9.]+); peak memory [0-9]+ MB\.", summary), "the headline whole: cost, then the run's memory"
     generation = (tmp_path / "outputs").read_text().strip().removeprefix("generation=")
     assert generation == (tmp_path / "artifacts" / "CURRENT").read_text().strip()
     dist = tmp_path / "dist"
