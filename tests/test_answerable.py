@@ -9,13 +9,13 @@ labeled sets is up to 6%); it is marked xfail(strict) so that a change that fixe
 the others, shows.
 """
 
-import json
 from pathlib import Path
 
 import pytest
 from litestar.testing import TestClient
 
 from indexer.config import ServerConfig
+from indexer.evaluation import load_queries
 from indexer.lexical import query_terms
 from server.app import create_app
 from server.relevance import MIN_RELEVANCE
@@ -74,7 +74,7 @@ OFF_TOPIC = [
 ]
 
 # 151 questions a website's chatbot gets that its documents do not answer (bench/everyday/README.md).
-EVERYDAY = Path(__file__).resolve().parent.parent / "bench" / "everyday" / "queries.jsonl"
+EVERYDAY = Path(__file__).resolve().parent.parent / "bench" / "everyday"
 
 
 @pytest.fixture(scope="module")
@@ -113,7 +113,7 @@ def test_everyday_questions_are_rarely_answerable(client):
     """Unlike OFF_TOPIC, these may share words with the corpus ("how do I write a will?"): a word
     in common must not make a question answerable. The target is at most 5% answered (2 of 151
     were, measured: bench/README.md, "Everyday questions")."""
-    questions = [json.loads(line)["text"] for line in EVERYDAY.read_text(encoding="utf-8").splitlines() if line.strip()]
+    questions = list(load_queries(EVERYDAY).values())  # as `index eval --off-topic bench/everyday` reads them
     assert len(questions) >= 150
     answered = [q for q in questions if ask(client, q)["answerable"]]
     assert len(answered) <= 0.05 * len(questions), answered
