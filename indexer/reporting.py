@@ -83,13 +83,14 @@ def headline(summary: dict) -> str:
     kept = " (nothing changed: the served generation was kept)" if summary.get("unchanged") else ""
     return (f"Generation {summary['generation']}{kept} (run {summary['run_id']}): {summary['total_documents']} documents ({changes}); "
             f"{summary['chunks']['embedded']} chunks embedded, {summary['chunks']['reused']} reused; "
-            f"{summary['tokens_embedded']} tokens, {_dollars(summary['cost_usd'])}{_memory(summary)}.")
+            f"{summary['tokens_embedded']} tokens, {_dollars(summary['cost_usd'])}{peak_memory(summary.get('peak_rss_mb'), '; ')}.")
 
 
-def _memory(summary: dict) -> str:
-    """The run's peak memory, for sizing the machine that runs it. `index run`'s own output has
-    it; the report a generation keeps does not (it is written before the generation is)."""
-    return f"; peak memory {summary['peak_rss_mb']:.0f} MB" if summary.get("peak_rss_mb") else ""
+def peak_memory(mb: float | None, before: str = "") -> str:
+    """A run's peak memory as people read it, after `before` ("" when unknown), for sizing the
+    machine that runs it. `index run`'s own output has it; the report a generation keeps does not
+    (it is written before the generation is)."""
+    return f"{before}peak memory {mb:.0f} MB" if mb else ""
 
 
 def _dollars(amount: float) -> str:

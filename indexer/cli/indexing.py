@@ -271,8 +271,9 @@ def _print_summary(report, artifacts: Path) -> None:
             str(usage.get("tokens", "-")), f"{usage['cost_usd']:.4f}" if usage else "-",
         )
     Console(highlight=False, width=120).print(table)
-    memory = f", peak memory {report.peak_rss_mb:.0f} MB" if report.peak_rss_mb else ""
-    click.echo(f"Artifacts: {artifacts.resolve()}  ({sum(report.seconds.values()):.1f}s{memory})")
+    from indexer.reporting import peak_memory
+
+    click.echo(f"Artifacts: {artifacts.resolve()}  ({sum(report.seconds.values()):.1f}s{peak_memory(report.peak_rss_mb, ', ')})")
     _print_problems(report)
 
 
