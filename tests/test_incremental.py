@@ -1,6 +1,7 @@
 """Incremental runs through the CLI: each decision's effect on the published generation."""
 
 import json
+import re
 import shutil
 
 from click.testing import CliRunner
@@ -315,7 +316,8 @@ def test_a_run_that_finds_nothing_changed_writes_nothing(tmp_path, local_embedde
     assert [g.name for g in generations.iterdir()] == [first["generation"]]
     now = {p: p.stat().st_mtime_ns for p in (tmp_path / "artifacts").rglob("*") if p.is_file() and p.name != "runs.jsonl"}
     assert now == written, "no file was written again"
-    assert "Nothing changed" in run("run", "-c", str(config)).output
+    said = run("run", "-c", str(config)).output
+    assert "Nothing changed" in said and re.search(r"nothing was written  \(\d+\.\d+s, peak memory \d+ MB\)", said), said
     runs = json.loads(run("runs", "-c", str(config), "--json").output)
     assert [r["unchanged"] for r in runs] == [True, True, False] and all(r["current"] for r in runs)
     assert search_titles(config, "gift cards")[0] == "Page 3"

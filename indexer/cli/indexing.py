@@ -253,9 +253,14 @@ def _print_summary(report, artifacts: Path) -> None:
     from rich.console import Console
     from rich.table import Table
 
+    from indexer.reporting import peak_memory
+
+    seconds = sum(report.seconds.values())
+    took = f"{seconds:.{1 if seconds >= 1 else 2}f}s{peak_memory(report.peak_rss_mb, ', ')}"
     changes = ", ".join(f"{n} {name.replace('_', '-')}" for name, n in report.counts.items() if n) or "no changes"
     if report.unchanged:
-        click.echo(f"Nothing changed: generation {report.generation_id} stays current ({report.documents} documents); nothing was written.")
+        click.echo(f"Nothing changed: generation {report.generation_id} stays current ({report.documents} documents); "
+                   f"nothing was written  ({took}).")
         return
     click.echo(f"Published generation {report.generation_id}: {report.documents} documents ({changes}).")
     table = Table("space", "chunks", "embedded", "reused", "kept", "tokens", "cost (USD)", box=None, pad_edge=False)
@@ -271,9 +276,7 @@ def _print_summary(report, artifacts: Path) -> None:
             str(usage.get("tokens", "-")), f"{usage['cost_usd']:.4f}" if usage else "-",
         )
     Console(highlight=False, width=120).print(table)
-    from indexer.reporting import peak_memory
-
-    click.echo(f"Artifacts: {artifacts.resolve()}  ({sum(report.seconds.values()):.1f}s{peak_memory(report.peak_rss_mb, ', ')})")
+    click.echo(f"Artifacts: {artifacts.resolve()}  ({took})")
     _print_problems(report)
 
 
