@@ -22,7 +22,9 @@ Printed:
 - per pair, AUROC of relevance@1 (own queries vs off-topic ones), and at each threshold the share
   of off-topic queries answered and of own queries with a relevant document in the top 10 that
   abstained. The default is the threshold with the most room on the worse of the two targets
-  (≤ 5% answered, ≤ 10% abstained) over every pair.
+  (≤ 5% answered, ≤ 10% abstained) over every pair;
+- with --judged, a pair's off-topic queries answered at that threshold, split by a hand judgment of
+  their best passage (bench/judged/): about the asked topic, a neighbouring one, or unrelated.
 """
 
 from __future__ import annotations
@@ -87,6 +89,8 @@ def main() -> None:
     parser.add_argument("candidates", type=Path)
     parser.add_argument("--pairs", nargs="+", required=True, help="corpus:off-topic-queries, e.g. scifact:arguana")
     parser.add_argument("--examples", type=Path, help="folder with examples-<set>.pkl (bench/candidates.py against examples/)")
+    parser.add_argument("--judged", nargs="+", default=[], metavar="CORPUS:OTHER=FILE",
+                        help="hand judgments of a pair's answered off-topic queries (bench/judged/): how the answered ones split")
     parser.add_argument("--query-length", action="store_true", help="also use log(1 + the query's terms) in the fixed fit (tried; fails the left-out check)")
     args = parser.parse_args()
     if args.query_length:
@@ -136,6 +140,34 @@ def main() -> None:
     chosen = choose_threshold({":".join(p): r for p, r in per_pair.items()})
     print(f"\npairs no threshold serves (≤ {MAX_ANSWERED:.0%} answered and ≤ {MAX_ABSTAINED:.0%} abstained): {', '.join(chosen['unserved']) or 'none'}")
     print(f"default threshold: {chosen['min_relevance']} (room on the tighter target over the other pairs: {chosen['room']:+.1%})")
+    for spec in args.judged:
+        pair, _, path = spec.partition("=")
+        _report_judged(tuple(pair.split(":")), Path(path), relevance, data, chosen["min_relevance"])
+
+
+def _report_judged(pair: tuple[str, str], path: Path, relevance: np.ndarray, data: Hits, threshold: float) -> None:
+    """The pair's off-topic queries answered at `threshold`, split by a hand judgment of their best
+    passage (query id, verdict: on / rel / no): how many of the "off-topic" answers are wrong."""
+    verdicts = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.strip() and not line.startswith("#"):
+            qid, verdict, *_ = [*line.split("\t"), ""]
+            if verdict not in ("on", "rel", "no"):
+                sys.exit(f"{path}: {line!r}: expected a query id, a tab, then on, rel or no")
+            verdicts[qid] = verdict
+    corpus, other = pair
+    rows = (data.corpus_of == corpus) & (data.group == other) & (data.rank == 0)
+    asked = int(rows.sum())
+    if not asked:
+        sys.exit(f"--judged {corpus}:{other}: that pair is not among --pairs")
+    answered = [str(q) for q in data.query[rows & (relevance >= threshold)]]
+    counts = {v: sum(verdicts.get(q) == v for q in answered) for v in ("on", "rel", "no")}
+    unjudged = sum(q not in verdicts for q in answered)
+    print(f"\n{corpus} with {other}'s queries, judged by hand ({path}): {len(answered)} of {asked} answered at {threshold}")
+    for verdict, meaning in (("on", "about the asked topic"), ("rel", "a neighbouring topic"), ("no", "unrelated")):
+        print(f"  {verdict:3s} {meaning:22s} {counts[verdict]:4d}  ({counts[verdict] / asked:.1%} of the queries)")
+    if unjudged:
+        print(f"  not in the file: {unjudged} (judge them, or the file is of another fit)")
 
 
 class Hits:
@@ -144,6 +176,7 @@ class Hits:
     def __init__(self, rows: list[tuple]):
         self.corpus_of = np.array([r[0] for r in rows])
         self.group = np.array([r[1] for r in rows])
+        self.query = np.array([r[2] for r in rows])
         self.rank = np.array([r[3] for r in rows])
         self.features = np.array([[r[4], r[5], r[6], r[9]] for r in rows])
         self.label = np.array([r[7] for r in rows], dtype=float)
