@@ -98,11 +98,13 @@ def abstain(artifacts: Path, dataset: evaluation.Dataset, off_topic: dict[str, d
             own_arr, found_arr = np.asarray(own), np.asarray(found)
             rows, off_topic_relevance = {}, {}
             for name, queries in off_topic.items():
-                other = []
+                other, answered_by = [], []
                 with progress(f"off-topic {name} {space_id}", len(queries)) as advance:
-                    for text in queries.values():
+                    for query_id, text in queries.items():
                         hits = run.ranking(space, None, text, depth=1)
                         other.append(hits[0].relevance if hits else 0.0)
+                        if hits and hits[0].relevance >= threshold:
+                            answered_by.append(_answered(query_id, text, hits[0]))
                         advance(1)
                 other_arr = off_topic_relevance[name] = np.asarray(other)
                 answered, abstained = _rates(own_arr[found_arr], other_arr, threshold)
@@ -112,6 +114,8 @@ def abstain(artifacts: Path, dataset: evaluation.Dataset, off_topic: dict[str, d
                     "auroc_found": round(auroc(own_arr[found_arr], other_arr), 4) if found_arr.any() else None,
                     "off_topic_answered": round(answered, 4) if answered is not None else None,
                     "answerable_abstained": round(abstained, 4) if abstained is not None else None,
+                    # to judge by eye: an "off-topic" question this corpus answers may have its answer here after all
+                    "answered": sorted(answered_by, key=lambda a: -a["relevance"]),
                 }
             rates = {name: {t: tuple(r or 0.0 for r in _rates(own_arr[found_arr], other, t)) for t in THRESHOLDS}
                      for name, other in off_topic_relevance.items()} if found_arr.any() else {}
@@ -119,6 +123,12 @@ def abstain(artifacts: Path, dataset: evaluation.Dataset, off_topic: dict[str, d
     finally:
         run.close()
     return out
+
+
+def _answered(query_id: str, text: str, hit) -> dict:
+    """An off-topic question the space answers, with the passage that answers it."""
+    return {"query_id": query_id, "query": text, "relevance": round(hit.relevance, 4), "doc_id": evaluation.corpus_id(hit.doc_id),
+            "title": hit.title, "heading": " › ".join(h for h in hit.heading_path if h != hit.title)}  # a page's H1 is often its title
 
 
 def _rates(own_found: np.ndarray, other: np.ndarray, threshold: float) -> tuple[float | None, float | None]:

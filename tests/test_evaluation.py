@@ -105,6 +105,26 @@ def test_eval_reports_how_well_answerable_tells_own_questions_from_off_topic_one
     assert row["auroc"] == 1.0 and row["off_topic_answered"] == 0.0 and row["answerable_abstained"] == 0.0
     text = CliRunner().invoke(cli, ["eval", "--dataset", str(tiny_beir), "--off-topic", str(tiny_off_topic), "-q"]).output
     assert "vs astronomy (3 off-topic questions): AUROC 1.0000; off-topic answered 0.0%, answerable abstained 0.0%" in text
+    assert row["answered"] == [] and "answered, highest relevance first" not in text
+
+
+def test_eval_names_the_off_topic_questions_the_corpus_answers(tiny_beir, tmp_path, local_embedder):
+    """A site owner judges whether an "off-topic" question has its answer here after all: eval names
+    each one answered with the passage that answers it, and leaves out the ones it abstains on."""
+    folder = tmp_path / "mixed"
+    folder.mkdir()
+    queries = [("m1", "can I get my money back if the shoes do not fit"), ("m2", "how far away is the Andromeda galaxy")]
+    (folder / "queries.jsonl").write_text("\n".join(json.dumps({"_id": i, "text": t}) for i, t in queries))
+    result = CliRunner().invoke(cli, ["eval", "--dataset", str(tiny_beir), "--off-topic", str(folder), "--json"])
+    row = json.loads(result.output)["abstain"]["local-all-minilm-l6-v2-384"]["off_topic"]["mixed"]
+    assert row["off_topic_answered"] == 0.5
+    (answered,) = row["answered"]
+    assert (answered["query_id"], answered["doc_id"], answered["title"]) == ("m1", "d1", "Refund policy")
+    assert answered["relevance"] >= json.loads(result.output)["abstain"]["local-all-minilm-l6-v2-384"]["min_relevance"]
+    text = CliRunner().invoke(cli, ["eval", "--dataset", str(tiny_beir), "--off-topic", str(folder), "-q"]).output
+    (line,) = [line.strip() for line in text.splitlines() if "“can I get my money back" in line]
+    assert line.endswith("“can I get my money back if the shoes do not fit” → Refund policy"), "the page's H1 is not repeated after its title"
+    assert "Andromeda" not in text
 
 
 def test_eval_suggests_the_min_relevance_that_meets_the_abstain_targets(tiny_beir, tiny_off_topic, local_embedder):

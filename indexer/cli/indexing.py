@@ -201,6 +201,7 @@ def _print_eval(report: dict) -> None:
         for name, row in info["off_topic"].items():
             click.echo(f"    vs {name} ({row['off_topic_queries']} off-topic questions): AUROC {row['auroc']:.4f}; "
                        f"off-topic answered {row['off_topic_answered']:.1%}, answerable abstained {row['answerable_abstained']:.1%}")
+            _print_answered(row["answered"])
         if suggested := info.get("suggested"):
             _print_suggested_threshold(suggested)
     for space_id, info in (report.get("tune") or {}).items():
@@ -208,6 +209,20 @@ def _print_eval(report: dict) -> None:
         click.echo(f"  hybrid nDCG@10 by dense weight, {space_id}: {curve}")
         same = "  # the weight in use ranks as well as any" if info["best"] == info.get("current") else ""
         click.echo(f"  To use the best weight, add to this space's [[spaces]] table:\n    hybrid_weight = {info['best']}{same}")
+
+
+ANSWERED_SHOWN = 5  # off-topic questions answered that `index eval` names; --json lists them all
+
+
+def _print_answered(answered: list[dict]) -> None:
+    if not answered:
+        return
+    more = f" (--json lists all {len(answered)})" if len(answered) > ANSWERED_SHOWN else ""
+    click.echo(f"      answered, highest relevance first — does this corpus answer them after all?{more}")
+    for a in answered[:ANSWERED_SHOWN]:
+        query = a["query"] if len(a["query"]) <= 60 else a["query"][:59] + "…"
+        where = " › ".join(part for part in (a["title"], a["heading"]) if part)
+        click.echo(f"        {a['relevance']:.3f}  “{query}” → {where}")
 
 
 def _print_suggested_threshold(suggested: dict) -> None:
