@@ -220,7 +220,8 @@ def _print_answered(answered: list[dict]) -> None:
     more = f" (--json lists all {len(answered)})" if len(answered) > ANSWERED_SHOWN else ""
     click.echo(f"      answered, highest relevance first — does this corpus answer them after all?{more}")
     for a in answered[:ANSWERED_SHOWN]:
-        query = a["query"] if len(a["query"]) <= 60 else a["query"][:59] + "…"
+        query = " ".join(a["query"].split())  # one line, however the question was written
+        query = query if len(query) <= 60 else query[:59] + "…"
         where = " › ".join(part for part in (a["title"], a["heading"]) if part)
         click.echo(f"        {a['relevance']:.3f}  “{query}” → {where}")
 
