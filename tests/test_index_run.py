@@ -49,7 +49,7 @@ def test_examples_generation_matches_the_artifact_contract(examples_artifacts):
     manifest = json.loads((folder / "manifest.json").read_text())
     space_id = "local-all-minilm-l6-v2-384"
     assert manifest["generation_id"] == current and manifest["schema_version"] == 2
-    assert manifest["counts"]["documents"] == 27
+    assert manifest["counts"]["documents"] == 28
     for name, info in manifest["files"].items():
         data = (folder / name).read_bytes()
         assert (len(data), hashlib.sha256(data).hexdigest()) == (info["bytes"], info["sha256"]), name
@@ -62,7 +62,7 @@ def test_examples_generation_matches_the_artifact_contract(examples_artifacts):
 
     db = duckdb.connect(str(folder / "meta.duckdb"), read_only=True)
     chunks = db.execute("SELECT count(*) FROM chunks WHERE space_id = ?", [space_id]).fetchone()[0]
-    assert db.execute("SELECT count(*) FROM documents").fetchone()[0] == 27
+    assert db.execute("SELECT count(*) FROM documents").fetchone()[0] == 28
     assert chunks == manifest["counts"]["chunks"] == space["vector_count"]
     assert db.execute("SELECT min(vector_id), max(vector_id) FROM chunks").fetchone() == (0, chunks - 1)
     # Offsets are honest: each chunk is exactly its slice of the document text.
@@ -70,7 +70,7 @@ def test_examples_generation_matches_the_artifact_contract(examples_artifacts):
         "SELECT count(*) FROM chunks c JOIN documents d USING (doc_id) WHERE substr(d.text, c.start_offset + 1, c.end_offset - c.start_offset) <> c.text"
     ).fetchone()[0]
     assert mismatched == 0
-    assert db.execute("SELECT status, documents, errors FROM ingest_runs").fetchall() == [("success", 27, 0)]
+    assert db.execute("SELECT status, documents, errors FROM ingest_runs").fetchall() == [("success", 28, 0)]
     doc = db.execute("SELECT title, tags, path FROM documents WHERE doc_id = 'file:generations.md'").fetchone()
     assert doc == ("Generations, CURRENT and rollback", ["operations", "artifacts"], "generations.md")
     db.close()

@@ -34,7 +34,7 @@ def test_health_readiness_and_info(client):
     ready = client.get("/readyz")
     info = client.get("/v1/info").json()
     assert ready.status_code == 200 and ready.json()["generation"] == info["generation"]
-    assert info["documents"] == 27 and info["chunks"] > 27
+    assert info["documents"] == 28 and info["chunks"] > 28
     assert info["spaces"] == [{"space_id": "local-all-minilm-l6-v2-384", "provider": "local", "model": "all-MiniLM-L6-v2", "dimension": 384,
                                "vectors": info["chunks"], "rebuilt_at": info["spaces"][0]["rebuilt_at"], "stale_documents": 0, "chance_level": True}]
     assert info["built_at"] and info["default_space"] == "local-all-minilm-l6-v2-384"
