@@ -101,6 +101,19 @@ def examples_artifacts(tmp_path_factory, local_embedder):
     return artifacts
 
 
+@pytest.fixture(scope="module")
+def examples_client(examples_artifacts):
+    """The search API over `examples/`, in process, with no rate limit (tests send many requests from one client)."""
+    from litestar.testing import TestClient
+
+    from indexer.config import ServerConfig
+    from server.app import create_app
+    from server.service import Settings
+
+    with TestClient(create_app(Settings(artifacts=examples_artifacts, server=ServerConfig(requests_per_minute=0)))) as client:
+        yield client
+
+
 @pytest.fixture
 def notion(monkeypatch):
     """A loopback fake of the Notion API, with NOTION_TOKEN and NOTION_BASE_URL pointing at it."""

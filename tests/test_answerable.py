@@ -14,7 +14,6 @@ from pathlib import Path
 import pytest
 from litestar.testing import TestClient
 
-from indexer.config import ServerConfig
 from indexer.evaluation import load_queries
 from indexer.lexical import query_terms
 from server.app import create_app
@@ -77,9 +76,8 @@ EVERYDAY = Path(__file__).resolve().parent.parent / "bench" / "everyday"
 
 
 @pytest.fixture(scope="module")
-def client(examples_artifacts):
-    with TestClient(create_app(Settings(artifacts=examples_artifacts, server=ServerConfig(requests_per_minute=0)))) as c:
-        yield c
+def client(examples_client):
+    return examples_client
 
 
 def ask(client, query: str, **body) -> dict:

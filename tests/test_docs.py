@@ -37,23 +37,16 @@ def test_unknown_command_is_a_usage_error():
     assert result.exit_code == 2 and "No such command" in result.output
 
 
-def test_the_readme_sample_response_has_the_fields_the_api_returns(examples_artifacts):
+def test_the_readme_sample_response_has_the_fields_the_api_returns(examples_client):
     """A chatbot developer codes against the README's sample: it must name every field a search
     response carries, and no field it does not, for the request it shows."""
     import json
-
-    from litestar.testing import TestClient
-
-    from indexer.config import ServerConfig
-    from server.app import create_app
-    from server.service import Settings
 
     readme = (REPO / "README.md").read_text()
     request = re.search(r"curl -s -XPOST 127\.0\.0\.1:8000/v1/search .*?-d '(\{.*?\})'\n(\{.*?\n\})\n```", readme, re.DOTALL)
     assert request, "the README's curl sample and its response are where this test looks for them"
     body, sample = json.loads(request.group(1)), json.loads(request.group(2))
-    with TestClient(create_app(Settings(artifacts=examples_artifacts, server=ServerConfig(requests_per_minute=0)))) as client:
-        real = client.post("/v1/search", json=body).json()
+    real = examples_client.post("/v1/search", json=body).json()
     assert set(sample) == set(real)
     assert [set(hit) for hit in sample["hits"]] == [set(hit) for hit in real["hits"]]
     assert (sample["hits"][0]["doc_id"], sample["answerable"]) == (real["hits"][0]["doc_id"], real["answerable"])

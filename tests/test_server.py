@@ -6,21 +6,19 @@ from urllib.parse import quote
 import pytest
 from litestar.testing import TestClient
 
-from indexer.config import ServerConfig, load_config
+from indexer.config import load_config
 from indexer.pipeline import run_index
 from server.app import create_app
 from server.service import Settings
 from tests.conftest import LOOPBACK_WEB, write_config
 
-UNLIMITED = ServerConfig(requests_per_minute=0)  # these tests send many requests from one client
 CITATION_FIELDS = {"chunk_id", "doc_id", "title", "url", "path", "source", "heading_path", "text", "start", "end", "score", "scores", "updated_at", "chunk_ids", "snippet",
                    "relevance", "stale", "link", "page_start", "page_end"}
 
 
 @pytest.fixture(scope="module")
-def client(examples_artifacts):
-    with TestClient(create_app(Settings(artifacts=examples_artifacts, server=UNLIMITED))) as c:
-        yield c
+def client(examples_client):
+    return examples_client
 
 
 def search(client, **body):

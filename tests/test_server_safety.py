@@ -130,15 +130,8 @@ def test_caps_refuse_before_any_work(two_sites):
     (('{"query": "x", "filters": ' + "[" * 5000 + "]" * 5000 + "}").encode(), "body: JSON nested too deeply"),
     (('{"query": "x", "filters": ' + '{"a":' * 2000 + "1" + "}" * 2000 + "}").encode(), "body: JSON nested too deeply"),
 ])
-def test_a_hostile_body_is_a_400_with_a_json_error_not_a_500(examples_artifacts, body, message):
-    from litestar.testing import TestClient
-
-    from indexer.config import ServerConfig
-    from server.app import create_app
-    from server.service import Settings
-
-    with TestClient(create_app(Settings(artifacts=examples_artifacts, server=ServerConfig(requests_per_minute=0)))) as client:
-        response = client.post("/v1/search", content=body, headers={"content-type": "application/json"})
+def test_a_hostile_body_is_a_400_with_a_json_error_not_a_500(examples_client, body, message):
+    response = examples_client.post("/v1/search", content=body, headers={"content-type": "application/json"})
     assert response.status_code == 400 and response.json() == {"code": "INVALID_REQUEST", "message": message, "retryable": False}
 
 
