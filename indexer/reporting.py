@@ -149,9 +149,12 @@ def _row(cells) -> str:
     return "| " + " | ".join(_cell(c) for c in cells) + " |"
 
 
+def one_line(text: str, limit: int) -> str:
+    """`text` on one line (whitespace runs as one space), cut to `limit` characters with "…"."""
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def _cell(text: str, limit: int = 200) -> str:
     """Text as Markdown shows it literally, on one line, cut to `limit` characters."""
-    text = " ".join(str(text).split())
-    if len(text) > limit:
-        text = text[: limit - 1] + "…"
-    return html.escape(text, quote=False).replace("|", "\\|").replace("`", "\\`").replace("*", "\\*").replace("_", "\\_").replace("[", "\\[")
+    return html.escape(one_line(text, limit), quote=False).replace("|", "\\|").replace("`", "\\`").replace("*", "\\*").replace("_", "\\_").replace("[", "\\[")

@@ -215,13 +215,14 @@ ANSWERED_SHOWN = 5  # off-topic questions answered that `index eval` names; --js
 
 
 def _print_answered(answered: list[dict]) -> None:
+    from indexer.reporting import one_line
+
     if not answered:
         return
     more = f" (--json lists all {len(answered)})" if len(answered) > ANSWERED_SHOWN else ""
     click.echo(f"      answered, highest relevance first — does this corpus answer them after all?{more}")
     for a in answered[:ANSWERED_SHOWN]:
-        query = " ".join(a["query"].split())  # one line, however the question was written
-        query = query if len(query) <= 60 else query[:59] + "…"
+        query = one_line(a["query"], 60)  # however the question was written
         where = " › ".join(part for part in (a["title"], a["heading"]) if part)
         click.echo(f"        {a['relevance']:.3f}  “{query}” → {where}")
 
