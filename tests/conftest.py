@@ -101,16 +101,24 @@ def examples_artifacts(tmp_path_factory, local_embedder):
     return artifacts
 
 
-@pytest.fixture(scope="module")
-def examples_client(examples_artifacts):
-    """The search API over `examples/`, in process, with no rate limit (tests send many requests from one client)."""
+@contextmanager
+def api_client(artifacts: Path, **settings):
+    """The search API over `artifacts`, in process, with no rate limit (tests send many requests
+    from one client); `settings`: other `Settings` fields (e.g. poll_seconds)."""
     from litestar.testing import TestClient
 
     from indexer.config import ServerConfig
     from server.app import create_app
     from server.service import Settings
 
-    with TestClient(create_app(Settings(artifacts=examples_artifacts, server=ServerConfig(requests_per_minute=0)))) as client:
+    with TestClient(create_app(Settings(artifacts=artifacts, server=ServerConfig(requests_per_minute=0), **settings))) as client:
+        yield client
+
+
+@pytest.fixture(scope="module")
+def examples_client(examples_artifacts):
+    """The search API over `examples/`."""
+    with api_client(examples_artifacts) as client:
         yield client
 
 

@@ -5,15 +5,12 @@ import json
 
 import pytest
 from click.testing import CliRunner
-from litestar.testing import TestClient
 
 from indexer.cli import cli
-from indexer.config import ServerConfig, SourceConfig, load_config
+from indexer.config import SourceConfig, load_config
 from indexer.pipeline import run_index
 from indexer.sources.answers import crawl_answers
-from server.app import create_app
-from server.service import Settings
-from tests.conftest import write_config
+from tests.conftest import api_client, write_config
 from tests.fakes.notion_server import paragraph
 
 TOML = """
@@ -97,7 +94,7 @@ path = "pages"
 provider = "local"
 """))
     assert not run_index(config).errors
-    with TestClient(create_app(Settings(artifacts=config.artifacts, server=ServerConfig(requests_per_minute=0)))) as client:
+    with api_client(config.artifacts) as client:
         yield client, folder
 
 

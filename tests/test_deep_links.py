@@ -4,15 +4,12 @@
 import re
 
 import pytest
-from litestar.testing import TestClient
 
-from indexer.config import ServerConfig, SourceConfig, load_config
+from indexer.config import SourceConfig, load_config
 from indexer.pipeline import run_index
 from indexer.sources.notion import crawl_notion
-from server.app import create_app
 from server.links import deep_link
-from server.service import Settings
-from tests.conftest import LOOPBACK_WEB, write_config
+from tests.conftest import LOOPBACK_WEB, api_client, write_config
 from tests.fakes.notion_server import heading, paragraph
 
 LOREM = "Each answer is checked twice before it is sent to the customer, and agents keep notes in the ticket. "
@@ -93,7 +90,7 @@ provider = "local"
 """))
     report = run_index(config)
     assert not report.errors
-    with TestClient(create_app(Settings(artifacts=config.artifacts, server=ServerConfig(requests_per_minute=0)))) as client:
+    with api_client(config.artifacts) as client:
         yield client, url
     server.shutdown()
 

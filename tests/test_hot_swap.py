@@ -7,11 +7,11 @@ import time
 import pytest
 from litestar.testing import TestClient
 
-from indexer.config import ServerConfig, load_config
+from indexer.config import load_config
 from indexer.pipeline import run_index
 from server.app import create_app
 from server.service import Settings
-from tests.conftest import write_config
+from tests.conftest import api_client, write_config
 
 
 def corpus(tmp_path, text: str):
@@ -34,7 +34,7 @@ def wait_for(predicate, seconds: float = 10.0) -> bool:
 def test_new_generations_are_served_without_dropping_requests(tmp_path, local_embedder):
     config = corpus(tmp_path, "Refunds are paid within 30 days.")
     first = run_index(config).generation_id
-    with TestClient(create_app(Settings(artifacts=config.artifacts, poll_seconds=0.1, server=ServerConfig(requests_per_minute=0)))) as client:
+    with api_client(config.artifacts, poll_seconds=0.1) as client:
         assert client.get("/v1/info").json()["generation"] == first
         failures, answered, stop = [], [0], threading.Event()
 

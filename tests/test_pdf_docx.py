@@ -5,15 +5,12 @@ from datetime import datetime
 
 import pytest
 from click.testing import CliRunner
-from litestar.testing import TestClient
 
 from indexer.cli import cli
-from indexer.config import ServerConfig, load_config
+from indexer.config import load_config
 from indexer.pdf import read_pdf
 from indexer.pipeline import run_index
-from server.app import create_app
-from server.service import Settings
-from tests.conftest import LOOPBACK_WEB, write_config
+from tests.conftest import LOOPBACK_WEB, api_client, write_config
 from tests.fakes.pdfs import FOOTER, HEADER, encrypted_pdf, make_pdf, scanned_pdf, source_text
 from tests.fakes.word import make_docx
 
@@ -89,7 +86,7 @@ def handbook_site(tmp_path_factory, local_embedder):
     scanned_pdf(docs / "scan.pdf")
     config = load_config(write_config(folder, CONFIG))
     report = run_index(config)
-    with TestClient(create_app(Settings(artifacts=config.artifacts, server=ServerConfig(requests_per_minute=0)))) as client:
+    with api_client(config.artifacts) as client:
         yield report, client
 
 
@@ -146,7 +143,7 @@ def test_a_pdf_and_a_word_file_linked_from_a_crawled_page_are_indexed(tmp_path, 
                                                  '[[spaces]]\nprovider = "local"\n'))
     report = run_index(config)
     assert not report.errors and not report.warnings
-    with TestClient(create_app(Settings(artifacts=config.artifacts, server=ServerConfig(requests_per_minute=0)))) as client:
+    with api_client(config.artifacts) as client:
         hit = search(client, "photograph the damage and attach the receipt to claim the warranty")[0]
         word = search(client, "book trains for trips under four hours")[0]
     assert word["title"] == "Travel policy" and word["url"] == site.url("/files/travel.docx")

@@ -11,14 +11,11 @@ from datetime import datetime, timedelta, timezone
 
 import numpy as np
 import pytest
-from litestar.testing import TestClient
 
-from indexer.config import ServerConfig, load_config
+from indexer.config import load_config
 from indexer.pipeline import run_index
-from server.app import create_app
-from server.service import Settings
 from server.timefilter import updated_range
-from tests.conftest import write_config
+from tests.conftest import api_client, write_config
 
 NOW = datetime.now(timezone.utc)
 CONFIG = """
@@ -53,7 +50,7 @@ def zoo(tmp_path_factory, local_embedder):
     config = load_config(write_config(folder, CONFIG))
     report = run_index(config)
     assert not report.errors
-    with TestClient(create_app(Settings(artifacts=config.artifacts, server=ServerConfig(requests_per_minute=0)))) as client:
+    with api_client(config.artifacts) as client:
         yield client
 
 

@@ -6,14 +6,11 @@ from datetime import datetime, timedelta, timezone
 from zoneinfo import ZoneInfo
 
 import pytest
-from litestar.testing import TestClient
 
-from indexer.config import ServerConfig, load_config
+from indexer.config import load_config
 from indexer.pipeline import run_index
-from server.app import create_app
-from server.service import Settings
 from server.timeparse import parse_time
-from tests.conftest import write_config
+from tests.conftest import api_client, write_config
 
 NOW = datetime.now(timezone.utc)
 MONDAY = (NOW - timedelta(days=NOW.weekday())).replace(hour=0, minute=0, second=0, microsecond=0)  # this week, UTC
@@ -44,7 +41,7 @@ def client(tmp_path_factory, local_embedder):
         (folder / "docs" / f"{name}.md").write_text(f"---\ntitle: {name.capitalize()}\nupdated_at: {when.isoformat()}\n---\n# {name.capitalize()}\n\n{TEXT[name]}\n")
     config = load_config(write_config(folder, '[[sources]]\nname = "docs"\ntype = "files"\npath = "docs"\n[[spaces]]\nprovider = "local"\n'))
     assert not run_index(config).errors
-    with TestClient(create_app(Settings(artifacts=config.artifacts, server=ServerConfig(requests_per_minute=0)))) as c:
+    with api_client(config.artifacts) as c:
         yield c
 
 
