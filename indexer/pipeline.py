@@ -210,10 +210,8 @@ def run_index(
         _summarized(report, decisions, documents, before)
         if unchanged_generation:  # the served generation is already what this run would write
             report.generation_id, report.unchanged = previous.folder.name, True
-            report.peak_rss_mb = peak_rss_mb()
-            return report
-
-        _write_and_publish(config, report, started, documents, builds, sorted({s.provider for s in rebuilt}), update, chance, progress, timer)
+        else:
+            _write_and_publish(config, report, started, documents, builds, sorted({s.provider for s in rebuilt}), update, chance, progress, timer)
         report.peak_rss_mb = peak_rss_mb()
         return report
 
