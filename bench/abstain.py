@@ -40,6 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from indexer.chance import ChanceLevel  # noqa: E402
 from indexer.quality import MAX_ABSTAINED, MAX_ANSWERED, auroc, choose_threshold  # noqa: E402
+from indexer.quality import THRESHOLDS as CHOICES  # noqa: E402
 from server.fusion import DENSE_WEIGHT  # noqa: E402
 
 KINDS = {"hybrid": (0, 1), "dense": (0,), "lexical": (1,)}  # the fixed fit's columns: cosine, lexical share (, log(1 + query terms))
@@ -131,13 +132,14 @@ def main() -> None:
         _report_pairs(pairs, alone, data, thresholds=())
 
     print("\nper pair at each threshold: AUROC, off-topic answered / answerable abstained")
-    per_pair = _report_pairs(pairs, relevance, data, THRESHOLDS)
+    _report_pairs(pairs, relevance, data, THRESHOLDS)
     if args.examples:
         _report_examples(args.examples, chance["hybrid"])
     # Pairs where no threshold meets both targets (≤ MAX_ANSWERED answered, ≤ MAX_ABSTAINED abstained;
     # their "off-topic" queries have answers in the corpus: see bench/README.md) cannot choose; the
     # others choose by the worst of them — the rule `index eval --off-topic` suggests a threshold by.
-    chosen = choose_threshold({":".join(p): r for p, r in per_pair.items()})
+    # chosen from the fine grid `index eval` suggests from (the lines above show a coarser one)
+    chosen = choose_threshold({":".join(p): r for p, r in _pair_rates(pairs, relevance, data, CHOICES).items()})
     print(f"\npairs no threshold serves (≤ {MAX_ANSWERED:.0%} answered and ≤ {MAX_ABSTAINED:.0%} abstained): {', '.join(chosen['unserved']) or 'none'}")
     print(f"default threshold: {chosen['min_relevance']} (room on the tighter target over the other pairs: {chosen['room']:+.1%})")
     for spec in args.judged:
@@ -238,20 +240,23 @@ def _aurocs(score: np.ndarray, data: Hits, pairs) -> list[float]:
     return [auroc(score[first & (data.corpus_of == c) & (data.group == "own")], score[first & (data.corpus_of == c) & (data.group == o)]) for c, o in pairs]
 
 
-def _report_pairs(pairs, relevance, data: Hits, thresholds) -> dict[tuple, dict[float, tuple[float, float]]]:
-    """Prints each pair's line; returns pair → threshold → (off-topic answered, answerable abstained)."""
+def _report_pairs(pairs, relevance, data: Hits, thresholds) -> None:
+    """Prints each pair's AUROC and its rates at `thresholds`."""
+    rates = _pair_rates(pairs, relevance, data, thresholds)
+    for corpus, other in pairs:
+        own = (data.corpus_of == corpus) & (data.group == "own") & (data.rank == 0)
+        off = (data.corpus_of == corpus) & (data.group == other) & (data.rank == 0)
+        cells = "  ".join(f"{t}: {answered:.1%}/{abstained:.1%}" for t, (answered, abstained) in rates[corpus, other].items())
+        print(f"  {corpus} vs {other} queries: AUROC {auroc(relevance[own], relevance[off]):.4f}  {cells}")
+
+
+def _pair_rates(pairs, relevance, data: Hits, thresholds) -> dict[tuple, dict[float, tuple[float, float]]]:
+    """pair → threshold → (off-topic answered, answerable abstained), by relevance@1."""
     out: dict[tuple, dict[float, tuple[float, float]]] = {}
     for corpus, other in pairs:
         own = (data.corpus_of == corpus) & (data.group == "own") & (data.rank == 0)
         off = (data.corpus_of == corpus) & (data.group == other) & (data.rank == 0)
-        area = auroc(relevance[own], relevance[off])
-        cells = []
-        for t in thresholds:
-            answered = float((relevance[off] >= t).mean())
-            abstained = float((relevance[own & data.found] < t).mean())
-            out.setdefault((corpus, other), {})[t] = (answered, abstained)
-            cells.append(f"{t}: {answered:.1%}/{abstained:.1%}")
-        print(f"  {corpus} vs {other} queries: AUROC {area:.4f}  " + "  ".join(cells))
+        out[corpus, other] = {t: (float((relevance[off] >= t).mean()), float((relevance[own & data.found] < t).mean())) for t in thresholds}
     return out
 
 

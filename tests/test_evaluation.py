@@ -136,6 +136,7 @@ def test_eval_suggests_the_min_relevance_that_meets_the_abstain_targets(tiny_bei
     text = CliRunner().invoke(cli, ["eval", "--dataset", str(tiny_beir), "--off-topic", str(tiny_off_topic), "-q"]).output
     line = text.split("add to this space's [[spaces]] table:")[1].split()
     assert line[:2] == ["min_relevance", "="] and float(line[2]) == suggested["min_relevance"]
+    assert "(at it: 0.0% answered, 0.0% abstained)" in text, "what the suggested threshold would do"
 
 
 def test_the_suggested_threshold_has_the_most_room_on_the_sets_it_can_serve():
@@ -154,6 +155,13 @@ def test_the_suggested_threshold_has_the_most_room_on_the_sets_it_can_serve():
     assert choose_threshold(perfect, current=0.05)["min_relevance"] == 0.05, "the threshold in use stays"
     assert choose_threshold(perfect, current=0.08)["min_relevance"] == 0.1, "else the nearest to it"
     assert choose_threshold(perfect)["min_relevance"] == 0.02
+    close = {"far": {0.0425: (0.005, 0.051), 0.045: (0.004, 0.059), 0.1: (0.0, 0.09)}}  # 0.0425: 0.4 points more room
+    assert choose_threshold(close, current=0.045)["min_relevance"] == 0.045, "a fraction of a point is not worth a change"
+    assert choose_threshold(close)["min_relevance"] == 0.0425
+    better = {"far": {0.0425: (0.005, 0.051), 0.045: (0.004, 0.08), 0.1: (0.0, 0.09)}}  # 0.0425: 2.5 points more room
+    assert choose_threshold(better, current=0.045)["min_relevance"] == 0.0425
+    missing = {"far": {0.0425: (0.04, 0.06), 0.045: (0.03, 0.101), 0.1: (0.0, 0.2)}}  # the one in use misses a target
+    assert choose_threshold(missing, current=0.045)["min_relevance"] == 0.0425
 
 
 def test_tune_prints_the_config_line_for_the_best_weight(tiny_beir, local_embedder):

@@ -228,16 +228,18 @@ def _print_answered(answered: list[dict]) -> None:
 
 
 def _print_suggested_threshold(suggested: dict) -> None:
-    from indexer.quality import MAX_ABSTAINED, MAX_ANSWERED
+    from indexer.quality import MAX_ABSTAINED, MAX_ANSWERED, ROOM_TO_CHANGE
 
     targets = f"at most {MAX_ANSWERED:.0%} of off-topic questions answered and {MAX_ABSTAINED:.0%} of answerable ones abstained"
-    answered, abstained = (max(r[i] for r in suggested["rates"].values()) for i in (0, 1))
+    judged = [r for name, r in suggested["rates"].items() if name not in suggested["unserved"]] or list(suggested["rates"].values())
+    answered, abstained = (max(r[i] for r in judged) for i in (0, 1))
     at = f"min_relevance = {suggested['min_relevance']}"
     if not suggested["meets_targets"]:
         click.echo(f"  No threshold meets {targets}; the closest, {at}, answers {answered:.1%} and abstains on {abstained:.1%}.")
         return
-    same = "  # the threshold in use does as well as any" if suggested["min_relevance"] == suggested.get("current") else ""
+    same = f"  # the threshold in use: no other has {ROOM_TO_CHANGE * 100:g} points more room" if suggested["min_relevance"] == suggested.get("current") else ""
     click.echo(f"  For {targets}, add to this space's [[spaces]] table:\n    {at}{same}")
+    click.echo(f"  (at it: {answered:.1%} answered, {abstained:.1%} abstained{' on the sets it serves' if suggested['unserved'] else ''})")
     if suggested["unserved"]:
         click.echo(f"  (no threshold serves {', '.join(suggested['unserved'])}: those questions may have answers in this corpus)")
 
