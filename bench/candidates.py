@@ -63,9 +63,10 @@ def main() -> None:
     parser.add_argument("--index", type=Path, required=True, help="artifacts folder of an indexed corpus")
     parser.add_argument("--queries", type=Path, required=True, help="a BEIR folder whose test queries to run")
     parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--split", default="test", help="the qrels split whose queries to run (default test; e.g. SciFact's train, NFCorpus's dev: queries no fit has seen)")
     parser.add_argument("--limit", type=int, help="at most this many queries (sorted by id)")
     args = parser.parse_args()
-    dataset = evaluation.load_dataset(args.queries, "test", args.limit)
+    dataset = evaluation.load_dataset(args.queries, args.split, args.limit)
     started = time.perf_counter()
     data = collect(args.index, dataset.queries)
     # BEIR's identical-id rule, decided as `index eval` decides it: for a corpus's own queries when they are its documents (ArguAna).
