@@ -72,7 +72,10 @@ def rrf(k):
     return f
 
 
-METHODS = {"dense": lambda c, l: c, "lexical": lambda c, l: l, "rrf60": rrf(60)}
+# Lexical mode returns only chunks that match a query term: its candidates that match none are left
+# out, not ranked after the others in the dense side's order (72 of NFCorpus's 324 dev queries match
+# fewer than 10 documents, and the dense side's order had lifted lexical's nDCG@10 there).
+METHODS = {"dense": lambda c, l: c, "lexical": lambda c, l: np.where(l > 0, l, -np.inf), "rrf60": rrf(60)}
 METHODS |= {f"blend{w}": blend(w) for w in (0.3, 0.4, 0.5, 0.6, 0.7, 0.8)}
 METHODS |= {f"z{w}": standardized(w) for w in (0.5, 0.6)}
 METHODS |= {f"minmax{w}": min_max(w) for w in (0.5, 0.6)}
@@ -82,6 +85,8 @@ METHODS |= {f"evidence{w}": lexical_evidence(w, 0.8) for w in (0.4, 0.5)}
 def rank_documents(ids, doc_of, scores, drop=None, depth=evaluation.DEPTH) -> list[str]:
     out, seen = [], set()
     for i in np.argsort(-scores, kind="stable"):
+        if scores[i] == -np.inf:  # not a result of this method
+            break
         doc = doc_of[ids[i]]
         if doc != drop and doc not in seen:
             seen.add(doc)
