@@ -121,7 +121,8 @@ def abstain(artifacts: Path, dataset: evaluation.Dataset, off_topic: dict[str, d
                     # to judge by eye: an "off-topic" question this corpus answers may have its answer here after all
                     "answered": sorted(answered_by, key=lambda a: -a["relevance"]),
                 }
-            rates = {name: {t: tuple(r or 0.0 for r in _rates(own_arr[found_arr], other, t)) for t in THRESHOLDS}
+            grid = sorted({*THRESHOLDS, threshold})  # the threshold in use is a candidate, whatever its value
+            rates = {name: {t: tuple(r or 0.0 for r in _rates(own_arr[found_arr], other, t)) for t in grid}
                      for name, other in off_topic_relevance.items()} if found_arr.any() else {}
             out[space_id] = {"min_relevance": threshold, "off_topic": rows} | ({"suggested": choose_threshold(rates, threshold)} if rates else {})
     finally:

@@ -139,6 +139,18 @@ def test_eval_suggests_the_min_relevance_that_meets_the_abstain_targets(tiny_bei
     assert "(at it: 0.0% answered, 0.0% abstained)" in text, "what the suggested threshold would do"
 
 
+def test_eval_keeps_a_threshold_of_the_users_own_between_the_grid_steps(tiny_beir, tiny_off_topic, tmp_path, local_embedder):
+    """A space's own min_relevance is weighed beside the grid: when no threshold does better, the
+    advice is to keep it, not to move to the nearest grid step."""
+    config = tmp_path / "index.toml"
+    config.write_text('[[sources]]\nname = "docs"\ntype = "files"\npath = "."\n\n[[spaces]]\nprovider = "local"\nmin_relevance = 0.0437\n')
+    result = CliRunner().invoke(cli, ["eval", "--dataset", str(tiny_beir), "--config", str(config), "--off-topic", str(tiny_off_topic), "--json"])
+    assert result.exit_code == 0, result.output
+    info = json.loads(result.output)["abstain"]["local-all-minilm-l6-v2-384"]
+    assert info["min_relevance"] == 0.0437 and info["suggested"]["rates"]["astronomy"] == [0.0, 0.0]
+    assert info["suggested"]["min_relevance"] == 0.0437, "the threshold in use stays"
+
+
 def test_the_suggested_threshold_has_the_most_room_on_the_sets_it_can_serve():
     from indexer.quality import choose_threshold
 
