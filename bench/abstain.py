@@ -158,7 +158,7 @@ def _report_judged(pair: tuple[str, str], path: Path, relevance: np.ndarray, dat
                 sys.exit(f"{path}: {line!r}: expected a query id, a tab, then on, rel or no")
             verdicts[qid] = verdict
     corpus, other = pair
-    rows = (data.corpus_of == corpus) & (data.group == other) & (data.rank == 0)
+    rows = data.first(corpus, other)
     asked = int(rows.sum())
     if not asked:
         sys.exit(f"--judged {corpus}:{other}: that pair is not among --pairs")
@@ -187,6 +187,10 @@ class Hits:
         for corpus in set(self.corpus_of):
             own, off = (self.corpus_of == corpus) & (self.group == "own"), (self.corpus_of == corpus) & (self.group != "own")
             self.weight[off] = own.sum() / off.sum()
+
+    def first(self, corpus: str, group: str) -> np.ndarray:
+        """The rows of the best hit of each query of `group` ("own" or an off-topic set) against `corpus`."""
+        return (self.corpus_of == corpus) & (self.group == group) & (self.rank == 0)
 
     @classmethod
     def load(cls, folder: Path, pairs: list[tuple[str, str]]) -> "Hits":
@@ -236,26 +240,22 @@ def predict_chance(beta: np.ndarray, data: Hits) -> np.ndarray:
 
 
 def _aurocs(score: np.ndarray, data: Hits, pairs) -> list[float]:
-    first = data.rank == 0
-    return [auroc(score[first & (data.corpus_of == c) & (data.group == "own")], score[first & (data.corpus_of == c) & (data.group == o)]) for c, o in pairs]
+    return [auroc(score[data.first(c, "own")], score[data.first(c, o)]) for c, o in pairs]
 
 
 def _report_pairs(pairs, relevance, data: Hits, thresholds) -> None:
     """Prints each pair's AUROC and its rates at `thresholds`."""
     rates = _pair_rates(pairs, relevance, data, thresholds)
-    for corpus, other in pairs:
-        own = (data.corpus_of == corpus) & (data.group == "own") & (data.rank == 0)
-        off = (data.corpus_of == corpus) & (data.group == other) & (data.rank == 0)
+    for (corpus, other), area in zip(pairs, _aurocs(relevance, data, pairs)):
         cells = "  ".join(f"{t}: {answered:.1%}/{abstained:.1%}" for t, (answered, abstained) in rates[corpus, other].items())
-        print(f"  {corpus} vs {other} queries: AUROC {auroc(relevance[own], relevance[off]):.4f}  {cells}")
+        print(f"  {corpus} vs {other} queries: AUROC {area:.4f}  {cells}")
 
 
 def _pair_rates(pairs, relevance, data: Hits, thresholds) -> dict[tuple, dict[float, tuple[float, float]]]:
     """pair → threshold → (off-topic answered, answerable abstained), by relevance@1."""
     out: dict[tuple, dict[float, tuple[float, float]]] = {}
     for corpus, other in pairs:
-        own = (data.corpus_of == corpus) & (data.group == "own") & (data.rank == 0)
-        off = (data.corpus_of == corpus) & (data.group == other) & (data.rank == 0)
+        own, off = data.first(corpus, "own"), data.first(corpus, other)
         out[corpus, other] = {t: (float((relevance[off] >= t).mean()), float((relevance[own & data.found] < t).mean())) for t in thresholds}
     return out
 
