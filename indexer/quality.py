@@ -159,12 +159,14 @@ def choose_threshold(rates: dict[str, dict[float, tuple[float, float]]], current
     judged = served or list(rates)
     thresholds = sorted(set.intersection(*(set(by) for by in rates.values())))
     worst = {t: min(room(name, t) for name in judged) for t in thresholds}
-    if current in worst and worst[current] >= 0 and worst[current] + ROOM_TO_CHANGE >= max(worst.values()):
-        worst[current] = max(worst.values())
     nearest = (lambda t: -abs(math.log(t / current))) if current else (lambda t: -t)
     best = max(thresholds, key=lambda t: (worst[t], nearest(t)))
-    return {"min_relevance": best, "current": current, "meets_targets": bool(served), "room": round(min(room(name, best) for name in judged), 4),
-            "unserved": sorted(set(rates) - set(served)), "rates": {name: [round(r, 4) for r in rates[name][best]] for name in rates}}
+    if current in worst and worst[current] >= 0 and worst[current] + ROOM_TO_CHANGE >= worst[best]:
+        best = current
+    return {"min_relevance": best, "current": current, "meets_targets": bool(served), "room": round(worst[best], 4),
+            "unserved": sorted(set(rates) - set(served)), "rates": {name: [round(r, 4) for r in rates[name][best]] for name in rates},
+            # the most answered and the most abstained over the sets the choice was made for
+            "at": [round(max(rates[name][best][i] for name in judged), 4) for i in (0, 1)]}
 
 
 def tune(artifacts: Path, dataset: evaluation.Dataset, progress) -> dict:

@@ -231,8 +231,7 @@ def _print_suggested_threshold(suggested: dict) -> None:
     from indexer.quality import MAX_ABSTAINED, MAX_ANSWERED, ROOM_TO_CHANGE
 
     targets = f"at most {MAX_ANSWERED:.0%} of off-topic questions answered and {MAX_ABSTAINED:.0%} of answerable ones abstained"
-    judged = [r for name, r in suggested["rates"].items() if name not in suggested["unserved"]] or list(suggested["rates"].values())
-    answered, abstained = (max(r[i] for r in judged) for i in (0, 1))
+    answered, abstained = suggested["at"]
     at = f"min_relevance = {suggested['min_relevance']}"
     if not suggested["meets_targets"]:
         click.echo(f"  No threshold meets {targets}; the closest, {at}, answers {answered:.1%} and abstains on {abstained:.1%}.")
