@@ -50,3 +50,25 @@ def test_the_readme_sample_response_has_the_fields_the_api_returns(examples_clie
     assert set(sample) == set(real)
     assert [set(hit) for hit in sample["hits"]] == [set(hit) for hit in real["hits"]]
     assert (sample["hits"][0]["doc_id"], sample["answerable"]) == (real["hits"][0]["doc_id"], real["answerable"])
+
+
+def _heading_anchors(markdown: str) -> set[str]:
+    """The anchors GitHub gives a file's headings: lower case, punctuation dropped, spaces as hyphens."""
+    headings = re.findall(r"^#+\s+(.+?)\s*$", markdown, re.MULTILINE)
+    return {re.sub(r"[^\w\- ]", "", heading.lower()).replace(" ", "-") for heading in headings}
+
+
+def test_every_link_between_the_docs_leads_somewhere():
+    """A reader who follows a link in a README or a demo page lands on the file, and on the
+    section, it names (relative links; web addresses are not fetched)."""
+    skip = {".venv", "node_modules", ".git"}
+    pages = [path for path in REPO.rglob("*.md") if not skip & set(path.relative_to(REPO).parts)]
+    broken = []
+    for page in pages:
+        for target, anchor in re.findall(r"\]\(([^)#\s:]*)(?:#([^)\s]+))?\)", page.read_text()):
+            linked = (page.parent / target) if target else page
+            if not linked.exists():
+                broken.append(f"{page.relative_to(REPO)}: {target}")
+            elif anchor and linked.is_file() and anchor not in _heading_anchors(linked.read_text()):
+                broken.append(f"{page.relative_to(REPO)}: {target}#{anchor}")
+    assert pages and not broken, broken
