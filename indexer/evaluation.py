@@ -159,28 +159,53 @@ def corpus_id(product_doc_id: str) -> str:
     return product_doc_id.removeprefix("file:").removesuffix(".md").replace("%2F", "/")
 
 
+# The gate's [answerable] table (it needs `index eval --off-topic`): its key → (the abstain report's
+# row field, whether the value is a minimum or a maximum, what is missing when the field is empty).
+ANSWERABLE_LIMITS = {
+    "min_auroc": ("auroc", "min", "questions on one side"),
+    "max_off_topic_answered": ("off_topic_answered", "max", "off-topic questions"),
+    "max_answerable_abstained": ("answerable_abstained", "max", "own question with a relevant document in the top 10"),
+}
+
+
 def load_gate(path: Path) -> dict[str, dict[str, float]]:
-    """`[<mode>] <metric> = minimum` tables, e.g. `[hybrid] "ndcg@10" = 0.73`."""
+    """`[<mode>] <metric> = minimum` tables, e.g. `[hybrid] "ndcg@10" = 0.73`, and an optional
+    `[answerable]` table of ANSWERABLE_LIMITS for the abstain report, e.g. `max_off_topic_answered = 0.05`."""
     try:
         raw = tomllib.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read the gate: {exc}") from None
-    for mode, floors in raw.items():
-        if mode not in ("dense", "lexical", "hybrid") or not isinstance(floors, dict):
-            raise ConfigError(f"{path}: [{mode}]: tables must be dense, lexical or hybrid")
-        for metric, value in floors.items():
-            if metric not in CUTOFFS or not isinstance(value, (int, float)) or isinstance(value, bool) or not 0 <= value <= 1:
-                raise ConfigError(f"{path}: [{mode}].{metric}: metrics are {', '.join(CUTOFFS)} with a minimum between 0 and 1")
+    for table, limits in raw.items():
+        if table not in ("dense", "lexical", "hybrid", "answerable") or not isinstance(limits, dict):
+            raise ConfigError(f"{path}: [{table}]: tables must be dense, lexical, hybrid or answerable")
+        names = ANSWERABLE_LIMITS if table == "answerable" else CUTOFFS
+        for name, value in limits.items():
+            if name not in names or not isinstance(value, (int, float)) or isinstance(value, bool) or not 0 <= value <= 1:
+                kind = "limits" if table == "answerable" else "metrics"
+                raise ConfigError(f"{path}: [{table}].{name}: {kind} are {', '.join(names)} with a value between 0 and 1")
     return raw
 
 
-def gate_failures(results: dict[str, dict[str, dict[str, float]]], gate: dict[str, dict[str, float]]) -> list[str]:
-    """Every (space, mode, metric) below its floor, as readable lines."""
+def gate_failures(results: dict[str, dict[str, dict[str, float]]], gate: dict[str, dict[str, float]], abstain: dict | None = None) -> list[str]:
+    """Every (space, mode, metric) below its floor, and every off-topic set's abstain rate past its
+    `[answerable]` limit (`abstain`: quality.abstain's report), as readable lines."""
     failures = []
     for space, modes in results.items():
         for mode, floors in gate.items():
+            if mode == "answerable":
+                continue
             for metric, floor in floors.items():
                 value = modes[mode][metric]
                 if value < floor:
                     failures.append(f"{space} {mode} {metric} = {value:.4f} < {floor}")
+    for space, info in (abstain or {}).items():
+        for name, row in info["off_topic"].items():
+            for key, limit in gate.get("answerable", {}).items():
+                field, kind, needed = ANSWERABLE_LIMITS[key]
+                value = row[field]
+                where = f"{space} answerable vs {name}: {field}"
+                if value is None or math.isnan(value):
+                    failures.append(f"{where} cannot be measured: no {needed}")
+                elif (value < limit) if kind == "min" else (value > limit):
+                    failures.append(f"{where} = {value:.4f} {'<' if kind == 'min' else '>'} {limit}")
     return failures

@@ -70,7 +70,7 @@ def test_a_metric_below_its_floor_exits_6(tiny_beir, tmp_path, local_embedder):
     floors.write_text('[hybrid]\n"mrr@10" = 1.0\n')
     result = CliRunner().invoke(cli, ["eval", "--dataset", str(tiny_beir), "--split", "mislabeled", "--gate", str(floors), "-q"])
     assert result.exit_code == 6
-    assert "Below the gate: local-all-minilm-l6-v2-384 hybrid mrr@10 = " in result.output
+    assert "Gate not met: local-all-minilm-l6-v2-384 hybrid mrr@10 = " in result.output
 
 
 def test_the_stored_scifact_gate_is_a_valid_gate():
@@ -108,13 +108,20 @@ def test_eval_reports_how_well_answerable_tells_own_questions_from_off_topic_one
     assert row["answered"] == [] and "answered, highest relevance first" not in text
 
 
-def test_eval_names_the_off_topic_questions_the_corpus_answers(tiny_beir, tmp_path, local_embedder):
-    """A site owner judges whether an "off-topic" question has its answer here after all: eval names
-    each one answered with the passage that answers it, and leaves out the ones it abstains on."""
+@pytest.fixture
+def mixed_off_topic(tmp_path):
+    """"Off-topic" questions of which one has its answer in tiny_beir's corpus after all."""
     folder = tmp_path / "mixed"
     folder.mkdir()
     queries = [("m1", "can I get my money back if the shoes do not fit"), ("m2", "how far away is the Andromeda galaxy")]
     (folder / "queries.jsonl").write_text("\n".join(json.dumps({"_id": i, "text": t}) for i, t in queries))
+    return folder
+
+
+def test_eval_names_the_off_topic_questions_the_corpus_answers(tiny_beir, mixed_off_topic, local_embedder):
+    """A site owner judges whether an "off-topic" question has its answer here after all: eval names
+    each one answered with the passage that answers it, and leaves out the ones it abstains on."""
+    folder = mixed_off_topic
     result = CliRunner().invoke(cli, ["eval", "--dataset", str(tiny_beir), "--off-topic", str(folder), "--json"])
     row = json.loads(result.output)["abstain"]["local-all-minilm-l6-v2-384"]["off_topic"]["mixed"]
     assert row["off_topic_answered"] == 0.5
@@ -125,6 +132,23 @@ def test_eval_names_the_off_topic_questions_the_corpus_answers(tiny_beir, tmp_pa
     (line,) = [line.strip() for line in text.splitlines() if "“can I get my money back" in line]
     assert line.endswith("“can I get my money back if the shoes do not fit” → Refund policy"), "the page's H1 is not repeated after its title"
     assert "Andromeda" not in text
+
+
+def test_the_gate_can_hold_the_abstain_rates_too(tiny_beir, tiny_off_topic, mixed_off_topic, tmp_path, local_embedder):
+    """A nightly run can refuse a generation that answers questions it should not, or stops answering
+    its own: the gate's [answerable] limits, checked on the --off-topic questions."""
+    gate = tmp_path / "gate.toml"
+    gate.write_text("[answerable]\nmin_auroc = 0.95\nmax_off_topic_answered = 0.05\nmax_answerable_abstained = 0.1\n")
+    unchecked = CliRunner().invoke(cli, ["eval", "--dataset", str(tiny_beir), "--gate", str(gate), "-q"])
+    assert unchecked.exit_code == 2 and "[answerable] table needs --off-topic" in unchecked.output, "refused before indexing anything"
+    passed = CliRunner().invoke(cli, ["eval", "--dataset", str(tiny_beir), "--off-topic", str(tiny_off_topic), "--gate", str(gate), "-q"])
+    assert passed.exit_code == 0, passed.output
+    failed = CliRunner().invoke(cli, ["eval", "--dataset", str(tiny_beir), "--off-topic", str(mixed_off_topic), "--gate", str(gate), "-q"])
+    assert failed.exit_code == 6, failed.output
+    assert "Gate not met: local-all-minilm-l6-v2-384 answerable vs mixed: off_topic_answered = 0.5000 > 0.05" in failed.output
+    gate.write_text("[answerable]\nmax_answered = 0.05\n")
+    misnamed = CliRunner().invoke(cli, ["eval", "--dataset", str(tiny_beir), "--off-topic", str(tiny_off_topic), "--gate", str(gate), "-q"])
+    assert misnamed.exit_code == 2 and "[answerable].max_answered: limits are min_auroc, max_off_topic_answered" in misnamed.output
 
 
 def test_eval_suggests_the_min_relevance_that_meets_the_abstain_targets(tiny_beir, tiny_off_topic, local_embedder):

@@ -129,18 +129,24 @@ def test_a_run_that_publishes_nothing_fails_the_job_with_index_runs_exit_code(jo
     assert (tmp_path / "outputs").read_text() == ""
 
 
+def labeled_set(tmp_path: Path, question: str, title: str) -> Path:
+    """A labeled set over the job's own pages (corpus ids are doc ids): `question` answered by the page `title`."""
+    dataset = tmp_path / "labeled"
+    (dataset / "qrels").mkdir(parents=True, exist_ok=True)
+    hits = json.loads(run_cli("search", title, "--artifacts", str(tmp_path / "artifacts"), "--json", "--mode", "lexical").output)["hits"]
+    doc_id = next(h["doc_id"] for h in hits if h["title"] == title)
+    (dataset / "corpus.jsonl").write_text(json.dumps({"_id": doc_id, "title": title, "text": title}) + "\n")
+    (dataset / "queries.jsonl").write_text(json.dumps({"_id": "q1", "text": question}) + "\n")
+    (dataset / "qrels" / "test.tsv").write_text(f"query-id\tcorpus-id\tscore\nq1\t{doc_id}\t1\n")
+    return dataset
+
+
 def test_a_failed_eval_gate_rolls_the_generation_back_and_fails_the_job(job):
     tmp_path, env, _ = job
     assert nightly(tmp_path, env).returncode == 0
     first = (tmp_path / "artifacts" / "CURRENT").read_text().strip()
-    # A labeled set over the job's own pages (corpus ids are doc ids), and a floor no ranking can meet.
-    dataset = tmp_path / "labeled"
-    (dataset / "qrels").mkdir(parents=True)
-    hits = json.loads(run_cli("search", "refund", "--artifacts", str(tmp_path / "artifacts"), "--json", "--mode", "lexical").output)["hits"]
-    refunds = next(h["doc_id"] for h in hits if h["title"] == "Refunds")
-    (dataset / "corpus.jsonl").write_text(json.dumps({"_id": refunds, "title": "Refunds", "text": "refund"}) + "\n")
-    (dataset / "queries.jsonl").write_text(json.dumps({"_id": "q1", "text": "paid holiday days"}) + "\n")
-    (dataset / "qrels" / "test.tsv").write_text(f"query-id\tcorpus-id\tscore\nq1\t{refunds}\t1\n")
+    # A question labeled with the wrong page, and a floor no ranking can meet.
+    dataset = labeled_set(tmp_path, "paid holiday days", "Refunds")
     gate = tmp_path / "floors.toml"
     gate.write_text('[hybrid]\n"ndcg@10" = 0.99\n')
     result = nightly(tmp_path, env, FULL_REFRESH="true", EVAL_DATASET=str(dataset), EVAL_GATE=str(gate))
@@ -148,3 +154,23 @@ def test_a_failed_eval_gate_rolls_the_generation_back_and_fails_the_job(job):
     assert "Evaluation gate: failed" in (tmp_path / "summary.md").read_text()
     assert (tmp_path / "artifacts" / "CURRENT").read_text().strip() == first, "rolled back"
     assert (tmp_path / "outputs").read_text() == ""
+
+
+def test_the_eval_gate_can_refuse_a_generation_that_answers_what_it_should_not(job):
+    """The gate's [answerable] limits are checked on the off-topic question folders EVAL_OFF_TOPIC lists."""
+    tmp_path, env, _ = job
+    assert nightly(tmp_path, env).returncode == 0
+    first = (tmp_path / "artifacts" / "CURRENT").read_text().strip()
+    dataset = labeled_set(tmp_path, "when do customers get a refund", "Refunds")
+    folders = {"astronomy": "which moons of Jupiter have oceans under their ice", "holidays": "Everyone has twenty-five days of paid holiday a year."}
+    for name, question in folders.items():
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "queries.jsonl").write_text(json.dumps({"_id": name, "text": question}) + "\n")
+    gate = tmp_path / "limits.toml"
+    gate.write_text("[answerable]\nmax_off_topic_answered = 0\n")
+    result = nightly(tmp_path, env, FULL_REFRESH="true", EVAL_DATASET=str(dataset), EVAL_GATE=str(gate),
+                     EVAL_OFF_TOPIC=f"{tmp_path / 'astronomy'}:{tmp_path / 'holidays'}")
+    assert result.returncode == 6, result.stdout + result.stderr
+    assert "vs astronomy (1 off-topic questions)" in result.stdout, "every folder of the list is asked"
+    assert "Gate not met: gemini-embedding-001-768 answerable vs holidays: off_topic_answered = 1.0000 > 0" in result.stdout
+    assert (tmp_path / "artifacts" / "CURRENT").read_text().strip() == first, "rolled back"

@@ -11,6 +11,8 @@
 #   FULL_REFRESH, DRY_RUN "true" to pass --full-refresh / --dry-run
 #   EVAL_DATASET, EVAL_GATE  a BEIR folder labeled against your own documents and a floors TOML:
 #                         the new generation must pass `index eval --gate` to be packed
+#   EVAL_OFF_TOPIC        folders of questions your documents should not answer, separated by ":"
+#                         (e.g. a copy of bench/everyday): `--off-topic` for the gate's [answerable] limits
 #   OUT                   where run.json, run.log and the archive go (default: dist)
 #   INDEX                 the index command (default: index)
 #   STATIC_RAG_PACKAGE    what `install` installs (default: this checkout, "."; in your own repository a
@@ -78,7 +80,12 @@ read -r generation artifacts < <("$INDEX" status --json | python3 -c 'import jso
 
 if [[ -n ${EVAL_DATASET:-} && -n ${EVAL_GATE:-} ]]; then
   # The new generation itself, on queries labeled against its own documents (corpus ids = doc ids).
-  "$INDEX" eval --dataset "$EVAL_DATASET" --gate "$EVAL_GATE" --artifacts "$artifacts" --quiet >"$OUT/eval.txt" 2>&1
+  eval_args=(eval --dataset "$EVAL_DATASET" --gate "$EVAL_GATE" --artifacts "$artifacts" --quiet)
+  IFS=: read -ra off_topic <<<"${EVAL_OFF_TOPIC:-}"
+  for folder in "${off_topic[@]}"; do
+    [[ -n $folder ]] && eval_args+=(--off-topic "$folder")
+  done
+  "$INDEX" "${eval_args[@]}" >"$OUT/eval.txt" 2>&1
   gate=$?
   cat "$OUT/eval.txt"
   if [[ $gate != 0 ]]; then

@@ -131,7 +131,8 @@ def run(config_path, artifacts, as_json, silent, providers, max_cost, allow_mass
 @click.option("--off-topic", "off_topic_dirs", multiple=True, type=click.Path(file_okay=False, exists=True, path_type=Path),
               help="A BEIR folder from another domain: its queries should not be answerable here (repeatable). Reports the abstain quality.")
 @click.option("--tune", is_flag=True, help="Find the hybrid weight that ranks this labeled set best, and print the config line to set it.")
-@click.option("--gate", "gate_path", type=click.Path(dir_okay=False, exists=True, path_type=Path), help="TOML of minimums; exit 6 when any metric falls below.")
+@click.option("--gate", "gate_path", type=click.Path(dir_okay=False, exists=True, path_type=Path),
+              help="TOML of minimums (and, with --off-topic, abstain limits); exit 6 when any is not met.")
 @click.option("-q", "--quiet", "silent", is_flag=True, help="No progress bars.")
 def evaluate(dataset_dir, config_path, artifacts, as_json, split, limit_queries, off_topic_dirs, tune, gate_path, silent):
     """Measure retrieval quality on a labeled dataset through the product's own pipeline.
@@ -153,6 +154,7 @@ def evaluate(dataset_dir, config_path, artifacts, as_json, split, limit_queries,
         index eval --dataset ../shared/data/scifact --off-topic ../shared/data/arguana
         index eval --dataset my-questions --artifacts artifacts --tune   # prints hybrid_weight = …
         index eval --dataset data/scifact --gate floors.toml    # exit 6 below a floor
+        index eval --dataset my-questions --artifacts artifacts --off-topic bench/everyday --gate floors.toml
     """
     import tempfile
 
@@ -164,6 +166,8 @@ def evaluate(dataset_dir, config_path, artifacts, as_json, split, limit_queries,
             gate = evaluation.load_gate(gate_path)
         except ConfigError as exc:
             raise ConfigProblem(str(exc)) from None
+        if "answerable" in gate and not off_topic_dirs:
+            raise ConfigProblem(f"{gate_path}: its [answerable] table needs --off-topic: questions this corpus should not answer (e.g. bench/everyday)")
     dataset = library_call(evaluation.load_dataset, dataset_dir, split, limit_queries, artifacts is None)
     off_topic = {d.name: library_call(evaluation.load_queries, d, split) for d in off_topic_dirs}
     config = optional_config(config_path)
@@ -179,13 +183,13 @@ def evaluate(dataset_dir, config_path, artifacts, as_json, split, limit_queries,
             tuned = library_call(quality.tune, folder, dataset, progress) if tune else None
     report = {"dataset": dataset.name, "split": split, "queries": len(dataset.queries), "spaces": results}
     report |= ({"abstain": abstain} if abstain else {}) | ({"tune": tuned} if tuned else {})
-    failures = evaluation.gate_failures(results, gate) if gate else []
+    failures = evaluation.gate_failures(results, gate, abstain) if gate else []
     if as_json:
         click.echo(json.dumps({**report, "gate_failures": failures} if gate else report, indent=2))
     else:
         _print_eval(report)
         for line in failures:
-            click.echo(f"Below the gate: {line}", err=True)
+            click.echo(f"Gate not met: {line}", err=True)
     if failures:
         sys.exit(EXIT_GATE)
 
