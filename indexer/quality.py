@@ -41,7 +41,7 @@ class Run:
         indexed = {evaluation.corpus_id(row["doc_id"]) for row in self.generation.query("document_ids")}
         # Without a corpus file (questions about an index of your own) the judged documents must be there.
         expected = set(dataset.corpus) or {doc for docs in dataset.qrels.values() for doc, grade in docs.items() if grade > 0}
-        if not indexed & expected:
+        if dataset.queries and not indexed & expected:  # (no questions of its own: only off-topic ones are asked)
             self.close()
             if dataset.corpus:
                 raise StaticRagError(f"{artifacts}: its generation holds none of the {dataset.name} corpus documents; "
@@ -84,7 +84,8 @@ def rank_all(artifacts: Path, dataset: evaluation.Dataset, progress) -> dict:
 def abstain(artifacts: Path, dataset: evaluation.Dataset, off_topic: dict[str, dict[str, str]], progress) -> dict:
     """Per space and off-topic set: AUROC of relevance@1 (own queries against off-topic ones), and at
     the space's threshold the share of off-topic queries answered and of own queries with a relevant
-    document in the top 10 that abstained."""
+    document in the top 10 that abstained. A dataset without queries asks only the off-topic ones:
+    then AUROC and the abstained share are None, and no threshold is suggested."""
     from server.relevance import threshold as space_threshold
 
     run = Run(artifacts, dataset)
@@ -92,14 +93,8 @@ def abstain(artifacts: Path, dataset: evaluation.Dataset, off_topic: dict[str, d
     try:
         for space_id, space in run.generation.spaces.items():
             threshold = space_threshold(space.search, space.chance is not None)
-            own, found = [], []
-            with progress(f"answerable {space_id}", len(dataset.queries)) as advance:
-                for query_id, text in dataset.queries.items():
-                    hits = run.ranking(space, query_id, text, depth=10)
-                    own.append(hits[0].relevance if hits else 0.0)
-                    found.append(any(dataset.qrels[query_id].get(evaluation.corpus_id(h.doc_id), 0) > 0 for h in hits))
-                    advance(1)
-            own_arr, found_arr = np.asarray(own), np.asarray(found)
+            own, found = _own_questions(run, space, progress) if dataset.queries else ([], [])
+            own_arr, found_arr = np.asarray(own, dtype=float), np.asarray(found, dtype=bool)
             rows, off_topic_relevance = {}, {}
             for name, queries in off_topic.items():
                 other, answered_by = [], []
@@ -108,13 +103,13 @@ def abstain(artifacts: Path, dataset: evaluation.Dataset, off_topic: dict[str, d
                         hits = run.ranking(space, None, text, depth=1)
                         other.append(hits[0].relevance if hits else 0.0)
                         if hits and hits[0].relevance >= threshold:
-                            answered_by.append(_answered(query_id, text, hits[0]))
+                            answered_by.append(_answered(query_id, text, hits[0], bool(dataset.corpus)))
                         advance(1)
                 other_arr = off_topic_relevance[name] = np.asarray(other)
                 answered, abstained = _rates(own_arr[found_arr], other_arr, threshold)
                 rows[name] = {
                     "answerable_queries": len(own), "off_topic_queries": len(other),
-                    "auroc": round(auroc(own_arr, other_arr), 4),
+                    "auroc": round(auroc(own_arr, other_arr), 4) if own else None,
                     "auroc_found": round(auroc(own_arr[found_arr], other_arr), 4) if found_arr.any() else None,
                     "off_topic_answered": round(answered, 4) if answered is not None else None,
                     "answerable_abstained": round(abstained, 4) if abstained is not None else None,
@@ -130,9 +125,23 @@ def abstain(artifacts: Path, dataset: evaluation.Dataset, off_topic: dict[str, d
     return out
 
 
-def _answered(query_id: str, text: str, hit) -> dict:
-    """An off-topic question the space answers, with the passage that answers it."""
-    return {"query_id": query_id, "query": text, "relevance": round(hit.relevance, 4), "doc_id": evaluation.corpus_id(hit.doc_id),
+def _own_questions(run: Run, space, progress) -> tuple[list[float], list[bool]]:
+    """Each own question's relevance@1, and whether a relevant document is in its top 10."""
+    own, found = [], []
+    with progress(f"answerable {space.space_id}", len(run.dataset.queries)) as advance:
+        for query_id, text in run.dataset.queries.items():
+            hits = run.ranking(space, query_id, text, depth=10)
+            own.append(hits[0].relevance if hits else 0.0)
+            found.append(any(run.dataset.qrels[query_id].get(evaluation.corpus_id(h.doc_id), 0) > 0 for h in hits))
+            advance(1)
+    return own, found
+
+
+def _answered(query_id: str, text: str, hit, beir_corpus: bool) -> dict:
+    """An off-topic question the space answers, with the passage that answers it: its document by
+    the dataset's corpus id, or in an index of your own by the doc_id `index search` shows."""
+    doc_id = evaluation.corpus_id(hit.doc_id) if beir_corpus else hit.doc_id
+    return {"query_id": query_id, "query": text, "relevance": round(hit.relevance, 4), "doc_id": doc_id,
             "title": hit.title, "heading": " › ".join(h for h in hit.heading_path if h != hit.title)}  # a page's H1 is often its title
 
 

@@ -134,6 +134,28 @@ def test_eval_names_the_off_topic_questions_the_corpus_answers(tiny_beir, mixed_
     assert "Andromeda" not in text
 
 
+def test_without_labeled_questions_eval_names_the_off_topic_questions_an_index_answers(examples_artifacts, tmp_path):
+    """A site owner with no labeled questions yet can still ask an index questions it should not
+    answer (e.g. bench/everyday) and read which ones it answers, and from which page."""
+    folder = tmp_path / "visitors"
+    folder.mkdir()
+    queries = [("v1", "how do I undo a bad index run?"), ("v2", "how far away is the Andromeda galaxy")]
+    (folder / "queries.jsonl").write_text("\n".join(json.dumps({"_id": i, "text": t}) for i, t in queries))
+    args = ["eval", "--off-topic", str(folder), "--artifacts", str(examples_artifacts)]
+    text = CliRunner().invoke(cli, [*args, "-q"])
+    assert text.exit_code == 0, text.output
+    assert "vs visitors (2 off-topic questions): off-topic answered 50.0%" in text.output, "no AUROC, no abstained share: nothing to measure them on"
+    assert "“how do I undo a bad index run?” → Generations, CURRENT and rollback" in text.output and "Andromeda" not in text.output
+    info = json.loads(CliRunner().invoke(cli, [*args, "--json"]).output)["abstain"]["local-all-minilm-l6-v2-384"]
+    row = info["off_topic"]["visitors"]
+    assert (row["auroc"], row["answerable_abstained"], row["answered"][0]["doc_id"]) == (None, None, "file:generations.md")
+    assert "suggested" not in info, "a threshold cannot be weighed without questions it should answer"
+    neither = CliRunner().invoke(cli, ["eval", "--artifacts", str(examples_artifacts)])
+    assert neither.exit_code == 2 and "pass --dataset (labeled questions), or --off-topic" in neither.output
+    tune = CliRunner().invoke(cli, [*args, "--tune"])
+    assert tune.exit_code == 2 and "--tune needs --dataset" in tune.output
+
+
 def test_the_gate_can_hold_the_abstain_rates_too(tiny_beir, tiny_off_topic, mixed_off_topic, tmp_path, local_embedder):
     """A nightly run can refuse a generation that answers questions it should not, or stops answering
     its own: the gate's [answerable] limits, checked on the --off-topic questions."""

@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 
 from indexer.cli.base import (
-    EXIT_DELETE_GUARD, EXIT_DOCUMENT_ERRORS, EXIT_BUDGET, EXIT_GATE, CONTEXT, ConfigProblem, cli, config_options, end_without_teardown, json_option, library_call,
+    EXIT_DELETE_GUARD, EXIT_DOCUMENT_ERRORS, EXIT_BUDGET, EXIT_GATE, CONTEXT, ConfigProblem, artifacts_dir, cli, config_options, end_without_teardown, json_option, library_call,
     load_config_file, optional_config,
 )
 from indexer.errors import ConfigError, StaticRagError
@@ -123,7 +123,9 @@ def run(config_path, artifacts, as_json, silent, providers, max_cost, allow_mass
 
 
 @cli.command("eval", context_settings=CONTEXT)
-@click.option("--dataset", "dataset_dir", required=True, type=click.Path(file_okay=False, exists=True, path_type=Path), help="A BEIR folder: corpus.jsonl, queries.jsonl, qrels/<split>.tsv (with --artifacts, corpus.jsonl may be left out).")
+@click.option("--dataset", "dataset_dir", type=click.Path(file_okay=False, exists=True, path_type=Path),
+              help="A BEIR folder: corpus.jsonl, queries.jsonl, qrels/<split>.tsv (with --artifacts, corpus.jsonl may be left out). "
+                   "Without it, --off-topic alone: which of those questions your index answers.")
 @config_options
 @json_option
 @click.option("--split", default="test", show_default=True, help="The qrels file to use.")
@@ -146,7 +148,9 @@ def evaluate(dataset_dir, config_path, artifacts, as_json, split, limit_queries,
     With --off-topic, also how well `answerable` tells this dataset's questions from
     another domain's: AUROC of the best hit's relevance, and at the space's threshold
     the share of off-topic questions answered and of answerable ones abstained; then
-    the `min_relevance` to set for at most 5% answered and 10% abstained.
+    the `min_relevance` to set for at most 5% answered and 10% abstained. Without
+    labeled questions, --off-topic alone says which of those questions the index
+    (--artifacts, or the config's) answers, and by which passage.
 
     \b
     Examples:
@@ -155,6 +159,7 @@ def evaluate(dataset_dir, config_path, artifacts, as_json, split, limit_queries,
         index eval --dataset my-questions --artifacts artifacts --tune   # prints hybrid_weight = …
         index eval --dataset data/scifact --gate floors.toml    # exit 6 below a floor
         index eval --dataset my-questions --artifacts artifacts --off-topic bench/everyday --gate floors.toml
+        index eval --off-topic bench/everyday --config index.toml    # no labeled questions yet
     """
     import tempfile
 
@@ -168,7 +173,12 @@ def evaluate(dataset_dir, config_path, artifacts, as_json, split, limit_queries,
             raise ConfigProblem(str(exc)) from None
         if "answerable" in gate and not off_topic_dirs:
             raise ConfigProblem(f"{gate_path}: its [answerable] table needs --off-topic: questions this corpus should not answer (e.g. bench/everyday)")
-    dataset = library_call(evaluation.load_dataset, dataset_dir, split, limit_queries, artifacts is None)
+    if dataset_dir is None:
+        _only_off_topic_allowed(off_topic_dirs, tune, gate_path)
+        artifacts = artifacts_dir(config_path, artifacts)
+        dataset = evaluation.Dataset(name=None, corpus={}, queries={}, qrels={})  # no questions of its own
+    else:
+        dataset = library_call(evaluation.load_dataset, dataset_dir, split, limit_queries, artifacts is None)
     off_topic = {d.name: library_call(evaluation.load_queries, d, split) for d in off_topic_dirs}
     config = optional_config(config_path)
     spaces = config.spaces if config else None
@@ -178,7 +188,7 @@ def evaluate(dataset_dir, config_path, artifacts, as_json, split, limit_queries,
             with _reporting(silent or as_json) as progress:
                 folder = library_call(evaluation.index_dataset, dataset, Path(tmp), spaces, progress)
         with _reporting(silent or as_json) as progress:
-            results = library_call(quality.rank_all, folder, dataset, progress)
+            results = library_call(quality.rank_all, folder, dataset, progress) if dataset.queries else {}
             abstain = library_call(quality.abstain, folder, dataset, off_topic, progress) if off_topic else None
             tuned = library_call(quality.tune, folder, dataset, progress) if tune else None
     report = {"dataset": dataset.name, "split": split, "queries": len(dataset.queries), "spaces": results}
@@ -194,8 +204,19 @@ def evaluate(dataset_dir, config_path, artifacts, as_json, split, limit_queries,
         sys.exit(EXIT_GATE)
 
 
+def _only_off_topic_allowed(off_topic_dirs, tune: bool, gate_path) -> None:
+    """Without --dataset, eval can only ask the index the off-topic questions."""
+    if not off_topic_dirs:
+        raise click.UsageError("pass --dataset (labeled questions), or --off-topic alone to see which of those questions the index answers")
+    if tune or gate_path:
+        raise click.UsageError(f"{'--tune' if tune else '--gate'} needs --dataset: labeled questions to measure against")
+
+
 def _print_eval(report: dict) -> None:
-    click.echo(f"{report['dataset']} ({report['split']}): {report['queries']} queries")
+    if report["dataset"] is None:
+        click.echo("No labeled questions (--dataset): only which off-topic questions the index answers.")
+    else:
+        click.echo(f"{report['dataset']} ({report['split']}): {report['queries']} queries")
     for space_id, modes in report["spaces"].items():
         click.echo(f"  {space_id}")
         for mode, metrics in modes.items():
@@ -203,8 +224,9 @@ def _print_eval(report: dict) -> None:
     for space_id, info in (report.get("abstain") or {}).items():
         click.echo(f"  abstain, {space_id} (min_relevance {info['min_relevance']}):")
         for name, row in info["off_topic"].items():
-            click.echo(f"    vs {name} ({row['off_topic_queries']} off-topic questions): AUROC {row['auroc']:.4f}; "
-                       f"off-topic answered {row['off_topic_answered']:.1%}, answerable abstained {row['answerable_abstained']:.1%}")
+            auroc = f"AUROC {row['auroc']:.4f}; " if row["auroc"] is not None else ""  # None: no questions of its own
+            abstained = f", answerable abstained {row['answerable_abstained']:.1%}" if row["answerable_abstained"] is not None else ""
+            click.echo(f"    vs {name} ({row['off_topic_queries']} off-topic questions): {auroc}off-topic answered {row['off_topic_answered']:.1%}{abstained}")
             _print_answered(row["answered"])
         if suggested := info.get("suggested"):
             _print_suggested_threshold(suggested)
