@@ -154,6 +154,13 @@ def test_without_labeled_questions_eval_names_the_off_topic_questions_an_index_a
     assert neither.exit_code == 2 and "pass --dataset (labeled questions), or --off-topic" in neither.output
     tune = CliRunner().invoke(cli, [*args, "--tune"])
     assert tune.exit_code == 2 and "--tune needs --dataset" in tune.output
+    gate = tmp_path / "gate.toml"
+    gate.write_text("[answerable]\nmax_off_topic_answered = 0.05\n")
+    refused = CliRunner().invoke(cli, [*args, "--gate", str(gate), "-q"])
+    assert refused.exit_code == 6 and "answerable vs visitors: off_topic_answered = 0.5000 > 0.05" in refused.output, "the one limit it can check"
+    gate.write_text('[answerable]\nmax_off_topic_answered = 0.05\nmin_auroc = 0.9\n[hybrid]\n"ndcg@10" = 0.5\n')
+    unmeasurable = CliRunner().invoke(cli, [*args, "--gate", str(gate), "-q"])
+    assert unmeasurable.exit_code == 2 and "[answerable] min_auroc, [hybrid] ndcg@10 need --dataset" in unmeasurable.output
 
 
 def test_the_gate_can_hold_the_abstain_rates_too(tiny_beir, tiny_off_topic, mixed_off_topic, tmp_path, local_embedder):

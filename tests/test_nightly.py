@@ -157,19 +157,18 @@ def test_a_failed_eval_gate_rolls_the_generation_back_and_fails_the_job(job):
 
 
 def test_the_eval_gate_can_refuse_a_generation_that_answers_what_it_should_not(job):
-    """The gate's [answerable] limits are checked on the off-topic question folders EVAL_OFF_TOPIC lists."""
+    """The gate's [answerable] limit is checked on the off-topic question folders EVAL_OFF_TOPIC lists,
+    with no labeled questions needed."""
     tmp_path, env, _ = job
     assert nightly(tmp_path, env).returncode == 0
     first = (tmp_path / "artifacts" / "CURRENT").read_text().strip()
-    dataset = labeled_set(tmp_path, "when do customers get a refund", "Refunds")
     folders = {"astronomy": "which moons of Jupiter have oceans under their ice", "holidays": "Everyone has twenty-five days of paid holiday a year."}
     for name, question in folders.items():
         (tmp_path / name).mkdir()
         (tmp_path / name / "queries.jsonl").write_text(json.dumps({"_id": name, "text": question}) + "\n")
     gate = tmp_path / "limits.toml"
     gate.write_text("[answerable]\nmax_off_topic_answered = 0\n")
-    result = nightly(tmp_path, env, FULL_REFRESH="true", EVAL_DATASET=str(dataset), EVAL_GATE=str(gate),
-                     EVAL_OFF_TOPIC=f"{tmp_path / 'astronomy'}:{tmp_path / 'holidays'}")
+    result = nightly(tmp_path, env, FULL_REFRESH="true", EVAL_GATE=str(gate), EVAL_OFF_TOPIC=f"{tmp_path / 'astronomy'}:{tmp_path / 'holidays'}")
     assert result.returncode == 6, result.stdout + result.stderr
     assert "vs astronomy (1 off-topic questions)" in result.stdout, "every folder of the list is asked"
     assert "Gate not met: gemini-embedding-001-768 answerable vs holidays: off_topic_answered = 1.0000 > 0" in result.stdout

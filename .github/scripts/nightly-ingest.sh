@@ -9,8 +9,9 @@
 #   STATIC_RAG_CONFIG     config file (default: index.toml); STATIC_RAG_ARTIFACTS overrides its artifacts folder
 #   PROVIDER              spaces to rebuild (default: gemini); NOTION_TOKEN, GEMINI_API_KEY: secrets
 #   FULL_REFRESH, DRY_RUN "true" to pass --full-refresh / --dry-run
-#   EVAL_DATASET, EVAL_GATE  a BEIR folder labeled against your own documents and a floors TOML:
-#                         the new generation must pass `index eval --gate` to be packed
+#   EVAL_GATE             a floors TOML: the new generation must pass `index eval --gate` to be packed,
+#                         on EVAL_DATASET, EVAL_OFF_TOPIC or both
+#   EVAL_DATASET          a BEIR folder labeled against your own documents
 #   EVAL_OFF_TOPIC        folders of questions your documents should not answer, separated by ":"
 #                         (e.g. a copy of bench/everyday): `--off-topic` for the gate's [answerable] limits
 #   OUT                   where run.json, run.log and the archive go (default: dist)
@@ -78,9 +79,11 @@ fi
 read -r generation artifacts < <("$INDEX" status --json | python3 -c 'import json, sys; s = json.load(sys.stdin); print(s["generation"], s["artifacts"])')
 [[ -n ${generation:-} ]] || exit 1
 
-if [[ -n ${EVAL_DATASET:-} && -n ${EVAL_GATE:-} ]]; then
-  # The new generation itself, on queries labeled against its own documents (corpus ids = doc ids).
-  eval_args=(eval --dataset "$EVAL_DATASET" --gate "$EVAL_GATE" --artifacts "$artifacts" --quiet)
+if [[ -n ${EVAL_GATE:-} && ( -n ${EVAL_DATASET:-} || -n ${EVAL_OFF_TOPIC:-} ) ]]; then
+  # The new generation itself, on queries labeled against its own documents (corpus ids = doc ids)
+  # and on questions it should not answer.
+  eval_args=(eval --gate "$EVAL_GATE" --artifacts "$artifacts" --quiet)
+  [[ -n ${EVAL_DATASET:-} ]] && eval_args+=(--dataset "$EVAL_DATASET")
   IFS=: read -ra off_topic <<<"${EVAL_OFF_TOPIC:-}"
   for folder in "${off_topic[@]}"; do
     [[ -n $folder ]] && eval_args+=(--off-topic "$folder")

@@ -174,7 +174,7 @@ def evaluate(dataset_dir, config_path, artifacts, as_json, split, limit_queries,
         if "answerable" in gate and not off_topic_dirs:
             raise ConfigProblem(f"{gate_path}: its [answerable] table needs --off-topic: questions this corpus should not answer (e.g. bench/everyday)")
     if dataset_dir is None:
-        _only_off_topic_allowed(off_topic_dirs, tune, gate_path)
+        _only_off_topic_allowed(off_topic_dirs, tune, gate_path, gate)
         artifacts = artifacts_dir(config_path, artifacts)
         dataset = evaluation.Dataset(name=None, corpus={}, queries={}, qrels={})  # no questions of its own
     else:
@@ -204,12 +204,18 @@ def evaluate(dataset_dir, config_path, artifacts, as_json, split, limit_queries,
         sys.exit(EXIT_GATE)
 
 
-def _only_off_topic_allowed(off_topic_dirs, tune: bool, gate_path) -> None:
-    """Without --dataset, eval can only ask the index the off-topic questions."""
+def _only_off_topic_allowed(off_topic_dirs, tune: bool, gate_path, gate: dict | None) -> None:
+    """Without --dataset, eval can only ask the index the off-topic questions, and a gate can only
+    limit how many of them it answers."""
     if not off_topic_dirs:
         raise click.UsageError("pass --dataset (labeled questions), or --off-topic alone to see which of those questions the index answers")
-    if tune or gate_path:
-        raise click.UsageError(f"{'--tune' if tune else '--gate'} needs --dataset: labeled questions to measure against")
+    if tune:
+        raise click.UsageError("--tune needs --dataset: labeled questions to measure against")
+    needs_questions = [f"[{table}] {name}" for table, limits in (gate or {}).items() for name in limits
+                       if (table, name) != ("answerable", "max_off_topic_answered")]
+    if needs_questions:
+        raise click.UsageError(f"{gate_path}: {', '.join(needs_questions)} need --dataset: labeled questions to measure against "
+                               "(without it, a gate can hold [answerable] max_off_topic_answered only)")
 
 
 def _print_eval(report: dict) -> None:
