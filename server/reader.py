@@ -20,6 +20,8 @@ from indexer.errors import ArtifactError
 from indexer.segments import open_chunks, open_dense, open_lexical, read_layout
 from indexer.sql import load_sql, read_as_current
 from server.answers import load_curated
+from server.fusion import DENSE_WEIGHT
+from server.relevance import threshold
 
 
 @dataclass(frozen=True)
@@ -137,6 +139,9 @@ class Generation:
                     "rebuilt_at": s.rebuilt_at,
                     "stale_documents": len(s.stale),
                     "chance_level": s.chance is not None,  # False: relevance uses the fixed calibration (server/relevance.py)
+                    # what `answerable` and the hybrid score mean here: the space's settings, else the product's defaults
+                    "min_relevance": threshold(s.search, s.chance is not None),
+                    "hybrid_weight": s.search.get("hybrid_weight", DENSE_WEIGHT),
                 }
                 for s in self.spaces.values()
             ],

@@ -144,3 +144,4 @@ def test_min_relevance_in_the_config_sets_the_space_threshold(copy_of_examples, 
     run_index(config)
     with TestClient(create_app(Settings(artifacts=config.artifacts))) as lenient:
         assert ask(lenient, "Who painted the Mona Lisa?")["answerable"] is True, "a threshold of 0 answers everything"
+        assert lenient.get("/v1/info").json()["spaces"][0]["min_relevance"] == 0.0, "and a caller can see it is the one in use"
