@@ -44,11 +44,8 @@ def load_dataset(folder: Path, split: str = "test", limit_queries: int | None = 
                 if missing == [str(paths["corpus"])] else "")
         raise StaticRagError(f"not a BEIR dataset folder, missing: {', '.join(missing)}{hint}")
     corpus = {}
-    # JSON Lines end in "\n" only: splitlines() would also cut at U+0085, U+2028 and others inside texts.
-    for line in (paths["corpus"].read_text(encoding="utf-8") if paths["corpus"].is_file() else "").split("\n"):
-        if line.strip():
-            row = json.loads(line)
-            corpus[str(row["_id"])] = (row.get("title") or "", row.get("text") or "")
+    for row in (_json_lines(paths["corpus"]) if paths["corpus"].is_file() else ()):
+        corpus[str(row["_id"])] = (row.get("title") or "", row.get("text") or "")
     qrels: dict[str, dict[str, int]] = {}
     for i, line in enumerate(paths["qrels"].read_text(encoding="utf-8").split("\n")):
         parts = line.split("\t") if "\t" in line else line.split()
@@ -57,11 +54,9 @@ def load_dataset(folder: Path, split: str = "test", limit_queries: int | None = 
         doc = parts[1].strip()  # a product doc id of a file (`file:guide.md`) is judged as the corpus id its hits get
         qrels.setdefault(parts[0].strip(), {})[corpus_id(doc) if doc.startswith("file:") else doc] = int(parts[2])
     queries = {}
-    for line in paths["queries"].read_text(encoding="utf-8").split("\n"):
-        if line.strip():
-            row = json.loads(line)
-            if str(row["_id"]) in qrels:
-                queries[str(row["_id"])] = row["text"]
+    for row in _json_lines(paths["queries"], "text"):
+        if str(row["_id"]) in qrels:
+            queries[str(row["_id"])] = row["text"]
     ids = sorted(queries, key=lambda q: (len(q), q))[:limit_queries] if limit_queries else sorted(queries, key=lambda q: (len(q), q))
     return Dataset(folder.name, corpus, {q: queries[q] for q in ids}, {q: qrels[q] for q in ids})
 
@@ -84,13 +79,27 @@ def load_queries(folder: Path, split: str = "test") -> dict[str, str]:
     if qrels.is_file():
         rows = [line.split() for line in qrels.read_text(encoding="utf-8").split("\n")]
         judged = {r[0] for i, r in enumerate(rows) if len(r) >= 3 and (i or r[2].lstrip("-").isdigit())}
-    queries = {}
-    for line in path.read_text(encoding="utf-8").split("\n"):
-        if line.strip():
-            row = json.loads(line)
-            if judged is None or str(row["_id"]) in judged:
-                queries[str(row["_id"])] = row["text"]
+    queries = {str(row["_id"]): row["text"] for row in _json_lines(path, "text") if judged is None or str(row["_id"]) in judged}
+    if not queries:
+        raise StaticRagError(f"{path}: no questions{' judged in ' + str(qrels) if judged is not None else ''}")
     return dict(sorted(queries.items()))
+
+
+def _json_lines(path: Path, *required: str):
+    """The objects of a JSON Lines file, each with an `_id` and the `required` keys; a line that is
+    not one is an error naming the file and line."""
+    # JSON Lines end in "\n" only: splitlines() would also cut at U+0085, U+2028 and others inside texts.
+    for number, line in enumerate(path.read_text(encoding="utf-8").split("\n"), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise StaticRagError(f"{path}, line {number}: not JSON ({exc.msg})") from None
+        missing = [key for key in ("_id", *required) if not isinstance(row, dict) or key not in row]
+        if missing:
+            raise StaticRagError(f"{path}, line {number}: an object with {', '.join(missing)} is expected")
+        yield row
 
 
 def ndcg(ranked: list[str], relevant: dict[str, int], k: int) -> float:

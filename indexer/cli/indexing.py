@@ -176,7 +176,7 @@ def evaluate(dataset_dir, config_path, artifacts, as_json, split, limit_queries,
     if dataset_dir is None:
         _only_off_topic_allowed(off_topic_dirs, tune, gate_path, gate)
         artifacts = artifacts_dir(config_path, artifacts)
-        dataset = evaluation.Dataset(name=None, corpus={}, queries={}, qrels={})  # no questions of its own
+        dataset = evaluation.Dataset(name="", corpus={}, queries={}, qrels={})  # no questions of its own
     else:
         dataset = library_call(evaluation.load_dataset, dataset_dir, split, limit_queries, artifacts is None)
     off_topic = {d.name: library_call(evaluation.load_queries, d, split) for d in off_topic_dirs}
@@ -191,7 +191,7 @@ def evaluate(dataset_dir, config_path, artifacts, as_json, split, limit_queries,
             results = library_call(quality.rank_all, folder, dataset, progress) if dataset.queries else {}
             abstain = library_call(quality.abstain, folder, dataset, off_topic, progress) if off_topic else None
             tuned = library_call(quality.tune, folder, dataset, progress) if tune else None
-    report = {"dataset": dataset.name, "split": split, "queries": len(dataset.queries), "spaces": results}
+    report = {"dataset": dataset.name or None, "split": split, "queries": len(dataset.queries), "spaces": results}
     report |= ({"abstain": abstain} if abstain else {}) | ({"tune": tuned} if tuned else {})
     failures = evaluation.gate_failures(results, gate, abstain) if gate else []
     if as_json:
