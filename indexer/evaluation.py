@@ -51,6 +51,8 @@ def load_dataset(folder: Path, split: str = "test", limit_queries: int | None = 
         parts = line.split("\t") if "\t" in line else line.split()
         if len(parts) < 3 or (i == 0 and not parts[2].strip().lstrip("-").isdigit()):
             continue  # blank, or the header line
+        if not parts[2].strip().lstrip("-").isdigit():
+            raise StaticRagError(f"{paths['qrels']}, line {i + 1}: the score must be a whole number (query-id, corpus-id, score); got {parts[2].strip()!r}")
         doc = parts[1].strip()  # a product doc id of a file (`file:guide.md`) is judged as the corpus id its hits get
         qrels.setdefault(parts[0].strip(), {})[corpus_id(doc) if doc.startswith("file:") else doc] = int(parts[2])
     queries = {}

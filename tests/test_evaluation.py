@@ -93,6 +93,9 @@ def test_a_question_file_that_cannot_be_read_is_a_clear_error_naming_its_line(ti
         (folder / "queries.jsonl").write_text(content)
         result = CliRunner().invoke(cli, ["eval", "--dataset", str(tiny_beir), "--off-topic", str(folder), "-q"])
         assert result.exit_code == 1 and message in result.output, (content, result.output)
+    (tiny_beir / "qrels" / "graded.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\nq2\td2\trelevant\n")
+    result = CliRunner().invoke(cli, ["eval", "--dataset", str(tiny_beir), "--split", "graded", "-q"])
+    assert result.exit_code == 1 and "graded.tsv, line 3: the score must be a whole number" in result.output
     (tiny_beir / "queries.jsonl").write_text('{"_id": "q1", "text": "refunds"}\n{"_id": "q2"\n')
     result = CliRunner().invoke(cli, ["eval", "--dataset", str(tiny_beir), "-q"])
     assert result.exit_code == 1 and "tiny/queries.jsonl, line 2: not JSON" in result.output
