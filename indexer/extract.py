@@ -57,10 +57,11 @@ FRONT_MATTER_MAX_NODES = 10_000  # scalars, lists and mappings, aliases expanded
 FRONT_MATTER_MAX_DEPTH = 32
 
 
-def load_front_matter(text: str) -> dict | list | str | None:
+def load_front_matter(text: str, what: str = "front matter", first_line: int = 2) -> dict | list | str | None:
     """YAML front matter, safely: parsed into nodes first and refused when it would expand past
     FRONT_MATTER_MAX_NODES (an alias bomb) or nest deeper than FRONT_MATTER_MAX_DEPTH; only then
-    are the nodes turned into Python values."""
+    are the nodes turned into Python values. `what` names the text in errors, and `first_line` is
+    its first line's number in its file (front matter follows a `---` line; a YAML file: 1)."""
     loader = YAML_LOADER(text)
     try:
         node = loader.get_single_node()
@@ -72,31 +73,31 @@ def load_front_matter(text: str) -> dict | list | str | None:
             current, depth = stack.pop()
             budget -= 1
             if budget < 0:
-                raise ExtractionError(f"front matter expands to more than {FRONT_MATTER_MAX_NODES} values (YAML aliases?)")
+                raise ExtractionError(f"{what} expands to more than {FRONT_MATTER_MAX_NODES} values (YAML aliases?)")
             if depth > FRONT_MATTER_MAX_DEPTH:
-                raise ExtractionError(f"front matter nests deeper than {FRONT_MATTER_MAX_DEPTH} levels")
+                raise ExtractionError(f"{what} nests deeper than {FRONT_MATTER_MAX_DEPTH} levels")
             if isinstance(current, yaml.SequenceNode):
                 stack.extend((child, depth + 1) for child in current.value)
             elif isinstance(current, yaml.MappingNode):
                 stack.extend((part, depth + 1) for pair in current.value for part in pair)
         return loader.construct_document(node)
     except RecursionError:
-        raise ExtractionError(f"front matter nests deeper than {FRONT_MATTER_MAX_DEPTH} levels") from None
+        raise ExtractionError(f"{what} nests deeper than {FRONT_MATTER_MAX_DEPTH} levels") from None
     except yaml.YAMLError as exc:
         if "nesting depth" in str(getattr(exc, "problem", "")):  # PyYAML >= 6.0.4 stops at 1,000 levels itself
-            raise ExtractionError(f"front matter nests deeper than {FRONT_MATTER_MAX_DEPTH} levels") from None
-        raise ExtractionError(f"front matter is not valid YAML: {_yaml_problem(exc)}") from None
+            raise ExtractionError(f"{what} nests deeper than {FRONT_MATTER_MAX_DEPTH} levels") from None
+        raise ExtractionError(f"{what} is not valid YAML: {_yaml_problem(exc, first_line)}") from None
     finally:
         loader.dispose()
 
 
-def _yaml_problem(exc) -> str:
-    """PyYAML's complaint on one line, with where it is in the file (the front matter begins on its
-    line 2): its own message spans four lines, and a run's report shows one per problem."""
+def _yaml_problem(exc, first_line: int) -> str:
+    """PyYAML's complaint on one line, with where it is in the file (the text begins on its line
+    `first_line`): its own message spans four lines, and a run's report shows one per problem."""
     problem = getattr(exc, "problem", None) or getattr(exc, "context", None)
     mark = getattr(exc, "problem_mark", None)
     if problem and mark is not None:
-        return f"{problem} at line {mark.line + 2}, column {mark.column + 1}"
+        return f"{problem} at line {mark.line + first_line}, column {mark.column + 1}"
     return " ".join(str(exc).split())
 
 

@@ -72,6 +72,10 @@ def test_bad_entries_are_reported_one_by_one_and_a_broken_file_deletes_nothing(t
     broken = crawl_answers(SourceConfig(name="faq", type="answers", path=tmp_path / "faq.toml"))
     assert not broken.listing_complete and [e.code for e in broken.errors] == ["SOURCE_LISTING_FAILED"]
     assert "not valid TOML" in broken.errors[0].message
+    (tmp_path / "faq.yaml").write_text("answers:\n  - question: [unclosed\n")
+    broken = crawl_answers(SourceConfig(name="faq", type="answers", path=tmp_path / "faq.yaml"))
+    assert broken.errors[0].message.endswith("faq.yaml is not valid YAML: did not find expected ',' or ']' at line 3, column 1"), \
+        "the file's own line (the end, where the bracket is still open), not front matter's"
 
 
 @pytest.fixture(scope="module")

@@ -29,7 +29,7 @@ from indexer.anchors import slugify
 from indexer.config import SourceConfig
 from indexer.documents import Document, FetchState
 from indexer.errors import ErrorCode, IngestError
-from indexer.extract import parse_timestamp
+from indexer.extract import ExtractionError, load_front_matter, parse_timestamp
 from indexer.sources import SourceResult
 
 FORMATS = (".toml", ".csv", ".yaml", ".yml")
@@ -130,10 +130,10 @@ def _file_entries(source: SourceConfig) -> tuple[list, datetime]:
             rows = list(csv.DictReader(io.StringIO(text)))
             entries = [{(k or "").strip().lower(): v for k, v in row.items()} for row in rows]
         else:
-            from indexer.extract import load_front_matter  # safe YAML: sizes and aliases bounded
-
-            loaded = load_front_matter(text)
+            loaded = load_front_matter(text, what=path.name, first_line=1)  # safe YAML: sizes and aliases bounded
             entries = loaded.get("answers") if isinstance(loaded, dict) else loaded
+    except ExtractionError as exc:  # the YAML's own complaint, with its line
+        raise AnswersFileError(str(exc)) from None
     except (tomllib.TOMLDecodeError, csv.Error, ValueError) as exc:
         raise AnswersFileError(f"{path.name}: not valid {suffix[1:].upper()}: {exc}") from None
     if not isinstance(entries, list):
