@@ -108,8 +108,8 @@ def test_off_topic_questions_are_not_answerable(client, query):
 
 def test_everyday_questions_are_rarely_answerable(client):
     """Unlike OFF_TOPIC, these may share words with the corpus ("how do I write a will?"): a word
-    in common must not make a question answerable. The target is at most 5% answered (2 of 151
-    were, measured: bench/README.md, "Everyday questions")."""
+    in common must not make a question answerable. The target is at most 5% answered (3 of 151
+    are, measured: bench/README.md, "Everyday questions")."""
     questions = list(load_queries(EVERYDAY).values())  # as `index eval --off-topic bench/everyday` reads them
     assert len(questions) >= 150
     answered = [q for q in questions if ask(client, q)["answerable"]]
