@@ -47,14 +47,11 @@ def load_dataset(folder: Path, split: str = "test", limit_queries: int | None = 
     for row in (_json_lines(paths["corpus"]) if paths["corpus"].is_file() else ()):
         corpus[str(row["_id"])] = (row.get("title") or "", row.get("text") or "")
     qrels: dict[str, dict[str, int]] = {}
-    for i, line in enumerate(paths["qrels"].read_text(encoding="utf-8").split("\n")):
-        parts = line.split("\t") if "\t" in line else line.split()
-        if len(parts) < 3 or (i == 0 and not parts[2].strip().lstrip("-").isdigit()):
-            continue  # blank, or the header line
-        if not parts[2].strip().lstrip("-").isdigit():
-            raise StaticRagError(f"{paths['qrels']}, line {i + 1}: the score must be a whole number (query-id, corpus-id, score); got {parts[2].strip()!r}")
-        doc = parts[1].strip()  # a product doc id of a file (`file:guide.md`) is judged as the corpus id its hits get
-        qrels.setdefault(parts[0].strip(), {})[corpus_id(doc) if doc.startswith("file:") else doc] = int(parts[2])
+    for number, (query_id, doc, score) in _qrels_rows(paths["qrels"]):
+        if not score.lstrip("-").isdigit():
+            raise StaticRagError(f"{paths['qrels']}, line {number}: the score must be a whole number (query-id, corpus-id, score); got {score!r}")
+        # a product doc id of a file (`file:guide.md`) is judged as the corpus id its hits get
+        qrels.setdefault(query_id, {})[corpus_id(doc) if doc.startswith("file:") else doc] = int(score)
     queries = {}
     for row in _json_lines(paths["queries"], "text"):
         if str(row["_id"]) in qrels:
@@ -79,12 +76,21 @@ def load_queries(folder: Path, split: str = "test") -> dict[str, str]:
     judged = None
     qrels = folder / "qrels" / f"{split}.tsv"
     if qrels.is_file():
-        rows = [line.split() for line in qrels.read_text(encoding="utf-8").split("\n")]
-        judged = {r[0] for i, r in enumerate(rows) if len(r) >= 3 and (i or r[2].lstrip("-").isdigit())}
+        judged = {query_id for _, (query_id, _, _) in _qrels_rows(qrels)}
     queries = {str(row["_id"]): row["text"] for row in _json_lines(path, "text") if judged is None or str(row["_id"]) in judged}
     if not queries:
         raise StaticRagError(f"{path}: no questions{' judged in ' + str(qrels) if judged is not None else ''}")
     return dict(sorted(queries.items()))
+
+
+def _qrels_rows(path: Path):
+    """(line number, (query id, corpus id, score)) of each row of a qrels file, tab- or
+    space-separated; blank lines and the header line are left out."""
+    for number, line in enumerate(path.read_text(encoding="utf-8").split("\n"), 1):
+        parts = [part.strip() for part in (line.split("\t") if "\t" in line else line.split())]
+        if len(parts) < 3 or (number == 1 and not parts[2].lstrip("-").isdigit()):
+            continue  # blank, or the header line
+        yield number, (parts[0], parts[1], parts[2])
 
 
 def _json_lines(path: Path, *required: str):
