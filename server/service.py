@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+import unicodedata
 from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -25,6 +26,7 @@ from server.warming import warm
 
 log = logging.getLogger("static_rag.server")
 QUERY_TIMEOUT_SECONDS = 10.0  # per query-embedding request: a chatbot user is waiting
+VISIBLE = frozenset("LNPS")  # Unicode categories a reader sees: letters, numbers, punctuation, symbols
 EMBEDDING_FAILURES = ("EMBEDDINGS_FAILED", "PROVIDER_UNAVAILABLE")  # query-embedding errors a lexical answer can stand in for
 
 
@@ -152,7 +154,7 @@ class SearchService:
                 after, before = intersect(filters.updated_after, filters.updated_before, (parsed.after, parsed.before))
                 filters, query = replace(filters, updated_after=after, updated_before=before), parsed.rest
         list_recent = parsed is not None and parsed.only_time
-        if not query and not list_recent:
+        if not has_text(query) and not list_recent:
             raise ServiceError("EMPTY_QUERY", "query must contain some text", 400)
         limit = self.settings.server.max_query_chars
         if len(query) > limit:
@@ -245,3 +247,10 @@ def check_filters(generation: Generation, filters: SearchFilters) -> None:
         raise ServiceError("UNKNOWN_SOURCE", f"no source is named {filters.source!r}; sources: {', '.join(visible) or 'none'}", 400)
     if filters.source_type is not None and filters.source_type not in SOURCE_TYPES:
         raise ServiceError("UNKNOWN_SOURCE", f"there is no source type {filters.source_type!r}; types: {', '.join(SOURCE_TYPES)}", 400)
+
+
+def has_text(query: str) -> bool:
+    """Whether the query holds anything a person can see: a query of control characters, zero-width
+    spaces or other invisible code points is as empty as one of blanks (and would otherwise be
+    answered with whatever ranks first for nothing)."""
+    return any(unicodedata.category(char)[0] in VISIBLE for char in query)

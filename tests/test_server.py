@@ -103,6 +103,7 @@ def test_filters_apply_before_the_cut_to_top_k(client):
     "body, code, fragment",
     [
         ({"query": "   "}, "EMPTY_QUERY", "query must contain some text"),
+        ({"query": "\u0000\u200b\ufeff\t"}, "EMPTY_QUERY", "query must contain some text"),
         ({"query": "x" * 2001}, "QUERY_TOO_LONG", "the limit is 2000"),
         ({"query": "x", "top_k": 0}, "INVALID_REQUEST", "top_k"),
         ({"query": "x", "top_k": 51}, "TOP_K_TOO_LARGE", "the limit is 50"),
