@@ -21,10 +21,11 @@ HEADING_STYLE = re.compile(r"^heading\s*([1-6])$", re.IGNORECASE)
 def extract_docx(raw: bytes, fallback_title: str) -> Extracted:
     from docx import Document as open_docx
     from docx.opc.exceptions import PackageNotFoundError
+    from lxml.etree import XMLSyntaxError
 
     try:
         document = open_docx(io.BytesIO(raw))
-    except (PackageNotFoundError, zipfile.BadZipFile, KeyError, ValueError) as exc:
+    except (PackageNotFoundError, zipfile.BadZipFile, XMLSyntaxError, KeyError, ValueError) as exc:
         raise ExtractionError(f"not a readable Word (.docx) document ({type(exc).__name__}: {exc})") from None
     parts: list[str] = []
     first_heading = None

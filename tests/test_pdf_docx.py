@@ -1,6 +1,7 @@
 """PDF and Word files, as help centres publish them: indexed with their headings, cited by page,
 without their running headers and footers; encrypted and scanned PDFs get their own codes."""
 
+import zipfile
 from datetime import datetime
 
 import pytest
@@ -149,6 +150,20 @@ def test_a_pdf_and_a_word_file_linked_from_a_crawled_page_are_indexed(tmp_path, 
     assert word["title"] == "Travel policy" and word["url"] == site.url("/files/travel.docx")
     assert hit["url"] == site.url("/files/manual.pdf")
     assert hit["link"] == site.url("/files/manual.pdf") + "#page=2" and hit["page_start"] == 2
+
+
+def test_a_damaged_word_file_is_a_clear_error(tmp_path):
+    make_docx(tmp_path / "whole.docx", [("h1", "Travel policy"), ("p", "Employees book trains.")], title="Travel policy")
+    with zipfile.ZipFile(tmp_path / "whole.docx") as whole, zipfile.ZipFile(tmp_path / "broken.docx", "w") as broken:
+        for item in whole.infolist():
+            data = whole.read(item)
+            broken.writestr(item, data[: len(data) // 2] if item.filename == "word/document.xml" else data)
+    (tmp_path / "empty.docx").write_bytes(b"")
+    for name in ("broken.docx", "empty.docx"):
+        result = CliRunner().invoke(cli, ["extract", str(tmp_path / name)])
+        assert result.exit_code == 1, result.output
+        assert "FILE_EXTRACTION_FAILED: " in result.output and f"{name}: not a readable Word (.docx) document" in result.output
+        assert "unexpected" not in result.output
 
 
 def test_index_extract_prints_a_pdf_as_text(tmp_path):
