@@ -31,10 +31,12 @@ demo: install
 	@printf '\nSample query: "%s"\n' "$(DEMO_QUERY)"
 	$(BIN)/index search "$(DEMO_QUERY)" --config examples/index.toml --top-k 3
 	@# The server starts in the background; the sample request is printed once it answers (it takes a few seconds).
+	@# A server that exits (its port taken by another program) ends the demo with its error, not a "Ready" from that program.
 	@$(BIN)/index serve --config examples/index.toml --host $(HOST) --port $(PORT) & server=$$!; \
 	trap 'kill $$server 2>/dev/null; wait $$server' INT TERM; \
-	for i in $$(seq 1 240); do $(BIN)/python -c 'import sys, urllib.request; urllib.request.urlopen(sys.argv[1], timeout=1)' \
-	  http://$(HOST):$(PORT)/readyz 2>/dev/null && break; sleep 0.5; done; \
+	for i in $$(seq 1 240); do sleep 0.5; kill -0 $$server 2>/dev/null || { wait $$server; exit $$?; }; \
+	  $(BIN)/python -c 'import sys, urllib.request; urllib.request.urlopen(sys.argv[1], timeout=1)' \
+	  http://$(HOST):$(PORT)/readyz 2>/dev/null && break; done; \
 	printf '\nReady: open http://$(HOST):$(PORT)/ or, in another terminal:\n  curl -s -XPOST $(HOST):$(PORT)/v1/search -H '"'"'content-type: application/json'"'"' -d '"'"'{"query": "$(DEMO_QUERY)", "top_k": 3}'"'"'\n(Ctrl-C stops the server)\n\n'; \
 	wait $$server
 

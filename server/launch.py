@@ -19,7 +19,7 @@ import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 from uvicorn.supervisors import Multiprocess
 
-STARTUP_FAILURE = 3  # uvicorn's exit code when the server could not start
+STARTUP_FAILURE = 1  # the server could not start (uvicorn's own 3 is the delete guard's code in `index`)
 
 
 HEAD_SECONDS = 10.0  # a request's line and headers must arrive within this, or the connection closes
@@ -95,6 +95,19 @@ class TcpConfig(uvicorn.Config):
     def bind_socket(self) -> socket.socket:
         sock = super().bind_socket()
         return socket.socket(sock.family, sock.type, socket.IPPROTO_TCP, fileno=sock.detach())
+
+
+def check_address(host: str, port: int) -> None:
+    """Bind `host:port` as uvicorn will and let go: OSError when it cannot be had (in use, an
+    address this machine does not have, a name that does not resolve). uvicorn would find out only
+    after the app had started and loaded its models, and say it in a JSON log line."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn: a port in TIME_WAIT is free
+        try:
+            probe.bind((host, port))
+        except socket.gaierror as exc:
+            raise OSError(f"cannot resolve {host!r} ({exc.strerror})") from None
 
 
 def run(**options) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import tempfile
@@ -21,7 +22,7 @@ from indexer.errors import ConfigError, StaticRagError
 @json_option
 @click.option("-k", "--top-k", default=5, show_default=True, type=click.IntRange(1, 50), help="How many hits.")
 @click.option("--mode", type=click.Choice(["hybrid", "dense", "lexical"]), default="hybrid", show_default=True)
-@click.option("--space", help="Embedding space id (default: the first in the generation).")
+@click.option("--space", help="Embedding space id (default: the config's [server] default_space, else the space rebuilt last).")
 @click.option("--source", help="Only documents from this source.")
 @click.option("--parse-time", is_flag=True, help='Read a time phrase ("last week", "since Monday", "in October") as a date filter.')
 @click.option("--timezone", "zone_name", metavar="ZONE", help="IANA time zone for --parse-time (default UTC), e.g. Europe/Berlin.")
@@ -171,6 +172,15 @@ def serve(config_path, artifacts, host, port, log_level, workers, access_log):
         curl -s -XPOST 127.0.0.1:8000/v1/search -H 'content-type: application/json' \\
              -d '{"query": "how do I roll back a bad index?", "top_k": 3}'
     """
+    from server.launch import check_address  # imports no metrics
+
+    address = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    try:
+        check_address(host, port)  # before the model loads and the banner says "Serving"
+    except OSError as exc:
+        advice = ("another program (another index serve?) is listening there: stop it, or pass another --port"
+                  if exc.errno == errno.EADDRINUSE else "--host must name an address of this machine (127.0.0.1, 0.0.0.0, ::1, …)")
+        raise click.ClickException(f"cannot listen on {address}: {exc.strerror or exc}; {advice}") from None
     # Before anything imports prometheus_client: its metrics choose per-process files at creation.
     metrics_dir = tempfile.TemporaryDirectory(prefix="static-rag-metrics-")  # every worker's counters, summed by /metrics
     os.environ["PROMETHEUS_MULTIPROC_DIR"] = metrics_dir.name
@@ -186,10 +196,10 @@ def serve(config_path, artifacts, host, port, log_level, workers, access_log):
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     os.environ["STATIC_RAG_JSON_LOGS"] = "1"
     os.environ["STATIC_RAG_ACCESS_LOG"] = "1" if access_log else "0"
-    click.echo(f"Serving {folder.resolve()} on http://{host}:{port} with {workers} worker(s)  (OpenAPI: http://{host}:{port}/schema)")
-    click.echo(f"Demo page: http://{host}:{port}/  (the same box on your own site: http://{host}:{port}/widget.js, README \"Demo page and widget\")")
+    click.echo(f"Serving {folder.resolve()} on http://{address} with {workers} worker(s)  (OpenAPI: http://{address}/schema)")
+    click.echo(f"Demo page: http://{address}/  (the same box on your own site: http://{address}/widget.js, README \"Demo page and widget\")")
     click.echo(
-        f"Try: curl -s -XPOST {host}:{port}/v1/search -H 'content-type: application/json' "
+        f"Try: curl -s -XPOST 'http://{address}/v1/search' -H 'content-type: application/json' "
         "-d '{\"query\": \"your question here\", \"top_k\": 3}'"
     )
     json_lines = {"()": "server.observe.JsonFormatter"}
