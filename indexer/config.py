@@ -227,7 +227,7 @@ def load_config(path: str | Path, artifacts_override: str | Path | None = None) 
     """Read and validate a config file. `artifacts_override` (the `--artifacts` flag) wins over the file."""
     path = Path(path)
     try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+        raw = tomllib.loads(path.read_text(encoding="utf-8-sig"))  # -sig: a Windows editor's byte order mark is not TOML
     except FileNotFoundError:
         raise ConfigError(f"config file not found: {path}") from None
     except tomllib.TOMLDecodeError as exc:

@@ -86,7 +86,7 @@ def load_queries(folder: Path, split: str = "test") -> dict[str, str]:
 def _qrels_rows(path: Path):
     """(line number, (query id, corpus id, score)) of each row of a qrels file, tab- or
     space-separated; blank lines and the header line are left out."""
-    for number, line in enumerate(path.read_text(encoding="utf-8").split("\n"), 1):
+    for number, line in enumerate(path.read_text(encoding="utf-8-sig").split("\n"), 1):
         parts = [part.strip() for part in (line.split("\t") if "\t" in line else line.split())]
         if len(parts) < 3 or (number == 1 and not parts[2].lstrip("-").isdigit()):
             continue  # blank, or the header line
@@ -97,7 +97,7 @@ def _json_lines(path: Path, *required: str):
     """The objects of a JSON Lines file, each with an `_id` and the `required` keys; a line that is
     not one is an error naming the file and line."""
     # JSON Lines end in "\n" only: splitlines() would also cut at U+0085, U+2028 and others inside texts.
-    for number, line in enumerate(path.read_text(encoding="utf-8").split("\n"), 1):
+    for number, line in enumerate(path.read_text(encoding="utf-8-sig").split("\n"), 1):
         if not line.strip():
             continue
         try:
@@ -189,7 +189,7 @@ def load_gate(path: Path) -> dict[str, dict[str, float]]:
     """`[<mode>] <metric> = minimum` tables, e.g. `[hybrid] "ndcg@10" = 0.73`, and an optional
     `[answerable]` table of ANSWERABLE_LIMITS for the abstain report, e.g. `max_off_topic_answered = 0.05`."""
     try:
-        raw = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+        raw = tomllib.loads(Path(path).read_text(encoding="utf-8-sig"))
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read the gate: {exc}") from None
     for table, limits in raw.items():

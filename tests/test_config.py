@@ -135,3 +135,9 @@ def test_notion_roots_take_ids_and_urls_and_keys_have_seed_defaults(tmp_path):
     source = load_config(write_config(tmp_path, notion + LOCAL)).sources[0]
     assert source.roots == ("c01166c6-13ae-45cb-b968-18b4ef2f5a77", "c37a2c66-e3aa-4a0d-a447-73de3b80c253")
     assert (source.max_depth, source.max_pages, source.follow_links, source.requests_per_second) == (4, 250, True, 3.0)
+
+
+def test_a_config_saved_with_a_byte_order_mark_loads(tmp_path):
+    path = tmp_path / "index.toml"
+    path.write_bytes(("# Windows Notepad's UTF-8\n" + FILES + LOCAL).encode("utf-8-sig"))
+    assert [s.name for s in load_config(path).sources] == ["docs"]

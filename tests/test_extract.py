@@ -128,3 +128,34 @@ def test_index_extract_prints_what_the_indexer_keeps(site, tmp_path):
     as_json = runner.invoke(cli, ["extract", str(note), "--json"])
     assert as_json.exit_code == 0 and '"title": "Note"' in as_json.output and '"text": "Body text."' in as_json.output
     assert site.requests == ["/robots.txt", "/returns"], "utm_source was dropped before fetching; the refused fetch sent nothing"
+
+
+def test_files_saved_by_windows_editors_are_read_through_their_byte_order_mark(site, tmp_path):
+    """A UTF-8 byte order mark hid a Markdown file's front matter and first heading (its title became the
+    file name, its front matter text); "Unicode" text (UTF-16) failed as "not UTF-8"."""
+    from click.testing import CliRunner
+
+    from indexer.cli import cli
+
+    def extract(target: str) -> dict:
+        result = CliRunner().invoke(cli, ["extract", target, "--json", "--allow-private-network", "127.0.0.0/8"])
+        assert result.exit_code == 0, result.output
+        return json.loads(result.output)
+
+    (tmp_path / "refunds.md").write_bytes(b"\xef\xbb\xbf---\ntitle: Refund rules\ntags: [billing]\n---\n# Refunds\n\nRefunds take five days.\n")
+    (tmp_path / "shipping.md").write_bytes("# Shipping\n\nParcels ship daily.\n".encode("utf-8-sig"))
+    (tmp_path / "returns.txt").write_bytes("Returns\n\nUnworn shoes come back within thirty days.\n".encode("utf-16"))
+    (tmp_path / "care.html").write_bytes("<html><head><title>Shoe care</title></head><body><article><h1>Care</h1><p>Wax the leather every month.</p></article></body></html>".encode("utf-16"))
+    refunds = extract(str(tmp_path / "refunds.md"))
+    assert (refunds["title"], refunds["tags"], refunds["text"]) == ("Refund rules", ["billing"], "# Refunds\n\nRefunds take five days.")
+    assert extract(str(tmp_path / "shipping.md"))["title"] == "Shipping"
+    assert extract(str(tmp_path / "returns.txt"))["text"] == "Returns\n\nUnworn shoes come back within thirty days."
+    care = extract(str(tmp_path / "care.html"))
+    assert care["title"] == "Shoe care" and "Wax the leather every month." in care["text"]
+    site.routes["/faq.md"] = (200, "text/markdown; charset=utf-8", "# Sizes\n\nOur shoes run small.\n".encode("utf-8-sig"))
+    page = extract(site.url("/faq.md"))
+    assert page["title"] == "Sizes" and page["text"].startswith("# Sizes")
+    damaged = tmp_path / "damaged.txt"
+    damaged.write_bytes(b"\xff\xfe" + "odd".encode("utf-16-le")[:-1])
+    result = CliRunner().invoke(cli, ["extract", str(damaged)])
+    assert result.exit_code == 1 and "not UTF-16-LE text" in result.output and "save it as UTF-8" in result.output, result.output

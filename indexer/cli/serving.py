@@ -113,7 +113,7 @@ def extract(target, as_json, allow):
     """
     from indexer.config import SourceConfig, check_networks
     from indexer.extract import ExtractionError
-    from indexer.sources.files import read_file
+    from indexer.sources.files import not_text, read_file
     from indexer.sources.netguard import ALLOW_HINT
     from indexer.sources.web import crawl_urls
 
@@ -136,7 +136,9 @@ def extract(target, as_json, allow):
             document = read_file(path, path.name, f"file:{path.name}", "extract")
         except ExtractionError as exc:
             raise click.ClickException(f"{exc.code or 'FILE_EXTRACTION_FAILED'}: {path}: {exc}") from None
-        except (OSError, UnicodeDecodeError) as exc:
+        except UnicodeDecodeError as exc:
+            raise click.ClickException(f"FILE_EXTRACTION_FAILED: {path}: {not_text(exc)}") from None
+        except OSError as exc:
             raise click.ClickException(f"FILE_EXTRACTION_FAILED: {path}: {exc}") from None
         if not document.text.strip():
             raise click.ClickException(f"FILE_EXTRACTION_EMPTY: {path}: no text found")

@@ -15,7 +15,7 @@ from stat import S_ISLNK
 from indexer.config import SourceConfig
 from indexer.documents import Document, FetchState
 from indexer.errors import ErrorCode, IngestError
-from indexer.extract import EXTRACTION_VERSION, ExtractionError, Extracted, extract_html, extract_markdown, extract_text, parse_timestamp
+from indexer.extract import EXTRACTION_VERSION, ExtractionError, Extracted, decode_file_text, extract_html, extract_markdown, extract_text, parse_timestamp
 from indexer.pdf import extract_pdf
 from indexer.word import extract_docx
 from indexer.sources import SourceResult
@@ -130,7 +130,7 @@ def crawl_files(source: SourceConfig, progress=None, fetch_state: dict[str, Fetc
             document = replace(document, fetch_seconds=time.perf_counter() - started, etag=digest,
                                last_modified=document.updated_at.isoformat() if document.updated_at else None)
         except UnicodeDecodeError as exc:
-            problem(ErrorCode.FILE_EXTRACTION_FAILED, f"not UTF-8 text (byte {exc.start}: {exc.reason}); save it as UTF-8")
+            problem(ErrorCode.FILE_EXTRACTION_FAILED, not_text(exc))
         except ExtractionError as exc:
             problem(exc.code or ErrorCode.FILE_EXTRACTION_FAILED, str(exc), exc.level)
         except OSError as exc:
@@ -175,6 +175,10 @@ def read_bytes(path: str, size: int) -> bytes:
     return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
+def not_text(exc: UnicodeDecodeError) -> str:
+    return f"not {exc.encoding.upper()} text (byte {exc.start}: {exc.reason}); save it as UTF-8"
+
+
 def read_file(path: Path, relative: str, doc_id: str, source_name: str, raw: bytes | None = None, updated_at: datetime | None = None) -> Document:
     """One file as a document; `updated_at` is used when the file does not say (front matter), else its mtime."""
     suffix = path.suffix.lower()
@@ -188,9 +192,9 @@ def read_file(path: Path, relative: str, doc_id: str, source_name: str, raw: byt
     elif suffix == ".docx":
         extracted = extract_docx(raw, fallback_title)
     elif suffix in (".md", ".markdown"):
-        extracted = extract_markdown(raw.decode("utf-8"), fallback_title)
+        extracted = extract_markdown(decode_file_text(raw), fallback_title)
     else:
-        extracted = extract_text(raw.decode("utf-8"), fallback_title)
+        extracted = extract_text(decode_file_text(raw), fallback_title)
     updated_at = extracted.updated_at or updated_at or datetime.fromtimestamp(path.stat().st_mtime, tz=timezone.utc)
     return Document(
         doc_id=doc_id,
