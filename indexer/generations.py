@@ -132,9 +132,11 @@ def resolve(artifacts: Path, name: str) -> str:
     (what CURRENT names) or `previous` (the newest kept generation older than the current one)."""
     kept = list_generations(artifacts)
     current = read_current_id(artifacts)
+    if current is None and not kept:
+        raise ArtifactError(f"nothing is published in {artifacts} yet (run `index run` first)")
     if name.lower() == "current":
         if current is None:
-            raise ArtifactError(f"nothing is published in {artifacts} yet")
+            raise ArtifactError(f"nothing is published in {artifacts}: CURRENT is missing; kept: {', '.join(kept)} (index rollback GEN names one)")
         return current
     if name.lower() == "previous":
         older = [g for g in kept if current is None or g < current]

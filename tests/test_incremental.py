@@ -212,6 +212,9 @@ def test_dry_run_estimates_remote_cost_without_a_key(tmp_path, monkeypatch):
 
 def test_status_runs_diff_and_rollback(tmp_path, local_embedder):
     config = corpus(tmp_path)
+    for command in ("diff", "rollback"):  # before the first run: said "no generation older than None is kept"
+        early = run(command, "-c", str(config))
+        assert early.exit_code == 1 and "nothing is published in" in early.output and "run `index run` first" in early.output, early.output
     first = json.loads(run("run", "-c", str(config), "--json").output)["generation"]
     (tmp_path / "docs" / "d0.md").write_text("---\ntitle: Page 0\n---\n# Page 0\n\nRefunds within sixty days.\n")
     (tmp_path / "docs" / "d5.md").write_text("# Page 5\n\nA new page.\n")
