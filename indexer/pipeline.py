@@ -433,7 +433,11 @@ class _Versions:
 
 
 def _nothing_found(config: Config, errors: list[IngestError]) -> str:
-    sources = ", ".join(f"{s.name} ({s.path or ', '.join(s.urls)})" for s in config.sources)
+    def where(source) -> str:  # what a person checks first: the folder, the addresses, the Notion pages
+        named = [str(source.path)] if source.path else [*source.urls, *source.sitemaps, *(f"notion:{r}" for r in source.roots)]
+        return f"{source.name} ({', '.join(named)})" if named else source.name
+
+    sources = ", ".join(where(s) for s in config.sources)
     first = f"; first problem: {errors[0].code} {errors[0].message}" if errors else ""
     return f"the generation would be empty: no document could be indexed{first}. Sources: {sources}. Nothing was published."
 

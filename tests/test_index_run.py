@@ -217,6 +217,14 @@ def test_a_first_run_that_finds_no_text_publishes_nothing(tmp_path):
     assert not (artifacts / "generations").exists() or generation_ids(artifacts) == [], "the refused generation left nothing behind"
 
 
+def test_a_run_that_finds_nothing_names_where_it_looked(tmp_path, site):
+    """The message ends with each source and where it reads; a sitemap or Notion source showed "help ()"."""
+    sitemap = site.url("/sitemap.xml")  # the site answers 404: the listing fails
+    config = write_config(tmp_path, f'[[sources]]\nname = "help"\ntype = "urls"\n{LOOPBACK_WEB}sitemaps = ["{sitemap}"]\n' + LOCAL)
+    result = run_cli("run", "-c", str(config))
+    assert result.exit_code == 1 and f"Sources: help ({sitemap}). Nothing was published." in result.output, result.output
+
+
 def test_a_run_leaves_the_garbage_collector_as_the_calling_program_set_it(tmp_path):
     # A run collects less often while it works (indexer/collector.py); whatever the caller had is back after it, refused or not.
     import gc
