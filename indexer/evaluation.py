@@ -56,6 +56,15 @@ def load_dataset(folder: Path, split: str = "test", limit_queries: int | None = 
     for row in _json_lines(paths["queries"], "text"):
         if str(row["_id"]) in qrels:
             queries[str(row["_id"])] = row["text"]
+    # Found out before the corpus is indexed, not as "0 queries" after it.
+    if not qrels:
+        raise StaticRagError(f"{paths['qrels']}: no judgments; each line is: query-id, corpus-id, score (tab-separated)")
+    if not queries:
+        raise StaticRagError(f"{paths['qrels']}: none of the {len(qrels)} questions it judges (e.g. {min(qrels)!r}) is in "
+                             f"{paths['queries']}: check that both use the same query ids")
+    if corpus and not any(doc in corpus for judged in qrels.values() for doc in judged):
+        raise StaticRagError(f"{paths['qrels']}: none of the documents it judges (e.g. {min(min(j) for j in qrels.values() if j)!r}) is in "
+                             f"{paths['corpus']}: check that both use the same corpus ids")
     ids = sorted(queries, key=lambda q: (len(q), q))[:limit_queries] if limit_queries else sorted(queries, key=lambda q: (len(q), q))
     return Dataset(folder.name, corpus, {q: queries[q] for q in ids}, {q: qrels[q] for q in ids})
 

@@ -96,6 +96,12 @@ def test_a_question_file_that_cannot_be_read_is_a_clear_error_naming_its_line(ti
     (tiny_beir / "qrels" / "graded.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\nq2\td2\trelevant\n")
     result = CliRunner().invoke(cli, ["eval", "--dataset", str(tiny_beir), "--split", "graded", "-q"])
     assert result.exit_code == 1 and "graded.tsv, line 3: the score must be a whole number" in result.output
+    for split, rows, message in [("empty", "", "empty.tsv: no judgments"),
+                                 ("numbers", "1\td1\t1\n", "numbers.tsv: none of the 1 questions it judges (e.g. '1') is in"),
+                                 ("paths", "q1\tdocs/d1.md\t1\n", "paths.tsv: none of the documents it judges (e.g. 'docs/d1.md') is in")]:
+        (tiny_beir / "qrels" / f"{split}.tsv").write_text("query-id\tcorpus-id\tscore\n" + rows)  # before: "0 queries", after indexing
+        result = CliRunner().invoke(cli, ["eval", "--dataset", str(tiny_beir), "--split", split, "-q"])
+        assert result.exit_code == 1 and message in result.output and "Published" not in result.output, (split, result.output)
     (tiny_beir / "queries.jsonl").write_text('{"_id": "q1", "text": "refunds"}\n{"_id": "q2"\n')
     result = CliRunner().invoke(cli, ["eval", "--dataset", str(tiny_beir), "-q"])
     assert result.exit_code == 1 and "tiny/queries.jsonl, line 2: not JSON" in result.output
