@@ -262,7 +262,7 @@ def parse_config(
     ids = [s.space_id for s in spaces]
     if len(set(ids)) != len(ids):
         raise ConfigError(f"spaces: each space must be distinct; repeated: {', '.join(sorted(set(i for i in ids if ids.count(i) > 1)))}")
-    artifacts = Path(artifacts_override) if artifacts_override is not None else (base_dir / top["artifacts"]).resolve()
+    artifacts = Path(artifacts_override).expanduser() if artifacts_override is not None else _resolve(base_dir, top["artifacts"]).resolve()
     server = _parse_server(top["server"], set(names))
     if server.default_space is not None and server.default_space not in ids:
         raise ConfigError(f"server.default_space: no configured space is {server.default_space!r}; spaces are {', '.join(ids)}")
@@ -313,6 +313,11 @@ def _tables(value: list, where: str) -> list[dict]:
     return value
 
 
+def _resolve(base_dir: Path, value: str) -> Path:
+    """A path from the config: `~` is the home folder, a relative path is the config file's folder's."""
+    return base_dir / Path(value).expanduser()
+
+
 def _parse_source(raw: dict, index: int, base_dir: Path) -> SourceConfig:
     where = f"sources[{index}]"
     kind = raw.get("type")
@@ -324,7 +329,7 @@ def _parse_source(raw: dict, index: int, base_dir: Path) -> SourceConfig:
     if kind == "answers":
         return _answers_source(values, where, base_dir)
     if kind == "files":
-        folder = base_dir / values["path"]
+        folder = _resolve(base_dir, values["path"])
         extensions = tuple(e.lower() if e.startswith(".") else f".{e.lower()}" for e in values["extensions"])
         prefix = values["id_prefix"]
         if prefix != prefix.strip() or any(c in prefix for c in "\\\n\t#?"):
@@ -372,7 +377,7 @@ def _answers_source(values: dict, where: str, base_dir: Path) -> SourceConfig:
     if values["database"] is not None and database is None:
         raise ConfigError(f"{where}.database: must be a Notion database id (32 hex digits) or its URL; got {values['database']!r}")
     minimum = values["min_answer_relevance"]
-    return SourceConfig(name=values["name"], type="answers", path=base_dir / values["path"] if values["path"] else None, database=database,
+    return SourceConfig(name=values["name"], type="answers", path=_resolve(base_dir, values["path"]) if values["path"] else None, database=database,
                         min_answer_relevance=float(minimum) if minimum is not None else None,
                         requests_per_second=float(values["requests_per_second"]), timeout_seconds=float(values["timeout_seconds"]))
 

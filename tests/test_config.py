@@ -141,3 +141,14 @@ def test_a_config_saved_with_a_byte_order_mark_loads(tmp_path):
     path = tmp_path / "index.toml"
     path.write_bytes(("# Windows Notepad's UTF-8\n" + FILES + LOCAL).encode("utf-8-sig"))
     assert [s.name for s in load_config(path).sources] == ["docs"]
+
+
+def test_a_path_may_start_at_the_home_folder(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    path = tmp_path / "etc" / "index.toml"
+    path.parent.mkdir()
+    path.write_text('artifacts = "~/static-rag"\n[[sources]]\nname = "notes"\ntype = "files"\npath = "~/notes"\n'
+                    '[[sources]]\nname = "faq"\ntype = "answers"\npath = "~/faq.toml"\n' + LOCAL)
+    config = load_config(path)  # before: /…/etc/~/notes, a folder not found
+    assert config.artifacts == tmp_path / "home" / "static-rag"
+    assert [s.path for s in config.sources] == [tmp_path / "home" / "notes", tmp_path / "home" / "faq.toml"]

@@ -93,7 +93,7 @@ def optional_config(config_path: Path | None):
 def artifacts_dir(config_path: Path | None, artifacts: Path | None) -> Path:
     """--artifacts wins; else the config's `artifacts`; else ./artifacts."""
     if artifacts is not None:
-        return artifacts
+        return artifacts.expanduser()  # STATIC_RAG_ARTIFACTS="~/…" reaches us unexpanded
     config = optional_config(config_path)
     return config.artifacts if config else Path("artifacts")
 
