@@ -48,7 +48,7 @@ def test_artifacts_flag_overrides_the_file(tmp_path):
         (FILES + '[[spaces]]\nprovider = "openai"\nmax_concurrency = 0\n', "spaces[0].max_concurrency: must be between 1 and 16; got 0"),
         (FILES.replace('"files"', '"ftp"') + LOCAL, "sources[0].type: must be one of files, urls, notion, answers; got 'ftp'"),
         (FILES.replace('path = "docs"\n', "") + LOCAL, "sources[0].path: required key is missing"),
-        (FILES + 'recursive = true\n' + LOCAL, "sources[0].recursive: unknown key; allowed: name, type, path, extensions, max_bytes, follow_symlinks, id_prefix"),
+        (FILES + 'recursive = true\n' + LOCAL, "sources[0].recursive: unknown key; allowed: name, type, path, extensions, max_bytes, follow_symlinks, respect_gitignore, id_prefix"),
         (FILES + FILES + LOCAL, "sources: names must be unique; repeated: docs"),
         ('[[sources]]\nname = "w"\ntype = "urls"\nurls = ["ftp://x"]\n' + LOCAL, "sources[0].urls[0]: must start with http:// or https://; got 'ftp://x'"),
         ('[[sources]]\nname = "w"\ntype = "urls"\n' + LOCAL, "sources[0]: a urls source needs `urls` (pages) or `sitemaps` (sitemap.xml or sitemap index URLs)"),

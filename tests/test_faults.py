@@ -204,6 +204,30 @@ def test_file_dates_come_from_git_and_a_new_mtime_alone_changes_nothing(tmp_path
     assert status() == dates, "no date moved to 'now'"
 
 
+def test_files_git_ignores_are_left_out_as_a_fresh_checkout_would_leave_them(tmp_path):
+    """A docs folder with its built site beside it (`_build/`, ignored): before, every page was
+    indexed twice, once as Markdown and once as the built HTML — and not on the nightly's checkout."""
+    docs = tmp_path / "docs"
+    (docs / "_build" / "html").mkdir(parents=True)
+    (docs / ".gitignore").write_text("_build/\n*.draft.md\n")
+    (docs / "refunds.md").write_text("# Refunds\n\nRefunds take five days.\n")
+    (docs / "_build" / "html" / "refunds.html").write_text("<html><body><h1>Refunds</h1><p>Refunds take five days.</p></body></html>")
+    (docs / "pricing.draft.md").write_text("# Pricing\n\nNot decided yet.\n")
+    git(tmp_path, "init", "-q")
+    git(tmp_path, "add", "docs")
+    git(tmp_path, "commit", "-q", "-m", "docs")
+    (docs / "shipping.md").write_text("# Shipping\n\nNot committed, not ignored.\n")
+
+    def planned(config) -> list[str]:
+        code, plan = run(config, "--dry-run")
+        assert code == 0, plan
+        return sorted(d["doc_id"] for d in plan["decisions"])
+
+    assert planned(files_config(tmp_path)) == ["file:refunds.md", "file:shipping.md"]
+    everything = planned(files_config(tmp_path, "respect_gitignore = false\n"))
+    assert everything == ["file:_build/html/refunds.html", "file:pricing.draft.md", "file:refunds.md", "file:shipping.md"]
+
+
 # ---------------------------------------------------------------- web retries within a run
 
 def test_a_web_page_that_fails_for_a_moment_is_fetched_again_in_the_same_run(tmp_path, local_embedder, site):

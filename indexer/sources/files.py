@@ -23,7 +23,7 @@ from indexer.sources import SourceResult
 
 def list_files(source: SourceConfig) -> list[str]:
     """Paths (under `source.path`, as strings) of the files with a configured extension, hidden
-    files and folders left out, in path order. Strings, not Path objects: at 10,000 files making
+    files and folders left out, and those git ignores, in path order. Strings, not Path objects: at 10,000 files making
     and sorting Paths cost 0.3 s of a run that changed nothing. The folder's own entries say what
     is a file or a folder, so only links cost a stat (os.walk and isfile: 34 → 9 ms at 10,000)."""
     found: list[str] = []
@@ -41,7 +41,31 @@ def list_files(source: SourceConfig) -> list[str]:
                     folders.append(entry.path)
                 elif os.path.splitext(entry.name)[1].lower() in source.extensions and _is_file(entry):
                     found.append(entry.path)
+    if source.respect_gitignore:
+        found = _not_ignored(source.path, found)
     return sorted(found, key=lambda path: path.split(os.sep))  # as Paths sort: part by part
+
+
+def _not_ignored(folder: Path, found: list[str]) -> list[str]:
+    """`found` without the files git ignores (.gitignore, .git/info/exclude, the global excludes):
+    build output such as `_build/html` or `site/` would index every page a second time, and a
+    scheduled run on a fresh checkout never sees them. Unchanged outside a git work tree or without git."""
+    listed = _git(folder, "ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory", "--", ".")
+    if not listed:
+        return found
+    ignored = [os.path.join(os.fspath(folder), name) for name in listed.split("\0") if name]
+    files = {name for name in ignored if not name.endswith("/")}
+    folders = tuple(name for name in ignored if name.endswith("/"))
+    return [path for path in found if path not in files and not path.startswith(folders)]
+
+
+def _git(folder: Path, *args: str) -> str | None:
+    """git's output in `folder`; None when it is not a work tree, git is missing or fails."""
+    try:
+        done = subprocess.run(["git", "-C", str(folder), *args], capture_output=True, text=True, timeout=120, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return done.stdout if done.returncode == 0 else None
 
 
 def _is_file(entry: os.DirEntry) -> bool:
@@ -55,18 +79,11 @@ def git_dates(folder: Path) -> dict[str, datetime]:
     """Path (relative to `folder`) → the commit date of the last commit that touched it, for the
     files git tracks and has no uncommitted change to; {} outside a git work tree or without git.
     One `git log` for the whole folder."""
-    def git(*args: str) -> str | None:
-        try:
-            done = subprocess.run(["git", "-C", str(folder), *args], capture_output=True, text=True, timeout=120, check=False)
-        except (OSError, subprocess.TimeoutExpired):
-            return None
-        return done.stdout if done.returncode == 0 else None
-
-    log = git("log", "--format=%x00%cI", "--name-only", "--relative", "--no-renames", "--", ".")
+    log = _git(folder, "log", "--format=%x00%cI", "--name-only", "--relative", "--no-renames", "--", ".")
     if log is None:
         return {}
-    changed = git("status", "--porcelain", "--untracked-files=no", "--no-renames", "--", ".") or ""
-    prefix = (git("rev-parse", "--show-prefix") or "").strip()
+    changed = _git(folder, "status", "--porcelain", "--untracked-files=no", "--no-renames", "--", ".") or ""
+    prefix = (_git(folder, "rev-parse", "--show-prefix") or "").strip()
     dirty = {line[3:].removeprefix(prefix) for line in changed.splitlines() if len(line) > 3}
     dates: dict[str, datetime] = {}
     when = None
