@@ -42,6 +42,7 @@ class Extracted:
     links: tuple[str, ...] = ()  # absolute http(s) links of an HTML page (none when it says nofollow)
     pages: tuple[int, ...] = ()  # paged formats (PDF): the offset in `text` where each page begins
     anchors: tuple[tuple[int, str], ...] = ()  # (offset in `text`, URL fragment) where a linkable heading begins
+    robots: frozenset[str] = frozenset()  # an HTML page's robots meta directives for every crawler or ours (noindex, nofollow, …)
 
 
 class ExtractionError(ValueError):
@@ -200,7 +201,7 @@ def extract_html(raw: bytes | str, url: str | None = None, fallback_title: str =
     canonical = _canonical(page, url)
     anchors = place(text, html_heading_ids(page)) if canonical or url else ()
     return Extracted(
-        title=title, text=text, url=canonical, updated_at=modified or published, metadata=metadata, links=_links(page, url), anchors=anchors,
+        title=title, text=text, url=canonical, updated_at=modified or published, metadata=metadata, links=_links(page, url), anchors=anchors, robots=robots_directives(page),
     )
 
 
@@ -335,8 +336,8 @@ def _canonical(page, base: str | None) -> str | None:
 def _links(page, base: str | None) -> tuple[str, ...]:
     """Every `<a href>` as an absolute http(s) URL (resolved against `<base href>` if the page has
     one), first occurrence first; `rel="nofollow"` links and pages whose robots meta says
-    `nofollow` give none."""
-    if "nofollow" in _meta(page, "robots").lower():
+    `nofollow` (or `none`) give none."""
+    if robots_directives(page) & NOFOLLOW:
         return ()
     try:
         base = urljoin(base or "", (page.xpath("//base/@href") or [""])[0].strip())
@@ -354,6 +355,19 @@ def _links(page, base: str | None) -> tuple[str, ...]:
         if absolute.startswith(("http://", "https://")):
             links[absolute] = None
     return tuple(links)
+
+
+ROBOTS_META = ("robots", "static-rag")  # <meta name> of directives for every crawler, and for ours
+NOINDEX, NOFOLLOW = frozenset({"noindex", "none"}), frozenset({"nofollow", "none"})  # "none" is both
+
+
+def robots_directives(page) -> frozenset[str]:
+    found: set[str] = set()
+    lower = "translate(@name, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz')"
+    for name in ROBOTS_META:
+        for content in page.xpath(f"//meta[{lower}=$n]/@content", n=name):
+            found.update(directive.strip().lower() for directive in content.split(","))
+    return frozenset(found - {""})
 
 
 def _meta(page, name: str) -> str:

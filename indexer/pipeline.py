@@ -249,9 +249,11 @@ def _decide(before: dict, crawled: dict[str, Document], complete: set[str], not_
     """Each document's decision (indexer/plan.py). Raises DeleteGuard when the run would delete
     more than `max_delete_fraction`, unless allowed; a dry run records it in `report` instead."""
     _leave_out_empty_new_pages(report, before)
-    # A page that was indexed and now fails, or now answers with something we skip (a warning), keeps its last good version.
+    # A page that was indexed and now fails, or now answers with something we skip (a warning), keeps its last good version;
+    # one that asks not to be indexed (noindex) is removed, as a page gone from its source is.
     problems = report.errors + report.warnings
-    unreadable = {e.doc_id: str(e.code) for e in problems if e.doc_id and e.code is not ErrorCode.DUPLICATE_DOCUMENT and e.doc_id not in crawled}
+    unreadable = {e.doc_id: str(e.code) for e in problems
+                  if e.doc_id and e.code not in (ErrorCode.DUPLICATE_DOCUMENT, ErrorCode.WEB_NOINDEX) and e.doc_id not in crawled}
     decisions = {d.doc_id: d for d in plan(before, list(crawled.values()), complete, unreadable, not_modified)}
     try:
         if not allow_mass_delete:

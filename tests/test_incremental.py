@@ -144,6 +144,21 @@ def test_a_page_that_starts_failing_keeps_its_last_good_version(tmp_path, site, 
     assert search_titles(config, "boot resoling workshop")[0] == "Repairs"
 
 
+def test_a_page_that_starts_saying_noindex_is_removed_not_kept(tmp_path, site, local_embedder):
+    """Unlike a page that fails or turns binary: the site asks for it to be left out."""
+    site.routes = {p: (200, "text/plain", f"{t}\n\n{body}".encode()) for p, t, body in [
+        ("/a", "Warranty", "Every pair of shoes has a two year warranty."), ("/b", "Repairs", "We resole boots in our workshop."),
+        ("/c", "Care", "Clean leather with a damp cloth."), ("/d", "Sizes", "Our boots run half a size small.")]}
+    urls = ", ".join(f'"{site.url(p)}"' for p in ("/a", "/b", "/c", "/d"))
+    config = write_config(tmp_path, f'[[sources]]\nname = "w"\ntype = "urls"\n{LOOPBACK_WEB}urls = [{urls}]\n' + LOCAL)
+    run("run", "-c", str(config))
+    site.routes["/b"] = (*site.routes["/b"], {"X-Robots-Tag": "noindex"})
+    code, report = run_json("run", "-c", str(config))
+    assert code == 0 and report["documents"]["deleted"] == 1 and report["total_documents"] == 3, report
+    assert [w["code"] for w in report["warnings"]] == ["WEB_NOINDEX"]
+    assert "Repairs" not in search_titles(config, "boot resoling workshop")
+
+
 def test_the_run_is_recorded_in_the_generation(tmp_path, local_embedder):
     import duckdb
 

@@ -38,6 +38,28 @@ def test_a_crawl_follows_same_site_links_to_max_depth(site, tmp_path):
     assert result.listing_complete and not result.errors and not result.warnings
 
 
+def test_pages_that_say_noindex_are_not_indexed_but_their_links_are_followed(site):
+    """A help centre's tag listings, login and print pages say noindex; before, each was indexed
+    like an article (and searches found "Tagged: returns" over the returns article)."""
+    serve(site, {
+        "/": page("Home", "/tags", "/login", "/print", "/partner"),
+        "/tags": page("Tags", "/leaf", head='<meta name="ROBOTS" content="noindex, follow">'),
+        "/print": page("Print", head='<meta name="static-rag" content="noindex">'),
+        "/partner": page("Partner"),
+        "/leaf": page("Leaf"),
+    })
+    site.routes["/login"] = (200, "text/html", page("Login", "/hidden"), {"X-Robots-Tag": "noindex, nofollow"})
+    site.routes["/partner"] = (200, "text/html", page("Partner"), {"X-Robots-Tag": "googlebot: noindex"})  # another crawler's rule
+    result = crawl_urls(site.source(["/"], crawl=True))
+    assert sorted(d.title for d in result.documents) == ["Home", "Leaf", "Partner"], "the tag page's links are followed"
+    assert "/hidden" not in site.requests, "noindex, nofollow: nor are its links"
+    noindex = sorted((w.doc_id, w.level) for w in result.warnings if w.code == "WEB_NOINDEX")
+    assert noindex == [(f"url:{site.url(p)}", "warning") for p in ("/login", "/print", "/tags")] and not result.errors
+    assert "X-Robots-Tag header says noindex" in " ".join(w.message for w in result.warnings)
+    everything = crawl_urls(site.source(["/"], crawl=True, respect_robots=False))
+    assert {"Login", "Print", "Tags"} <= {d.title for d in everything.documents}, "respect_robots = false: a site of your own"
+
+
 def test_a_crawl_stops_at_max_pages_and_says_so(site):
     serve(site, {"/": page("Home", *(f"/p{i}" for i in range(10)))} | {f"/p{i}": page(f"P{i}") for i in range(10)})
     result = crawl_urls(site.source(["/"], crawl=True, max_pages=4))

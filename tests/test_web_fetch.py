@@ -85,7 +85,7 @@ def test_sitemap_entities_are_not_resolved(site):
         '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc>http://127.0.0.1/&secret;</loc></url></urlset>'
     ).encode())
     pages = []
-    from indexer.sources.web import read_sitemap
+    from indexer.sources.sitemaps import read_sitemap
     import httpx
 
     with httpx.Client() as client:

@@ -6,6 +6,8 @@ answer that changes between check and connect (rebinding) cannot slip through. R
 private (RFC 1918, unique-local), link-local (169.254.0.0/16 incl. cloud metadata, fe80::/10),
 carrier-grade NAT, multicast, unspecified and reserved addresses, IPv4-mapped IPv6 forms of
 them too — unless an `allow_private_networks` CIDR of the source covers the address.
+
+Also the other limits every fetch keeps: a deadline for the whole response, and a byte cap.
 """
 
 from __future__ import annotations
@@ -145,3 +147,24 @@ def refused(exc: BaseException) -> bool:
             return True
         exc = exc.__cause__ or exc.__context__
     return False
+
+
+MAX_BYTES = 10 * 1024 * 1024  # per response, enforced while streaming (the seed's 10 MB)
+
+
+class TooLarge(Exception):
+    pass
+
+
+def read_capped(response: httpx.Response, cap: int = MAX_BYTES) -> bytes:
+    """The body, or TooLarge as soon as it passes `cap` bytes (a declared Content-Length is checked first)."""
+    declared = response.headers.get("content-length")
+    if declared and declared.isdigit() and int(declared) > cap:
+        raise TooLarge
+    chunks, size = [], 0
+    for chunk in response.iter_bytes():
+        size += len(chunk)
+        if size > cap:
+            raise TooLarge
+        chunks.append(chunk)
+    return b"".join(chunks)

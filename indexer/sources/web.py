@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 import threading
 import time
-import zlib
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 from dataclasses import dataclass, field, replace
@@ -19,18 +18,18 @@ from indexer import __version__
 from indexer.config import TRACKING_PARAMETERS, SourceConfig
 from indexer.documents import Document, FetchState
 from indexer.errors import ErrorCode, IngestError
-from indexer.extract import Extracted, ExtractionError, decode_text, extract_html, extract_markdown, extract_text
+from indexer.extract import NOFOLLOW, NOINDEX, Extracted, ExtractionError, decode_text, extract_html, extract_markdown, extract_text
 from indexer.pdf import extract_pdf
 from indexer.word import extract_docx
 from indexer.retrying import backoff, retry_after_seconds
 from indexer.sources import SourceResult, limit_reached
-from indexer.sources.netguard import guarded_transport, refused, total_deadline
+from indexer.sources.netguard import MAX_BYTES, TooLarge, guarded_transport, read_capped, refused, total_deadline
+from indexer.sources.sitemaps import read_sitemap
 
 ROBOTS_AGENT = "static-rag"  # the product token robots.txt groups are matched against
 USER_AGENT = f"static-rag/{__version__} (+https://github.com/static-rag/static-rag)"
 DEFAULT_PORTS = {"http": 80, "https": 443}
 MAX_REDIRECTS = 5
-MAX_BYTES = 10 * 1024 * 1024  # per response, enforced while streaming (the seed's 10 MB)
 PAGE_ATTEMPTS = 3  # a page that fails in a retryable way is tried this often in one run
 MAX_RETRY_WAIT_SECONDS = 30.0  # a longer Retry-After is cut to this: the run moves on, the page fails
 TEXT_TYPES = {"text/plain": "text", "text/markdown": "markdown", "text/x-markdown": "markdown"}
@@ -167,7 +166,8 @@ def _fetch_page(client: httpx.Client, source: SourceConfig, fetch_state: dict[st
     started = time.perf_counter()
     for attempt in range(1, PAGE_ATTEMPTS + 1):
         try:
-            fetched = fetch_document(client, url, source.name, state.etag, state.last_modified, source.drop_parameters, source.max_bytes)
+            fetched = fetch_document(client, url, source.name, state.etag, state.last_modified, source.drop_parameters, source.max_bytes,
+                                     source.respect_robots)
         except Exception as exc:  # whatever one page does to a parser, it is that page's error, never the run's
             message = f"{url}: {type(exc).__name__}: {exc}"
             return Fetched(problem=IngestError(ErrorCode.FILE_EXTRACTION_FAILED, "extract", message, doc_id=f"url:{url}", source=source.name))
@@ -258,83 +258,6 @@ class _Releasing(httpx.SyncByteStream):
                 release()
 
 
-class TooLarge(Exception):
-    pass
-
-
-SITEMAP_NS = "{http://www.sitemaps.org/schemas/sitemap/0.9}"
-MAX_SITEMAPS = 100  # sitemap files read per listed sitemap, index children included
-
-
-def read_sitemap(client: httpx.Client, url: str, pages: list[str], limit: int, normalize) -> list[str]:
-    """Append the page URLs of a sitemap or sitemap index (followed breadth-first, gzip accepted)
-    to `pages`, normalized and new ones only, until it holds `limit`; return a message per
-    sitemap file that could not be read."""
-    from lxml import etree
-
-    parser = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=False)
-    known = set(pages)
-    errors: list[str] = []
-    queue, seen = [url], set()
-    while queue and len(pages) < limit and len(seen) < MAX_SITEMAPS:
-        current = queue.pop(0)
-        if current in seen:
-            continue
-        seen.add(current)
-        try:
-            with total_deadline(client.timeout.read), client.stream("GET", current) as response:
-                body = _read_capped(response)
-        except (httpx.HTTPError, TooLarge) as exc:
-            errors.append(f"sitemap {current}: {'too large' if isinstance(exc, TooLarge) else f'{type(exc).__name__}: {exc}'}")
-            continue
-        if response.status_code >= 400:
-            errors.append(f"sitemap {current}: HTTP {response.status_code}")
-            continue
-        try:
-            body = gunzip_capped(body, MAX_BYTES)
-        except TooLarge:
-            errors.append(f"sitemap {current}: more than {MAX_BYTES // (1024 * 1024)} MB once decompressed")
-            continue
-        except (OSError, zlib.error, EOFError) as exc:
-            errors.append(f"sitemap {current}: bad gzip data: {exc}")
-            continue
-        try:
-            root = etree.fromstring(body, parser)
-        except etree.XMLSyntaxError as exc:
-            errors.append(f"sitemap {current}: not XML: {exc}")
-            continue
-        locations = [(loc.text or "").strip() for loc in root.iter(f"{SITEMAP_NS}loc")]
-        locations = [loc for loc in locations if loc.startswith(("http://", "https://"))]
-        if root.tag == f"{SITEMAP_NS}sitemapindex":
-            queue.extend(locations)
-        elif root.tag == f"{SITEMAP_NS}urlset":
-            for page in map(normalize, locations):
-                if len(pages) >= limit:
-                    break
-                if page and page not in known:
-                    known.add(page)
-                    pages.append(page)
-        else:
-            errors.append(f"sitemap {current}: root element is {root.tag}, not a sitemaps.org urlset or sitemapindex")
-    return errors
-
-
-def gunzip_capped(body: bytes, cap: int, layers: int = 3) -> bytes:
-    """Undo gzip (a sitemap.xml.gz, also gzip inside gzip) without ever holding more than `cap`
-    bytes: a few KB can expand to gigabytes. Bytes that are not gzip come back as they are."""
-    for _ in range(layers):
-        if body[:2] != b"\x1f\x8b":
-            return body
-        inflater = zlib.decompressobj(wbits=31)
-        out = inflater.decompress(body, cap + 1)
-        if len(out) > cap or inflater.unconsumed_tail:
-            raise TooLarge
-        body = out
-    if body[:2] == b"\x1f\x8b":
-        raise TooLarge  # more layers than any real sitemap uses
-    return body
-
-
 class RobotsRules:
     """robots.txt per origin (RFC 9309, parsed by Protego: longest match wins, `*` and `$`
     patterns), fetched once per run through the same guarded client. No file or a 4xx:
@@ -372,7 +295,7 @@ class RobotsRules:
     def _fetch(self, origin: str) -> str:
         try:
             with total_deadline(self.client.timeout.read), self.client.stream("GET", f"{origin}/robots.txt") as response:
-                body = _read_capped(response)
+                body = read_capped(response)
         except httpx.ConnectError:
             return self.ALLOW_ALL
         except (httpx.HTTPError, TooLarge):
@@ -384,29 +307,16 @@ class RobotsRules:
         return body.decode("utf-8", errors="replace")
 
 
-def _read_capped(response: httpx.Response, cap: int = MAX_BYTES) -> bytes:
-    """The body, or TooLarge as soon as it passes `cap` bytes (a declared Content-Length is checked first)."""
-    declared = response.headers.get("content-length")
-    if declared and declared.isdigit() and int(declared) > cap:
-        raise TooLarge
-    chunks, size = [], 0
-    for chunk in response.iter_bytes():
-        size += len(chunk)
-        if size > cap:
-            raise TooLarge
-        chunks.append(chunk)
-    return b"".join(chunks)
-
-
 NOT_MODIFIED = object()  # the server answered 304: keep the stored version, download nothing
 
 
 def fetch_document(
     client: httpx.Client, url: str, source_name: str, etag: str | None = None, last_modified: str | None = None,
-    drop_parameters: tuple[str, ...] = TRACKING_PARAMETERS, max_bytes: int = MAX_BYTES,
+    drop_parameters: tuple[str, ...] = TRACKING_PARAMETERS, max_bytes: int = MAX_BYTES, respect_robots: bool = True,
 ) -> Fetched:
     """One page as a Document (under its same-site `rel=canonical` URL when it declares one),
-    NOT_MODIFIED, or a coded error; a content type we do not index is a warning, its body unread."""
+    NOT_MODIFIED, or a coded error; a content type we do not index is a warning, its body unread,
+    and so (`respect_robots`) is a page whose robots meta or X-Robots-Tag says noindex."""
     doc_id = f"url:{url}"
 
     def problem(code: ErrorCode, step: str, message: str, retryable: bool = False, level: str = "error") -> Fetched:
@@ -418,7 +328,7 @@ def fetch_document(
             media_type = response.headers.get("content-type", "text/html").split(";")[0].strip().lower()
             if response.status_code < 300 and media_type not in HTML_TYPES and media_type not in TEXT_TYPES and media_type not in FILE_TYPES:
                 return problem(ErrorCode.WEB_UNSUPPORTED_TYPE, "fetch", f"content type {media_type} is not HTML, plain text, Markdown, PDF or Word; skipped", level="warning")
-            body = _read_capped(response, max_bytes)
+            body = read_capped(response, max_bytes)
     except (NotHttp, httpx.UnsupportedProtocol) as exc:
         return problem(ErrorCode.WEB_FETCH_FAILED, "fetch", f"redirected to {str(exc).split(' ')[0] if isinstance(exc, NotHttp) else exc}, which is not an http(s) URL; not followed")
     except RobotsDisallowed as exc:
@@ -446,6 +356,13 @@ def fetch_document(
         extracted, links = _extract(body, media_type, response, url, drop_parameters)
     except ExtractionError as exc:
         return problem(exc.code or ErrorCode.FILE_EXTRACTION_FAILED, "extract", str(exc), level=exc.level)
+    directives = extracted.robots | header_directives(response.headers.get_list("x-robots-tag"))
+    if respect_robots and directives & NOFOLLOW:
+        links = ()
+    if respect_robots and directives & NOINDEX:
+        said = "robots meta tag" if extracted.robots & NOINDEX else "X-Robots-Tag header"
+        message = f"its {said} says noindex: not indexed (set respect_robots = false for a site you own)"
+        return replace(problem(ErrorCode.WEB_NOINDEX, "fetch", message, level="warning"), links=links)
     if not extracted.text.strip():
         return replace(problem(ErrorCode.FILE_EXTRACTION_EMPTY, "extract", "no main content found"), links=links)
     canonical = try_normalize_url(extracted.url, drop_parameters) if extracted.url else None
@@ -470,6 +387,19 @@ def fetch_document(
         links=links,
     )
     return Fetched(document=document, links=links)
+
+
+def header_directives(values: list[str]) -> frozenset[str]:
+    """X-Robots-Tag directives for every crawler ("noindex, nofollow") or ours ("static-rag: noindex")."""
+    found: set[str] = set()
+    for value in values:
+        agent, colon, rest = value.partition(":")
+        if colon and " " not in agent.strip() and agent.strip().lower() != "unavailable_after":
+            if agent.strip().lower() != ROBOTS_AGENT:
+                continue  # another crawler's ("googlebot: noindex")
+            value = rest
+        found.update(directive.strip().lower() for directive in value.split(","))
+    return frozenset(found - {""})
 
 
 def _extract(body: bytes, media_type: str, response: httpx.Response, url: str, drop_parameters: tuple[str, ...]) -> tuple[Extracted, tuple[str, ...]]:
