@@ -49,9 +49,14 @@ soon as the old pair is scanned by the carrier.
 """
 
 
-@pytest.mark.parametrize("name, body", [("faq.toml", TOML), ("faq.csv", CSV), ("faq.yaml", YAML)])
+EXCEL_SEMICOLONS = CSV.replace(",", ";")  # Excel where the decimal mark is a comma
+
+
+@pytest.mark.parametrize("name, body", [("faq.toml", TOML), ("faq.csv", CSV), ("faq.yaml", YAML), ("faq.csv", EXCEL_SEMICOLONS),
+                                        ("faq.csv", b"\xef\xbb\xbf" + CSV.encode()), ("faq.csv", CSV.encode("utf-16"))])
 def test_toml_csv_and_yaml_give_the_same_answers(tmp_path, name, body):
-    (tmp_path / name).write_text(body)
+    """Also as spreadsheets save CSV: with semicolons, with a byte order mark, as UTF-16 ("Unicode text")."""
+    (tmp_path / name).write_bytes(body if isinstance(body, bytes) else body.encode())
     result = crawl_answers(SourceConfig(name="faq", type="answers", path=tmp_path / name))
     assert not result.errors and result.listing_complete
     refund, resole = result.documents
@@ -72,6 +77,10 @@ def test_bad_entries_are_reported_one_by_one_and_a_broken_file_deletes_nothing(t
     broken = crawl_answers(SourceConfig(name="faq", type="answers", path=tmp_path / "faq.toml"))
     assert not broken.listing_complete and [e.code for e in broken.errors] == ["SOURCE_LISTING_FAILED"]
     assert "not valid TOML" in broken.errors[0].message
+    (tmp_path / "faq.csv").write_bytes("question,answer\nWhere is the caf\u00e9?,Next to the entr\u00e9e.\n".encode("cp1252"))
+    legacy = crawl_answers(SourceConfig(name="faq", type="answers", path=tmp_path / "faq.csv"))  # was: the whole run failed, "unexpected UnicodeDecodeError"
+    assert not legacy.listing_complete and [e.code for e in legacy.errors] == ["SOURCE_LISTING_FAILED"]
+    assert 'faq.csv: not UTF-8 text (byte 32: invalid continuation byte); save it as UTF-8 (in Excel: "CSV UTF-8")' in legacy.errors[0].message
     (tmp_path / "faq.yaml").write_text("answers:\n  - question: [unclosed\n")
     broken = crawl_answers(SourceConfig(name="faq", type="answers", path=tmp_path / "faq.yaml"))
     assert broken.errors[0].message.endswith("faq.yaml is not valid YAML: did not find expected ',' or ']' at line 3, column 1"), \

@@ -29,7 +29,7 @@ from indexer.anchors import slugify
 from indexer.config import SourceConfig
 from indexer.documents import Document, FetchState
 from indexer.errors import ErrorCode, IngestError
-from indexer.extract import ExtractionError, load_front_matter, parse_timestamp
+from indexer.extract import ExtractionError, decode_file_text, load_front_matter, parse_timestamp
 from indexer.sources import SourceResult
 
 FORMATS = (".toml", ".csv", ".yaml", ".yml")
@@ -114,6 +114,13 @@ def _entry(raw: dict, fallback_date: datetime | None) -> Entry:
                  tuple(str(t).strip() for t in tags if str(t).strip()), parse_timestamp(raw.get("updated_at")) or fallback_date)
 
 
+def _delimiter(text: str) -> str:
+    """The header line's separator: a comma, or the semicolon (or tab) a spreadsheet in a locale
+    whose decimal mark is a comma writes."""
+    header = text.split("\n", 1)[0]
+    return max((",", ";", "\t"), key=header.count) if header.count(",") == 0 else ","
+
+
 def _file_entries(source: SourceConfig) -> tuple[list, datetime]:
     path = source.path
     if path is None or not path.is_file():
@@ -121,13 +128,16 @@ def _file_entries(source: SourceConfig) -> tuple[list, datetime]:
     suffix = path.suffix.lower()
     if suffix not in FORMATS:
         raise AnswersFileError(f"{path.name}: answers are read from {', '.join(FORMATS)} files")
-    text = path.read_text(encoding="utf-8-sig")
+    try:
+        text = decode_file_text(path.read_bytes())
+    except UnicodeDecodeError as exc:  # Excel's plain "CSV" is the machine's code page, not UTF-8
+        raise AnswersFileError(f"{path.name}: not UTF-8 text (byte {exc.start}: {exc.reason}); save it as UTF-8 (in Excel: \"CSV UTF-8\")") from None
     modified = datetime.fromtimestamp(path.stat().st_mtime, tz=timezone.utc)
     try:
         if suffix == ".toml":
             entries = tomllib.loads(text).get("answers")
         elif suffix == ".csv":
-            rows = list(csv.DictReader(io.StringIO(text)))
+            rows = list(csv.DictReader(io.StringIO(text), delimiter=_delimiter(text)))
             entries = [{(k or "").strip().lower(): v for k, v in row.items()} for row in rows]
         else:
             loaded = load_front_matter(text, what=path.name, first_line=1)  # safe YAML: sizes and aliases bounded
