@@ -73,6 +73,13 @@ def test_bad_entries_are_reported_one_by_one_and_a_broken_file_deletes_nothing(t
     assert [e.code for e in result.errors] == ["ANSWER_INVALID", "ANSWER_INVALID"]
     assert "answer 3: needs a question and an answer; got no answer" in result.errors[0].message
     assert "'refund-time' is used twice" in result.errors[1].message
+    (tmp_path / "odd.yaml").write_text("answers:\n  - {question: Hi, answer: {x: 1}}\n  - {question: Hi, answer: ok, tags: 5}\n"
+                                       "  - {question: [a, [b]], answer: ok}\n  - {question: Hi, answer: ok, url: [1]}\n  - {question: Hello, answer: Hi.}\n")
+    odd = crawl_answers(SourceConfig(name="faq", type="answers", path=tmp_path / "odd.yaml"))  # was: "unexpected TypeError", the run failed
+    assert [d.title for d in odd.documents] == ["Hello"]
+    assert [e.message.split(": ", 2)[2] for e in odd.errors] == [
+        "`answer` must be text, got dict", "`tags` must be text (comma-separated) or a list of texts", "`questions` must be a list of texts",
+        "`url` must be text, got list"]
     (tmp_path / "faq.toml").write_text("[[answers]\nbroken")
     broken = crawl_answers(SourceConfig(name="faq", type="answers", path=tmp_path / "faq.toml"))
     assert not broken.listing_complete and [e.code for e in broken.errors] == ["SOURCE_LISTING_FAILED"]

@@ -99,7 +99,11 @@ def _entry(raw: dict, fallback_date: datetime | None) -> Entry:
         questions = questions.splitlines()
     if not isinstance(questions, list):
         raise ValueError("needs `question` (text) or `questions` (a list of phrasings)")
+    if not all(isinstance(q, (str, int, float)) for q in questions):
+        raise ValueError("`questions` must be a list of texts")
     questions = tuple(dict.fromkeys(" ".join(str(q).split()) for q in questions if str(q).strip()))
+    if not isinstance(raw.get("answer") or "", (str, int, float)):
+        raise ValueError(f"`answer` must be text, got {type(raw['answer']).__name__}")
     answer = str(raw.get("answer") or "").strip()
     if not questions or not answer:
         raise ValueError(f"needs a question and an answer; got {'no question' if not questions else 'no answer'}")
@@ -109,6 +113,10 @@ def _entry(raw: dict, fallback_date: datetime | None) -> Entry:
     tags = raw.get("tags") or ()
     if isinstance(tags, str):
         tags = tags.split(",")
+    if not isinstance(tags, (list, tuple)) or not all(isinstance(t, (str, int, float)) for t in tags):
+        raise ValueError("`tags` must be text (comma-separated) or a list of texts")
+    if not isinstance(raw.get("url") or "", str):
+        raise ValueError(f"`url` must be text, got {type(raw['url']).__name__}")
     url = str(raw.get("url") or "").strip() or None
     return Entry(questions, answer, given or slugify(questions[0])[:80] or "answer", url,
                  tuple(str(t).strip() for t in tags if str(t).strip()), parse_timestamp(raw.get("updated_at")) or fallback_date)
