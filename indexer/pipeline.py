@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import secrets
 import sys
 import time
@@ -14,15 +15,15 @@ import numpy as np
 
 from indexer import artifacts
 from indexer.collector import fewer_collections
-from indexer.config import Config
+from indexer.config import Config, SourceConfig
 from indexer.documents import Chunk, Document, FetchState
 from indexer.embedders import Embedder, check_usable, import_client_soon, load_embedder, space_manifest
 from indexer.embedders.remote import Budget
-from indexer.errors import ConfigError, ErrorCode, IngestError, PublishRefused
+from indexer.errors import ConfigError, ErrorCode, IngestError, PublishRefused, StaticRagError
 from indexer.metadb import EarlyCopy, MetaUpdate
 from indexer.plan import Action, Decision, DeleteGuard, check_deletions, counts, plan
 from indexer.previous import PreviousGeneration
-from indexer.sources import check_credentials, count_items, crawl, listed_files
+from indexer.sources import SourceResult, check_credentials, count_items, crawl, listed_files
 from indexer.steps import ChanceLevels, chunk_spaces, drop_chunks_of, embed_spaces, estimate
 from indexer.textspill import TextSpill
 
@@ -286,7 +287,7 @@ def _crawl_sources(config: Config, stored_fetch: dict[str, FetchState], full_ref
     for source in config.sources:
         paths = listed_files(source)
         with progress(f"reading {source.name}", count_items(source, paths)) as advance:
-            result = crawl(source, advance, fetch_state, paths, keep=texts.keep if texts else None)
+            result = _crawl_one(source, advance, fetch_state, paths, texts)
         documents.extend(result.documents)
         report.errors.extend(result.errors)
         report.warnings.extend(result.warnings)
@@ -296,6 +297,22 @@ def _crawl_sources(config: Config, stored_fetch: dict[str, FetchState], full_ref
         if result.listing_complete:
             complete.add(source.name)
     return documents, complete, not_modified
+
+
+def _crawl_one(source: SourceConfig, advance, fetch_state: dict[str, FetchState], paths, texts: TextSpill | None) -> SourceResult:
+    """One source's crawl. A bug that escapes it fails that source, not the run: its listing counts
+    as failed, so it deletes nothing and its documents keep their last versions, and the other
+    sources still publish (exit 4). STATIC_RAG_DEBUG=1 lets it through, with its traceback."""
+    try:
+        return crawl(source, advance, fetch_state, paths, keep=texts.keep if texts else None)
+    except StaticRagError:
+        raise  # a missing key or a bad config: the run's own error
+    except Exception as exc:
+        if os.environ.get("STATIC_RAG_DEBUG"):
+            raise
+        message = f"{source.name}: unexpected {type(exc).__name__}: {exc} (a bug; STATIC_RAG_DEBUG=1 shows where)"
+        return SourceResult(source=source.name, listing_complete=False,
+                            errors=[IngestError(ErrorCode.SOURCE_LISTING_FAILED, "list", message, source=source.name)])
 
 
 def _write_and_publish(config: Config, report: RunReport, started: datetime, documents: list[Document], builds: list, providers: list[str],

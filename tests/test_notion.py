@@ -316,3 +316,51 @@ def test_a_page_moved_to_the_trash_is_no_longer_listed(notion):
     second = crawl_notion(source(root), fetch_state=state)
     assert second.not_modified == [f"notion:{root}"] and not second.documents and not second.errors
     assert second.listing_complete, "so the plan deletes the trashed page's stored version"
+
+
+def test_an_api_answer_of_another_shape_fails_its_source_not_the_run(tmp_path, monkeypatch, local_embedder):
+    """A Notion API that answers with JSON of a shape the client code does not expect (an API change, a
+    proxy): before, the whole run failed with "unexpected TypeError" and no source was refreshed; and
+    an answers database without data sources read as an empty one, which would delete every answer."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from click.testing import CliRunner
+
+    from indexer.cli import cli
+    from tests.conftest import write_config
+
+    class Odd(BaseHTTPRequestHandler):
+        def answer(self):
+            body = json.dumps({"object": "list", "results": 5, "has_more": False, "next_cursor": None, "id": "x", "properties": 3}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        do_GET = do_POST = answer
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Odd)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    monkeypatch.setenv("NOTION_TOKEN", "secret")
+    monkeypatch.setenv("NOTION_BASE_URL", f"http://127.0.0.1:{server.server_address[1]}")
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "refunds.md").write_text("# Refunds\n\nRefunds take five days.\n")
+    try:
+        config = write_config(tmp_path, '[[sources]]\nname = "wiki"\ntype = "notion"\nroots = ["0123456789abcdef0123456789abcdef"]\nrequests_per_second = 100\n'
+                                        '[[sources]]\nname = "faq"\ntype = "answers"\ndatabase = "0123456789abcdef0123456789abcdef"\nrequests_per_second = 100\n'
+                                        '[[sources]]\nname = "docs"\ntype = "files"\npath = "docs"\n[[spaces]]\nprovider = "local"\n')
+        result = CliRunner().invoke(cli, ["run", "-c", str(config), "--json"])
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert result.exit_code == 4, result.output
+    report = json.loads(result.output)
+    assert report["total_documents"] == 1, "the files source published"
+    errors = {e["source"]: e for e in report["errors"]}
+    assert errors["wiki"]["code"] == "SOURCE_LISTING_FAILED" and "unexpected TypeError" in errors["wiki"]["message"]
+    assert errors["faq"]["code"] == "SOURCE_LISTING_FAILED" and "lists no data sources" in errors["faq"]["message"]

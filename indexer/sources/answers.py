@@ -170,7 +170,10 @@ def _notion_entries(source: SourceConfig) -> list[dict]:
     api = NotionAPI(os.environ["NOTION_TOKEN"].strip(), os.environ.get("NOTION_BASE_URL") or DEFAULT_BASE_URL, source.timeout_seconds)
     try:
         database = api.database(source.database)
-        rows = [row for ds in database.get("data_sources", []) for row in api.rows(ds["id"])]
+        sources = database.get("data_sources") if isinstance(database, dict) else None
+        if not sources or not isinstance(sources, list):  # every Notion database has one: not an answer to trust with deletions
+            raise AnswersFileError(f"Notion database {source.database}: the API's answer lists no data sources (its shape changed?); nothing read")
+        rows = [row for ds in sources for row in api.rows(ds["id"])]
     except NotionFailure as exc:
         raise AnswersFileError(f"Notion database {source.database}: {exc}") from None
     finally:
