@@ -21,12 +21,14 @@ from indexer.crosscheck import cross_check
 
 # What the readers make of the same bytes. Raise it with any change to the text or metadata a file
 # is read as: a files source skips reading a file whose bytes (and this) are the last run's.
-EXTRACTION_VERSION = 2  # 2: a byte order mark is read, not kept as text (Markdown with one lost its front matter and title)
+EXTRACTION_VERSION = 2  # 2: a byte order mark is read, not kept as text (Markdown with one lost its front matter and title); no base64 data URIs
 BLOCK_TAGS = {"p", "div", "section", "article", "main", "header", "footer", "aside", "figure", "figcaption", "dl", "dd", "dt", "form", "details", "summary", "center"}
 HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
 SKIP_TAGS = {"script", "style", "noscript", "template", "svg", "button", "nav"}
 XML_DECLARATION = re.compile(r"\A\s*<\?xml[^>]*\?>")
 YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when PyYAML has it: ~10x faster
+# An image inlined as base64 (Typora, Obsidian and Notion exports): kilobytes of noise to embed and match, not text.
+DATA_URI = re.compile(r"data:[a-z]+/[\w.+-]+(?:;[\w.+-]+=[\w.+-]+)*;base64,[A-Za-z0-9+/=]*", re.IGNORECASE)
 FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|\Z)", re.DOTALL)
 
 
@@ -143,7 +145,7 @@ def extract_markdown(raw: str, fallback_title: str) -> Extracted:
         if not isinstance(meta, dict):
             raise ExtractionError("front matter must be a YAML mapping of key: value lines")
         body = raw[match.end() :]
-    text = normalize_text(body)
+    text = normalize_text(DATA_URI.sub("", body))  # ![logo](data:…) keeps its alt text: ![logo]()
     url = _str_or_none(meta.pop("url", None))
     anchors: tuple = ()
     if url:  # headings can be linked to only where the page is published
@@ -162,7 +164,7 @@ def extract_markdown(raw: str, fallback_title: str) -> Extracted:
 
 
 def extract_text(raw: str, fallback_title: str) -> Extracted:
-    text = normalize_text(raw)
+    text = normalize_text(DATA_URI.sub("", raw))
     first_line = next((line.strip() for line in text.splitlines() if line.strip()), "")
     return Extracted(title=first_line[:120] if len(first_line) <= 120 else fallback_title, text=text)
 

@@ -6,7 +6,7 @@ from datetime import datetime, timezone
 
 import pytest
 
-from indexer.extract import ExtractionError, extract_html, extract_markdown
+from indexer.extract import ExtractionError, extract_html, extract_markdown, extract_text
 from tests.conftest import EXAMPLES, SHARED_DATA
 
 
@@ -159,3 +159,14 @@ def test_files_saved_by_windows_editors_are_read_through_their_byte_order_mark(s
     damaged.write_bytes(b"\xff\xfe" + "odd".encode("utf-16-le")[:-1])
     result = CliRunner().invoke(cli, ["extract", str(damaged)])
     assert result.exit_code == 1 and "not UTF-16-LE text" in result.output and "save it as UTF-8" in result.output, result.output
+
+
+def test_images_inlined_as_base64_are_not_text():
+    """Editors export pasted screenshots as data URIs: 40 KB of base64 became chunks to embed (and pay
+    for), lexical terms and snippets."""
+    blob = "iVBORw0KGgoAAAANSUhEUgAA" + "QUJDRA" * 5000 + "=="
+    raw = (f"# Logo\n\nHere is our logo:\n\n![the blue logo](data:image/png;base64,{blob})\n\n"
+           f'It is blue.\n\n<img alt="icon" src="data:image/svg+xml;charset=utf-8;base64,{blob}">\n')
+    text = extract_markdown(raw, "logo").text
+    assert text == '# Logo\n\nHere is our logo:\n\n![the blue logo]()\n\nIt is blue.\n\n<img alt="icon" src="">'
+    assert "QUJDRA" not in extract_text(f"Logo: data:image/png;base64,{blob} (blue)", "logo").text
