@@ -146,6 +146,10 @@ _HEADING_TEXT = re.compile(r"#{1,6}\s+(.*?)(?:\s+#+)?")  # one stripped heading 
 _QUOTE = re.compile(r"^\s{0,3}>\s?", re.MULTILINE)
 _BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(?:\[[ xX]\]\s+)?", re.MULTILINE)
 _RULE = re.compile(r"^\s*(?:[-*_]\s*){3,}$", re.MULTILINE)
+# Wiki links of Obsidian, Foam and other note tools: [[Page]], [[Page#Part|shown words]]; an embed
+# ![[diagram.png]] shows nothing readable. Then a footnote mark ([^1]).
+_WIKILINK = re.compile(r"(!?)\[\[([^\]|#\n]*)(?:#[^\]|\n]*)?(?:\|([^\]\n]*))?\]\]")
+_FOOTNOTE_MARK = re.compile(r"\[\^[^\]\s]+\](?::[ \t]*)?")
 _IMAGE = re.compile(r"!\[([^\]]*)\]\([^)]*\)")
 _LINK = re.compile(r"\[([^\]]+)\]\((?:[^()]|\([^)]*\))*\)")
 _EMPHASIS = re.compile(r"(\*\*|__|\*|~~)(?=\S)(.+?)(?<=\S)\1")
@@ -164,6 +168,10 @@ _FENCE_OPENS, _FENCE_BARE = "\x02", "\x03"
 _SENTENCE_ENDS = (".", "!", "?", ":", ";", ",", "…")
 
 
+def _wikilink(match: re.Match) -> str:
+    return "" if match.group(1) else (match.group(3) or match.group(2)).strip()
+
+
 def _fence_mark(match: re.Match) -> str:
     return _FENCE_OPENS if match.group(2).strip() else _FENCE_BARE
 
@@ -171,14 +179,14 @@ def _fence_mark(match: re.Match) -> str:
 # In order: (pattern, replacement, characters without which it cannot match).
 _STEPS = (
     (_FENCE, _fence_mark, "`~"), (_TABLE_RULE, "", "-"), (_RULE, "", "-*_"), (_HEADING, r"\1", "#"), (_QUOTE, "", ">"),
-    (_BULLET, _ITEM, "-*+.)"), (_IMAGE, r"\1", "!"), (_LINK, r"\1", "]"), (_CODE, r"\1", "`"), (_EMPHASIS, r"\2", "*_~"),
+    (_BULLET, _ITEM, "-*+.)"), (_WIKILINK, _wikilink, "[["), (_FOOTNOTE_MARK, "", "[^"), (_IMAGE, r"\1", "!"), (_LINK, r"\1", "]"), (_CODE, r"\1", "`"), (_EMPHASIS, r"\2", "*_~"),
     (_UNDERSCORE_EMPHASIS, r"\1", "_"),
 )
 
 
 def readable(text: str) -> str:
     """`text` without Markdown syntax: headings, emphasis, code marks and fences, table pipes and
-    rules, link and image syntax (their words stay), list bullets and quote marks. List items,
+    rules, link, wiki link and image syntax (their words stay), footnote marks, list bullets and quote marks. List items,
     table rows and lines of code stay apart when lines are joined: one that does not end a sentence
     ends with ";" when more text follows ("0 · success; 1 · a fatal error"); a row's cells have
     " · " between."""
