@@ -170,3 +170,12 @@ def test_images_inlined_as_base64_are_not_text():
     text = extract_markdown(raw, "logo").text
     assert text == '# Logo\n\nHere is our logo:\n\n![the blue logo]()\n\nIt is blue.\n\n<img alt="icon" src="">'
     assert "QUJDRA" not in extract_text(f"Logo: data:image/png;base64,{blob} (blue)", "logo").text
+
+
+def test_a_file_without_a_title_is_named_by_its_file_name_as_written(tmp_path):
+    """Note vaults title a note by its file name."""
+    from indexer.sources.files import read_file
+
+    for name, title in [("API keys and OAuth.md", "API keys and OAuth"), ("refund-policy.txt", "Refund policy"), ("iOS_setup.md", "IOS setup")]:
+        (tmp_path / name).write_text("no heading, just words " * 20)
+        assert read_file(tmp_path / name, name, f"file:{name}", "notes").title == title

@@ -199,7 +199,8 @@ def not_text(exc: UnicodeDecodeError) -> str:
 def read_file(path: Path, relative: str, doc_id: str, source_name: str, raw: bytes | None = None, updated_at: datetime | None = None) -> Document:
     """One file as a document; `updated_at` is used when the file does not say (front matter), else its mtime."""
     suffix = path.suffix.lower()
-    fallback_title = path.stem.replace("-", " ").replace("_", " ").strip().capitalize()
+    words = path.stem.replace("-", " ").replace("_", " ").strip()
+    fallback_title = words[:1].upper() + words[1:]  # "API keys.md" stays "API keys" (capitalize() made it "Api keys")
     raw = path.read_bytes() if raw is None else raw
     extracted: Extracted
     if suffix in (".html", ".htm"):
