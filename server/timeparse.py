@@ -6,14 +6,16 @@ echoed in the response's `time_filter`. Understood (English, case-insensitive):
 
     today, yesterday, this/last/past week, this/last weekend, over the weekend, this/last month, this/last year
     last/past N hours|days|weeks|months (a month: 30 days; also "in the last 3 days", "over the past 2 weeks")
-    since Monday … Sunday | yesterday | October [5] | 5 October | 2026-10-05 | last week …
+    since [last] Monday … Sunday | yesterday | October [5] | 5 October | 2026-10-05 | last week …
     in|during October [2026]   (a month still to come this year means last year's)
     in 2025
     recently, lately            the last RECENT_DAYS days
 
 A question with nothing left but words like "what's new", "what changed", "updates" once the
 phrase is out is only about time (`only_time`): it lists the documents updated in the range,
-newest first.
+newest first. In a question about something else, a phrase of the present (today, this week /
+weekend / month / year) filters only when the question is about change ("pricing updates this
+month"): "are you open today?" asks about the asker's day, not about pages updated today.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ WEEKDAY = "(?:" + "|".join(WEEKDAYS) + ")"
 UNIT = r"(hours?|days?|weeks?|months?)"
 NAMED = "|".join(PHRASES)  # updated_within's calendar phrases
 CALENDAR = f"({NAMED}|past week)"
-DATE = rf"(?:\d{{4}}-\d{{2}}-\d{{2}}|{MONTH}(?:\s+\d{{1,2}}(?:st|nd|rd|th)?)?(?:,?\s+\d{{4}})?|\d{{1,2}}(?:st|nd|rd|th)?\s+{MONTH}(?:\s+\d{{4}})?|{WEEKDAY}|{NAMED})"
+DATE = rf"(?:\d{{4}}-\d{{2}}-\d{{2}}|{MONTH}(?:\s+\d{{1,2}}(?:st|nd|rd|th)?)?(?:,?\s+\d{{4}})?|\d{{1,2}}(?:st|nd|rd|th)?\s+{MONTH}(?:\s+\d{{4}})?|(?:last\s+)?{WEEKDAY}|{NAMED})"
 PATTERNS = [
     ("span", re.compile(rf"\b(?:(?:in|over|during|within|for)\s+)?(?:the\s+)?(?:last|past)\s+(\d{{1,4}})\s+{UNIT}\b", re.I | re.A)),
     ("since", re.compile(rf"\bsince\s+({DATE})\b", re.I | re.A)),
@@ -44,6 +46,11 @@ PATTERNS = [
     ("weekend", re.compile(r"\b(?:over|during)\s+the\s+weekend\b", re.I | re.A)),  # not "on the weekend": "runs on the weekend" is a schedule
     ("recent", re.compile(r"\b(recently|lately)\b", re.I | re.A)),  # not "recent": "a recent generation" names no time
 ]
+# "Are you open today?", "events this weekend": in a question about something else, a phrase of the
+# present moment is the asker's day, not the age of the pages, unless the question is about change.
+PRESENT = {"today", "this week", "this weekend", "this month", "this year"}
+CHANGE_WORDS = {"new", "news", "changed", "change", "changes", "updated", "update", "updates", "added", "published", "released",
+                "edited", "modified", "written", "posted", "happened", "latest"}
 # Words that, alone, ask for "whatever changed": a question made only of these and a time phrase lists documents.
 ONLY_TIME_WORDS = {
     "what", "whats", "what's", "is", "are", "was", "were", "has", "have", "had", "been", "new", "news", "changed", "change", "changes",
@@ -64,24 +71,24 @@ class TimeFilter:
 
 def parse_time(query: str, now: datetime, tz: tzinfo = timezone.utc) -> TimeFilter | None:
     """The first time phrase of `query` as a range, or None when it has none."""
-    found = None
+    found = []
     for kind, pattern in PATTERNS:
         for match in pattern.finditer(query):
             try:
                 window = _window(kind, match, now, tz)
             except (ValueError, OverflowError):  # a date past what datetime holds ("in December 9999")
                 window = None
-            if window is not None and (found is None or match.start() < found[1].start()):
-                found = (kind, match, window)
-                break
-    if found is None:
-        return None
-    _, match, (after, before) = found
-    rest = " ".join((query[: match.start()] + " " + query[match.end() :]).split())
-    rest = re.sub(r"\s+([?!.,])", r"\1", rest).strip(" ,")
-    words = re.findall(r"[\w']+", rest.lower())
-    only_time = all(w in ONLY_TIME_WORDS for w in words)
-    return TimeFilter(match.group(0).strip(), after, before, rest if not only_time else "", only_time)
+            if window is not None:
+                found.append((match.start(), kind, match, window))
+    for _, kind, match, (after, before) in sorted(found, key=lambda f: f[0]):
+        rest = " ".join((query[: match.start()] + " " + query[match.end() :]).split())
+        rest = re.sub(r"\s+([?!.,])", r"\1", rest).strip(" ,")
+        words = re.findall(r"[\w']+", rest.lower())
+        only_time = all(w in ONLY_TIME_WORDS for w in words)
+        if kind == "calendar" and " ".join(match.group(1).lower().split()) in PRESENT and not only_time and not CHANGE_WORDS & set(words):
+            continue  # "are you open today?": the words are ranked as they are
+        return TimeFilter(match.group(0).strip(), after, before, rest if not only_time else "", only_time)
+    return None
 
 
 def _window(kind: str, match: re.Match, now: datetime, tz: tzinfo) -> tuple[datetime | None, datetime | None] | None:
@@ -121,6 +128,8 @@ def _date(text: str, day: datetime, now: datetime, tz: tzinfo) -> datetime | Non
         return updated_range(text, now, tz)[0]
     if text in WEEKDAYS:  # the latest such day, today included
         return exact(shift_days(day, -((day.weekday() - WEEKDAYS[text]) % 7)), tz)
+    if text.startswith("last ") and text[5:] in WEEKDAYS:  # the latest such day before today
+        return exact(shift_days(day, -((day.weekday() - WEEKDAYS[text[5:]]) % 7 or 7)), tz)
     if re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
         try:
             return exact(datetime.fromisoformat(text).replace(tzinfo=tz), tz)
