@@ -7,6 +7,7 @@ echoed in the response's `time_filter`. Understood (English, case-insensitive):
     today, yesterday, this/last/past week, this/last weekend, over the weekend, this/last month, this/last year
     last/past N hours|days|weeks|months (a month: 30 days; also "in the last 3 days", "over the past 2 weeks")
     since [last] Monday … Sunday | yesterday | October [5] | 5 October | 2026-10-05 | last week …
+    on [last] Monday … Sunday   that day (the latest such, today included; "last": before today)
     in|during October [2026]   (a month still to come this year means last year's)
     in 2025
     recently, lately            the last RECENT_DAYS days
@@ -43,6 +44,7 @@ PATTERNS = [
     ("month", re.compile(rf"\b(?:in|during)\s+({MONTH})(?:\s+(\d{{4}}))?\b", re.I | re.A)),
     ("year", re.compile(r"\b(?:in|during)\s+((?:19|20)\d{2})\b", re.I | re.A)),
     ("calendar", re.compile(rf"\b(?:(?:in|during|from|over)\s+(?:the\s+)?)?{CALENDAR}(?:'s)?\b", re.I | re.A)),
+    ("day", re.compile(rf"\bon\s+((?:last\s+)?{WEEKDAY})\b", re.I | re.A)),  # that day only; "open on Monday?" asks nothing of time
     ("weekend", re.compile(r"\b(?:over|during)\s+the\s+weekend\b", re.I | re.A)),  # not "on the weekend": "runs on the weekend" is a schedule
     ("recent", re.compile(r"\b(recently|lately)\b", re.I | re.A)),  # not "recent": "a recent generation" names no time
 ]
@@ -85,7 +87,8 @@ def parse_time(query: str, now: datetime, tz: tzinfo = timezone.utc) -> TimeFilt
         rest = re.sub(r"\s+([?!.,])", r"\1", rest).strip(" ,")
         words = re.findall(r"[\w']+", rest.lower())
         only_time = all(w in ONLY_TIME_WORDS for w in words)
-        if kind == "calendar" and " ".join(match.group(1).lower().split()) in PRESENT and not only_time and not CHANGE_WORDS & set(words):
+        present = kind == "day" or (kind == "calendar" and " ".join(match.group(1).lower().split()) in PRESENT)
+        if present and not only_time and not CHANGE_WORDS & set(words):
             continue  # "are you open today?": the words are ranked as they are
         return TimeFilter(match.group(0).strip(), after, before, rest if not only_time else "", only_time)
     return None
@@ -106,6 +109,9 @@ def _window(kind: str, match: re.Match, now: datetime, tz: tzinfo) -> tuple[date
         return updated_range(phrase, now, tz)
     if kind == "weekend":
         return updated_range("this weekend", now, tz)
+    if kind == "day":
+        start = _weekday(" ".join(match.group(1).lower().split()), day)
+        return exact(start, tz), exact(shift_days(start, 1), tz)
     if kind == "recent":
         return now - timedelta(days=RECENT_DAYS), None
     if kind == "year":
@@ -121,15 +127,20 @@ def _window(kind: str, match: re.Match, now: datetime, tz: tzinfo) -> tuple[date
     return (start, None) if start is not None else None
 
 
+def _weekday(text: str, day: datetime) -> datetime:
+    """The local midnight of "friday" (the latest Friday, today included) or "last friday" (before today)."""
+    name = text.removeprefix("last ")
+    back = (day.weekday() - WEEKDAYS[name]) % 7
+    return shift_days(day, -(back or 7) if name != text else -back)
+
+
 def _date(text: str, day: datetime, now: datetime, tz: tzinfo) -> datetime | None:
     """The start of the moment a `since` names."""
     text = " ".join(text.lower().replace(",", " ").split())
     if text in PHRASES:
         return updated_range(text, now, tz)[0]
-    if text in WEEKDAYS:  # the latest such day, today included
-        return exact(shift_days(day, -((day.weekday() - WEEKDAYS[text]) % 7)), tz)
-    if text.startswith("last ") and text[5:] in WEEKDAYS:  # the latest such day before today
-        return exact(shift_days(day, -((day.weekday() - WEEKDAYS[text[5:]]) % 7 or 7)), tz)
+    if text.removeprefix("last ") in WEEKDAYS:
+        return exact(_weekday(text, day), tz)
     if re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
         try:
             return exact(datetime.fromisoformat(text).replace(tzinfo=tz), tz)

@@ -114,6 +114,7 @@ def test_recency_weight_moves_fresher_documents_up(client):
     ("docs changed recently about SSO", NOW - timedelta(days=30), None, "docs changed about SSO"),
     ("what changed since last Friday?", MONDAY + timedelta(days=4 - (7 if NOW.weekday() <= 4 else 0)), None, ""),  # was: no time phrase at all
     ("pricing updates this month", MONDAY.replace(year=NOW.year, month=NOW.month, day=1), None, "pricing updates"),
+    ("what was updated on Monday?", MONDAY, MONDAY + timedelta(days=1), ""),
 ])
 def test_phrases(query, after, before, rest):
     parsed = parse_time(query, NOW, timezone.utc)
@@ -147,7 +148,7 @@ def test_updated_within_takes_the_weekend_too():
 def test_questions_without_a_time_phrase_are_left_alone():
     """Also a phrase of the present in a question that is not about change: "are you open today?" was
     filtered to the pages updated today — none, on most sites — and the widget said nothing answers it."""
-    for query in ("are you open today?", "what can I order today", "events this weekend", "is the API down today",
+    for query in ("are you open today?", "what can I order today", "events this weekend", "is the API down today", "open on Monday?",
                   "what is the capital of Mongolia", "maybe later", "how do I make a weekly report", "mayday procedures",
                   "how do I roll back to a recent generation", "can runs be scheduled on the weekend"):
         assert parse_time(query, NOW, timezone.utc) is None, query
