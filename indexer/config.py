@@ -8,6 +8,7 @@ they come from environment variables only.
 from __future__ import annotations
 
 import ipaddress
+import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -279,6 +280,19 @@ def parse_config(
     )
 
 
+ORIGIN = re.compile(r"https?://[^/\s?#]+")
+
+
+def _check_origin(origin: str, where: str) -> None:
+    """A browser sends its page's origin as scheme://host[:port], nothing more: an entry written
+    otherwise ("example.com", "https://example.com/") never matches, and the widget is refused."""
+    if origin == "*" or ORIGIN.fullmatch(origin):
+        return
+    parts = urlsplit(origin if "://" in origin else f"https://{origin}")
+    hint = f"{parts.scheme}://{parts.netloc}" if parts.netloc else "https://help.example.com"
+    raise ConfigError(f"{where}: an origin is scheme://host[:port] as a browser sends it, without a path; got {origin!r} (e.g. {hint!r}, or \"*\" for any)")
+
+
 def _parse_server(raw: dict, source_names: set[str]) -> ServerConfig:
     values = check_table(raw, SERVER_KEYS, "server")
     keys = []
@@ -292,6 +306,8 @@ def _parse_server(raw: dict, source_names: set[str]) -> ServerConfig:
     names = [k.name for k in keys]
     if len(set(names)) != len(names):
         raise ConfigError("server.api_keys: names must be unique")
+    for i, origin in enumerate(values["cors_origins"]):
+        _check_origin(origin, f"server.cors_origins[{i}]")
     return ServerConfig(
         cors_origins=tuple(values["cors_origins"]),
         api_keys=tuple(keys),

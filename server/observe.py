@@ -138,6 +138,9 @@ def warn_refused_origins(app, allowed: frozenset[str]):
     word to the page, and the access log alone showed a plain 204 for the preflight."""
     if "*" in allowed:
         return app
+    from litestar.config.cors import CORSConfig
+
+    cors = CORSConfig(allow_origins=sorted(allowed))  # the CORS middleware's own test: "https://*.example.com" allows subdomains
     warned: set[str] = set()
 
     async def checked(scope, receive, send):
@@ -145,7 +148,7 @@ def warn_refused_origins(app, allowed: frozenset[str]):
             headers = dict(scope.get("headers") or ())
             origin = headers.get(b"origin", b"").decode("latin-1")
             own = f"{scope.get('scheme', 'http')}://{headers.get(b'host', b'').decode('latin-1')}"
-            if origin and origin != "null" and origin != own and origin not in allowed and origin not in warned:
+            if origin and origin != "null" and origin != own and origin not in warned and not cors.is_origin_allowed(origin):
                 warned.add(origin)
                 logging.getLogger("static_rag.server").warning(
                     "refused a browser request from origin %s (%s %s): add it to [server] cors_origins to let that site's pages search",

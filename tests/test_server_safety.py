@@ -114,6 +114,27 @@ def test_cors_allows_the_configured_origin_only_and_covers_errors(two_sites):
         assert "access-control-allow-origin" not in other.headers
 
 
+def test_a_wildcard_origin_allows_its_subdomains_without_a_refusal_warning(two_sites):
+    """The CORS middleware lets "https://*.example.com" match a subdomain; the refusal warning compared
+    origins as strings and told the admin to add an origin that was already allowed."""
+    import logging
+
+    warnings: list[str] = []
+    handler = logging.Handler(logging.WARNING)
+    handler.emit = lambda record: warnings.append(record.getMessage())
+    logger = logging.getLogger("static_rag.server")
+    logger.addHandler(handler)
+    try:
+        with TestClient(app_for(two_sites, '[server]\ncors_origins = ["https://*.example.com"]\nrequests_per_minute = 0\n')) as client:
+            ok = client.post("/v1/search", json={"query": "hours", "mode": "lexical"}, headers={"Origin": "https://docs.example.com"})
+            other = client.post("/v1/search", json={"query": "hours", "mode": "lexical"}, headers={"Origin": "https://example.org"})
+    finally:
+        logger.removeHandler(handler)
+    assert ok.headers["access-control-allow-origin"] == "https://docs.example.com" and "access-control-allow-origin" not in other.headers
+    refused = [w for w in warnings if "refused a browser request" in w]
+    assert len(refused) == 1 and "https://example.org" in refused[0], refused
+
+
 def test_caps_refuse_before_any_work(two_sites):
     with TestClient(app_for(two_sites, "[server]\nmax_query_chars = 20\nmax_top_k = 5\n")) as client:
         long = client.post("/v1/search", json={"query": "x" * 21})
