@@ -133,10 +133,11 @@ def test_web_source_keys_are_read_from_the_file(tmp_path):
 def test_notion_roots_take_ids_and_urls_and_keys_have_seed_defaults(tmp_path):
     notion = (
         '[[sources]]\nname = "wiki"\ntype = "notion"\n'
-        'roots = ["https://www.notion.so/acme/Handbook-c01166c613ae45cbb96818b4ef2f5a77?pvs=4", "C37A2C66E3AA4A0DA44773DE3B80C253"]\n'
+        'roots = ["https://www.notion.so/acme/Handbook-c01166c613ae45cbb96818b4ef2f5a77?pvs=4", "C37A2C66E3AA4A0DA44773DE3B80C253",\n'
+        '         "https://www.notion.so/acme/FAQ-a1b2c3d4e5f60718293a4b5c6d7e8f90#0f1e2d3c4b5a69788796a5b4c3d2e1f0"]\n'  # a link to a block of the page
     )
     source = load_config(write_config(tmp_path, notion + LOCAL)).sources[0]
-    assert source.roots == ("c01166c6-13ae-45cb-b968-18b4ef2f5a77", "c37a2c66-e3aa-4a0d-a447-73de3b80c253")
+    assert source.roots == ("c01166c6-13ae-45cb-b968-18b4ef2f5a77", "c37a2c66-e3aa-4a0d-a447-73de3b80c253", "a1b2c3d4-e5f6-0718-293a-4b5c6d7e8f90")
     assert (source.max_depth, source.max_pages, source.follow_links, source.requests_per_second) == (4, 250, True, 3.0)
 
 

@@ -54,8 +54,9 @@ logger = logging.getLogger(__name__)
 
 
 def notion_id(value: str) -> str | None:
-    """The dashed, lowercase id in a Notion id or page URL (the last 32-hex group), or None."""
-    found = ID.findall(value.split("?")[0])
+    """The dashed, lowercase id in a Notion id or page URL (the last 32-hex group of its path: a
+    `?v=` view or a `#` block link names something inside the page), or None."""
+    found = ID.findall(re.split(r"[?#]", value, maxsplit=1)[0])
     return "-".join(found[-1]).lower() if found else None
 
 
