@@ -104,7 +104,9 @@ def _qrels_rows(path: Path):
 
 def _json_lines(path: Path, *required: str):
     """The objects of a JSON Lines file, each with an `_id` and the `required` keys; a line that is
-    not one is an error naming the file and line."""
+    not one, or one whose `_id` an earlier line has (the later would silently replace it), is an
+    error naming the file and line."""
+    seen: dict[str, int] = {}
     # JSON Lines end in "\n" only: splitlines() would also cut at U+0085, U+2028 and others inside texts.
     for number, line in enumerate(path.read_text(encoding="utf-8-sig").split("\n"), 1):
         if not line.strip():
@@ -116,6 +118,9 @@ def _json_lines(path: Path, *required: str):
         missing = [key for key in ("_id", *required) if not isinstance(row, dict) or key not in row]
         if missing:
             raise StaticRagError(f"{path}, line {number}: an object with {', '.join(missing)} is expected")
+        first = seen.setdefault(str(row["_id"]), number)
+        if first != number:
+            raise StaticRagError(f"{path}, line {number}: _id {str(row['_id'])!r} again (first on line {first}); ids must be unique")
         yield row
 
 

@@ -88,6 +88,7 @@ def test_a_question_file_that_cannot_be_read_is_a_clear_error_naming_its_line(ti
     folder = tmp_path / "visitors"
     folder.mkdir()
     cases = [("", "queries.jsonl: no questions"), ('{"_id": "v1", "text": "hello"}\n{"_id": "v2", text: 1}\n', "queries.jsonl, line 2: not JSON"),
+             ('{"_id": "v1", "text": "hello"}\n\n{"_id": "v1", "text": "hi"}\n', "queries.jsonl, line 3: _id 'v1' again (first on line 1)"),
              ('{"_id": "v1", "question": "hello"}\n', "queries.jsonl, line 1: an object with text is expected")]
     for content, message in cases:
         (folder / "queries.jsonl").write_text(content)
