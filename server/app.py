@@ -338,6 +338,8 @@ UNKNOWN_FIELD = re.compile(r"unknown field `([^`]*)`")
 def _explain(key: str | None, message: str) -> str:
     """The decoder's message, plus what the caller most likely meant: the field name closest to an
     unknown one and the fields allowed there, or the values a choice allows."""
+    if key == "data" and message == "'data'":  # the decoder found no body at all
+        return 'empty; send a JSON object such as {"query": "how do I reset my password?"}'
     unknown = UNKNOWN_FIELD.search(message)
     if unknown and key in REQUEST_FIELDS:
         fields = REQUEST_FIELDS[key].__struct_fields__

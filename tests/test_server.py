@@ -126,6 +126,12 @@ def test_invalid_requests_get_a_400_with_a_code(client, body, code, fragment):
     assert error["code"] == code and fragment in error["message"] and error["retryable"] is False
 
 
+def test_a_search_without_a_body_says_what_to_send(client):
+    response = client.post("/v1/search", content=b"")  # was: "body: 'data'"
+    assert response.status_code == 400
+    assert response.json()["message"] == 'body: empty; send a JSON object such as {"query": "how do I reset my password?"}'
+
+
 def test_an_unknown_space_or_an_impossible_date_is_a_clear_client_error(client):
     space = client.post("/v1/search", json={"query": "x", "space": "openai-x-1"})
     assert space.status_code == 404 and space.json()["code"] == "UNKNOWN_SPACE" and "available: local-all-minilm-l6-v2-384" in space.json()["message"]
