@@ -251,8 +251,9 @@ def _decide(before: dict, crawled: dict[str, Document], complete: set[str], not_
     more than `max_delete_fraction`, unless allowed; a dry run records it in `report` instead."""
     _leave_out_empty_new_pages(report, before)
     # A page that was indexed and now fails, or now answers with something we skip (a warning), keeps its last good version;
-    # one that asks not to be indexed (noindex) is removed, as a page gone from its source is.
-    problems = report.errors + report.warnings
+    # one that asks not to be indexed (noindex) is removed, as a page gone from its source is. A new one that we skip
+    # (a scan, a blank page: a warning) is left out, not counted as failed.
+    problems = report.errors + [w for w in report.warnings if w.doc_id in before]
     unreadable = {e.doc_id: str(e.code) for e in problems
                   if e.doc_id and e.code not in (ErrorCode.DUPLICATE_DOCUMENT, ErrorCode.WEB_NOINDEX) and e.doc_id not in crawled}
     decisions = {d.doc_id: d for d in plan(before, list(crawled.values()), complete, unreadable, not_modified)}

@@ -126,6 +126,7 @@ def test_encrypted_and_scanned_pdfs_get_their_codes_and_the_run_goes_on(handbook
     assert "salaries.pdf" in report.errors[0].message and "password" in report.errors[0].message
     assert [(w.code, w.level) for w in report.warnings] == [("PDF_NO_TEXT", "warning")]
     assert "scan.pdf" in report.warnings[0].message
+    assert (report.counts["added"], report.counts["failed"]) == (2, 1), "the scan is left out with its warning, not counted as failed"
     titles = {hit["title"] for hit in search(client, "warranty travel", mode="lexical", top_k=10)}
     assert titles == {"Customer handbook", "Travel policy"}
 
