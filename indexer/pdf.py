@@ -33,6 +33,13 @@ PAGE_NUMBER = re.compile(r"^(?:page|p\.|seite|página|pagina)?\s*[\divxlc]{1,5}\
 HEADING_RATIO = 1.12  # a line this much larger than the body text is a heading
 MAX_HEADING_CHARS = 160
 SENTENCE_END = tuple('.!?:;"”’)')
+# Titles the writing program filled in, not the author: "Microsoft Word - handbook.docx", a file
+# name, "Document1", "Untitled-2", "PowerPoint Presentation", "Slide 1". The first heading names the document better.
+PLACEHOLDER_TITLE = re.compile(
+    r"microsoft (?:word|powerpoint|excel|office word)\s*-.*|.*\.(?:docx?|pdf|pptx?|xlsx?|odt|odp|rtf|tex|indd|pages|key|txt|md|html?)"
+    r"|(?:document|presentation|book|untitled(?: document)?)[\s-]*\d*|powerpoint presentation|slide \d+|\(?unspecified\)?|title|none",
+    re.IGNORECASE,
+)
 SOFT_HYPHEN = "\x02"  # PDFium's mark for a hyphen that breaks a word at the end of a line
 
 
@@ -100,8 +107,8 @@ def read_pdf(raw: bytes) -> PdfText:
     pages = _without_running_lines(pages)
     blocks = _headings(_blocks(pages), outline)
     text, offsets = _assemble(blocks, len(pages))
-    title = (meta.get("Title") or "").strip()
-    if not title or title.lower() in ("untitled", "(unspecified)", "unspecified"):
+    title = " ".join((meta.get("Title") or "").split())
+    if not title or PLACEHOLDER_TITLE.fullmatch(title):
         title = next((_line_text(b) for b in blocks if b.heading == 1), None) or next((_line_text(b) for b in blocks if b.heading), None)
     author = (meta.get("Author") or "").strip()
     return PdfText(text, offsets, len(pages), title, (author,) if author else (), _pdf_date(meta.get("ModDate") or meta.get("CreationDate")))

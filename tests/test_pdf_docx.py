@@ -64,6 +64,13 @@ def test_pdf_text_comes_back_in_reading_order_without_running_lines(tmp_path, la
     assert pdf.title == "Customer handbook" and pdf.authors == ("Support team",)
 
 
+@pytest.mark.parametrize("stored", ["Microsoft Word - handbook_v3_final.docx", "handbook_v3_final.pdf", "Document1", "Untitled-2"])
+def test_a_title_the_writing_program_filled_in_gives_way_to_the_first_heading(tmp_path, stored):
+    """Word's PDF export stores "Microsoft Word - <file name>" as the title: hits were titled that."""
+    make_pdf(tmp_path / "h.pdf", HANDBOOK, "single", title=stored)
+    assert read_pdf((tmp_path / "h.pdf").read_bytes()).title == "Customer handbook"
+
+
 def test_a_pdf_outline_gives_the_heading_levels(tmp_path):
     blocks = [("h1", "Guide"), ("p", FILLER), ("h2", "Setup"), ("p", FILLER), ("h3", "Network"), ("p", FILLER)]
     path = tmp_path / "guide.pdf"
