@@ -28,6 +28,13 @@ HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
 SKIP_TAGS = {"script", "style", "noscript", "template", "svg", "button", "nav"}
 XML_DECLARATION = re.compile(r"\A\s*<\?xml[^>]*\?>")
 YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when PyYAML has it: ~10x faster
+# Titles the writing program filled in, not the author: "Microsoft Word - handbook.docx", a file
+# name, "Document1", "Untitled Document", "PowerPoint Presentation", "Slide 1". The first heading names the document better.
+PLACEHOLDER_TITLE = re.compile(
+    r"microsoft (?:word|powerpoint|excel|office word)\s*-.*|.*\.(?:docx?|pdf|pptx?|xlsx?|odt|odp|rtf|tex|indd|pages|key|txt|md|html?)"
+    r"|(?:document|presentation|book|untitled(?: document| page)?)[\s-]*\d*|powerpoint presentation|slide \d+|\(?unspecified\)?|title|none",
+    re.IGNORECASE,
+)
 # An image inlined as base64 (Typora, Obsidian and Notion exports): kilobytes of noise to embed and match, not text.
 DATA_URI = re.compile(r"data:[a-z]+/[\w.+-]+(?:;[\w.+-]+=[\w.+-]+)*;base64,[A-Za-z0-9+/=]*", re.IGNORECASE)
 FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|\Z)", re.DOTALL)
@@ -192,12 +199,14 @@ def extract_html(raw: bytes | str, url: str | None = None, fallback_title: str =
         page = lxml_html.fromstring(raw)
     except (ValueError, lxml_html.etree.ParserError) as exc:
         raise ExtractionError(f"not parseable as HTML: {exc}") from None
-    title = _meta(page, "og:title") or _without_site_name(_page_title(page), page) or fallback_title
+    title = _meta(page, "og:title") or _without_site_name(_page_title(page), page)
     try:
         summary = Readability(raw, url=url).summary(html_partial=True)
     except Exception as exc:  # readability raises bare Exceptions (Unparseable) for odd pages
         raise ExtractionError(f"readability could not find main content: {exc}") from None
     text = normalize_text(cross_check(html_to_text(lxml_html.fromstring(summary)), raw, url))
+    if not title or PLACEHOLDER_TITLE.fullmatch(title):  # "Untitled Document": an editor's default
+        title = _first_heading(text) or fallback_title
     published = parse_timestamp(_meta(page, "article:published_time"))
     modified = parse_timestamp(_meta(page, "article:modified_time") or _meta(page, "og:updated_time"))
     metadata = {"published_at": published.isoformat()} if published else {}

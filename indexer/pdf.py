@@ -26,20 +26,13 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
 from indexer.errors import ErrorCode
-from indexer.extract import ExtractionError, Extracted
+from indexer.extract import PLACEHOLDER_TITLE, ExtractionError, Extracted
 
 MARGIN = 0.09  # share of the page height at the top and bottom where running lines live
 PAGE_NUMBER = re.compile(r"^(?:page|p\.|seite|página|pagina)?\s*[\divxlc]{1,5}\s*(?:(?:of|/|von|de|sur)\s*\d+)?$", re.IGNORECASE)
 HEADING_RATIO = 1.12  # a line this much larger than the body text is a heading
 MAX_HEADING_CHARS = 160
 SENTENCE_END = tuple('.!?:;"”’)')
-# Titles the writing program filled in, not the author: "Microsoft Word - handbook.docx", a file
-# name, "Document1", "Untitled-2", "PowerPoint Presentation", "Slide 1". The first heading names the document better.
-PLACEHOLDER_TITLE = re.compile(
-    r"microsoft (?:word|powerpoint|excel|office word)\s*-.*|.*\.(?:docx?|pdf|pptx?|xlsx?|odt|odp|rtf|tex|indd|pages|key|txt|md|html?)"
-    r"|(?:document|presentation|book|untitled(?: document)?)[\s-]*\d*|powerpoint presentation|slide \d+|\(?unspecified\)?|title|none",
-    re.IGNORECASE,
-)
 SOFT_HYPHEN = "\x02"  # PDFium's mark for a hyphen that breaks a word at the end of a line
 
 

@@ -179,3 +179,10 @@ def test_a_file_without_a_title_is_named_by_its_file_name_as_written(tmp_path):
     for name, title in [("API keys and OAuth.md", "API keys and OAuth"), ("refund-policy.txt", "Refund policy"), ("iOS_setup.md", "IOS setup")]:
         (tmp_path / name).write_text("no heading, just words " * 20)
         assert read_file(tmp_path / name, name, f"file:{name}", "notes").title == title
+
+
+@pytest.mark.parametrize("head", ["<title>Untitled Document</title>", ""])
+def test_an_html_page_without_a_real_title_is_named_by_its_first_heading(head):
+    """Dreamweaver's "Untitled Document" (or no <title> at all) titled the hits; the page says what it is."""
+    page = f"<html><head>{head}</head><body><article><h1>Opening hours</h1><p>{'We open at nine every weekday. ' * 5}</p></article></body></html>"
+    assert extract_html(page.encode(), fallback_title="hours").title == "Opening hours"
