@@ -71,6 +71,13 @@ def test_a_title_the_writing_program_filled_in_gives_way_to_the_first_heading(tm
     assert read_pdf((tmp_path / "h.pdf").read_bytes()).title == "Customer handbook"
 
 
+def test_a_word_title_a_template_filled_in_gives_way_to_the_first_heading(tmp_path):
+    from indexer.word import extract_docx
+
+    make_docx(tmp_path / "t.docx", [("h1", "Travel policy"), ("p", "Employees book trains.")], title="Document1")
+    assert extract_docx((tmp_path / "t.docx").read_bytes(), "t").title == "Travel policy"
+
+
 def test_a_pdf_outline_gives_the_heading_levels(tmp_path):
     blocks = [("h1", "Guide"), ("p", FILLER), ("h2", "Setup"), ("p", FILLER), ("h3", "Network"), ("p", FILLER)]
     path = tmp_path / "guide.pdf"
