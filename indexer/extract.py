@@ -22,7 +22,7 @@ from indexer.crosscheck import cross_check
 # What the readers make of the same bytes. Raise it with any change to the text or metadata a file
 # is read as: a files source skips reading a file whose bytes (and this) are the last run's.
 EXTRACTION_VERSION = 2  # 2: byte order marks read, not kept as text; no base64 data URIs; file-name titles keep their capitals;
-#                         PDF titles a program filled in ("Microsoft Word - x.docx") give way to the first heading
+#                         titles a program filled in ("Microsoft Word - x.docx", "Untitled Document") give way to the first heading
 BLOCK_TAGS = {"p", "div", "section", "article", "main", "header", "footer", "aside", "figure", "figcaption", "dl", "dd", "dt", "form", "details", "summary", "center"}
 HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
 SKIP_TAGS = {"script", "style", "noscript", "template", "svg", "button", "nav"}
