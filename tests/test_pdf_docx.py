@@ -145,6 +145,20 @@ def test_encrypted_and_scanned_pdfs_get_their_codes_and_the_run_goes_on(handbook
     assert titles == {"Customer handbook", "Travel policy"}
 
 
+def test_a_scan_left_out_does_not_make_every_run_publish_and_is_still_reported(tmp_path, local_embedder):
+    """It counted as a failed document, so a run over unchanged files published a new generation
+    every time; now nothing changed, and the warning is still printed."""
+    (tmp_path / "docs").mkdir()
+    make_pdf(tmp_path / "docs" / "handbook.pdf", HANDBOOK, "single", title="Customer handbook")
+    scanned_pdf(tmp_path / "docs" / "scan.pdf")
+    config = write_config(tmp_path, CONFIG)
+    first = CliRunner().invoke(cli, ["run", "-c", str(config)])
+    again = CliRunner().invoke(cli, ["run", "-c", str(config), "-s"])
+    assert first.exit_code == again.exit_code == 0, again.output
+    assert "(1 added)" in first.output and "failed" not in first.output
+    assert again.output.startswith("Nothing changed") and "warning: PDF_NO_TEXT" in again.output and "scan.pdf" in again.output
+
+
 def test_a_pdf_and_a_word_file_linked_from_a_crawled_page_are_indexed(tmp_path, site, local_embedder):
     pdf = tmp_path / "manual.pdf"
     make_pdf(pdf, HANDBOOK, "single", title="Customer handbook")

@@ -311,6 +311,7 @@ def _print_summary(report, artifacts: Path) -> None:
     if report.unchanged:
         click.echo(f"Nothing changed: generation {report.generation_id} stays current ({report.documents} documents); "
                    f"nothing was written  ({took}).")
+        _print_problems(report)  # what is left out (a scan, a blank page) is still said every run
         return
     click.echo(f"Published generation {report.generation_id}: {report.documents} documents ({changes}).")
     table = Table("space", "chunks", "embedded", "reused", "kept", "tokens", "cost (USD)", box=None, pad_edge=False)
