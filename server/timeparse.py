@@ -14,9 +14,10 @@ echoed in the response's `time_filter`. Understood (English, case-insensitive):
 
 A question with nothing left but words like "what's new", "what changed", "updates" once the
 phrase is out is only about time (`only_time`): it lists the documents updated in the range,
-newest first. In a question about something else, a phrase of the present (today, this week /
-weekend / month / year) filters only when the question is about change ("pricing updates this
-month"): "are you open today?" asks about the asker's day, not about pages updated today.
+newest first. In a question about something else, the phrase filters only when the question is
+about change or about pages ("pricing updates this month", "blog posts about SSO last week"):
+"are you open today?" and "I bought boots last week, what is the warranty?" tell of the asker's
+day, not of when the pages were updated, and a filter would hide the answer.
 """
 
 from __future__ import annotations
@@ -48,11 +49,12 @@ PATTERNS = [
     ("weekend", re.compile(r"\b(?:over|during)\s+the\s+weekend\b", re.I | re.A)),  # not "on the weekend": "runs on the weekend" is a schedule
     ("recent", re.compile(r"\b(recently|lately)\b", re.I | re.A)),  # not "recent": "a recent generation" names no time
 ]
-# "Are you open today?", "events this weekend": in a question about something else, a phrase of the
-# present moment is the asker's day, not the age of the pages, unless the question is about change.
-PRESENT = {"today", "this week", "this weekend", "this month", "this year"}
-CHANGE_WORDS = {"new", "news", "changed", "change", "changes", "updated", "update", "updates", "added", "published", "released",
-                "edited", "modified", "written", "posted", "happened", "latest"}
+# Words of a question about change or about the pages themselves: only with one of them does a time
+# phrase in a question about something else filter ("I ordered yesterday, where is my parcel?" does not).
+ABOUT_PAGES = {"new", "news", "changed", "change", "changes", "updated", "update", "updates", "added", "published", "publish",
+               "released", "release", "releases", "edited", "edits", "modified", "written", "wrote", "posted", "happened", "latest",
+               "announced", "announcement", "announcements", "changelog", "docs", "doc", "documents", "document", "pages", "page",
+               "articles", "article", "posts", "post", "blog"}
 # Words that, alone, ask for "whatever changed": a question made only of these and a time phrase lists documents.
 ONLY_TIME_WORDS = {
     "what", "whats", "what's", "is", "are", "was", "were", "has", "have", "had", "been", "new", "news", "changed", "change", "changes",
@@ -87,8 +89,7 @@ def parse_time(query: str, now: datetime, tz: tzinfo = timezone.utc) -> TimeFilt
         rest = re.sub(r"\s+([?!.,])", r"\1", rest).strip(" ,")
         words = re.findall(r"[\w']+", rest.lower())
         only_time = all(w in ONLY_TIME_WORDS for w in words)
-        present = kind == "day" or (kind == "calendar" and " ".join(match.group(1).lower().split()) in PRESENT)
-        if present and not only_time and not CHANGE_WORDS & set(words):
+        if not only_time and not ABOUT_PAGES & set(words):
             continue  # "are you open today?": the words are ranked as they are
         return TimeFilter(match.group(0).strip(), after, before, rest if not only_time else "", only_time)
     return None
