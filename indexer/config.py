@@ -50,6 +50,7 @@ class SourceConfig:
     max_bytes: int = 10 * 1024 * 1024  # files and web pages: larger ones are not read
     follow_symlinks: bool = False  # files: also index symlinks that lead out of the folder
     respect_gitignore: bool = True  # files: leave out what git ignores in the folder's work tree
+    include_drafts: bool = False  # files: also index Markdown whose front matter marks it a draft
     id_prefix: str = ""  # files: doc_id = "file:" + id_prefix + path in the folder (two folders may share paths)
     database: str | None = None  # answers: a Notion database of Question / Answer rows (instead of `path`)
     min_answer_relevance: float | None = None  # answers: relevance a match needs to be returned; None: the default
@@ -171,6 +172,7 @@ SOURCE_KEYS_BY_TYPE = {
         "max_bytes": Key(int, default=10 * 1024 * 1024, min=1024, max=100 * 1024 * 1024),
         "follow_symlinks": Key(bool, default=False),
         "respect_gitignore": Key(bool, default=True),
+        "include_drafts": Key(bool, default=False),
         "id_prefix": Key(str, default=""),
     },
     "urls": {
@@ -353,7 +355,8 @@ def _parse_source(raw: dict, index: int, base_dir: Path) -> SourceConfig:
         if prefix != prefix.strip() or any(c in prefix for c in "\\\n\t#?"):
             raise ConfigError(f"{where}.id_prefix: no spaces at either end, backslashes, tabs, newlines, # or ?; got {prefix!r} (e.g. \"{values['name']}/\")")
         return SourceConfig(name=values["name"], type=kind, path=folder, extensions=extensions, max_bytes=values["max_bytes"],
-                            follow_symlinks=values["follow_symlinks"], respect_gitignore=values["respect_gitignore"], id_prefix=prefix)
+                            follow_symlinks=values["follow_symlinks"], respect_gitignore=values["respect_gitignore"],
+                            include_drafts=values["include_drafts"], id_prefix=prefix)
     urls, sitemaps = tuple(values["urls"]), tuple(values["sitemaps"])
     for key, listed in (("urls", urls), ("sitemaps", sitemaps)):
         for j, url in enumerate(listed):

@@ -245,17 +245,20 @@ class _Embedders:
         return self.loaded[space.space_id]
 
 
+NO_LAST_VERSION = (ErrorCode.DUPLICATE_DOCUMENT, ErrorCode.WEB_NOINDEX, ErrorCode.FILE_DRAFT)  # problems that keep no last good version
+
+
 def _decide(before: dict, crawled: dict[str, Document], complete: set[str], not_modified: set[str], report: RunReport,
             max_delete_fraction: float, allow_mass_delete: bool, dry_run: bool) -> dict[str, Decision]:
     """Each document's decision (indexer/plan.py). Raises DeleteGuard when the run would delete
     more than `max_delete_fraction`, unless allowed; a dry run records it in `report` instead."""
     _leave_out_empty_new_pages(report, before)
     # A page that was indexed and now fails, or now answers with something we skip (a warning), keeps its last good version;
-    # one that asks not to be indexed (noindex) is removed, as a page gone from its source is. A new one that we skip
+    # one that asks not to be indexed (noindex, a draft) is removed, as a page gone from its source is. A new one that we skip
     # (a scan, a blank page: a warning) is left out, not counted as failed.
     problems = report.errors + [w for w in report.warnings if w.doc_id in before]
     unreadable = {e.doc_id: str(e.code) for e in problems
-                  if e.doc_id and e.code not in (ErrorCode.DUPLICATE_DOCUMENT, ErrorCode.WEB_NOINDEX) and e.doc_id not in crawled}
+                  if e.doc_id and e.code not in NO_LAST_VERSION and e.doc_id not in crawled}
     decisions = {d.doc_id: d for d in plan(before, list(crawled.values()), complete, unreadable, not_modified)}
     try:
         if not allow_mass_delete:

@@ -343,3 +343,24 @@ def test_two_folders_with_the_same_file_name_say_how_to_keep_both(tmp_path, loca
     assert error["code"] == "DUPLICATE_DOCUMENT" and 'id_prefix = "b/"' in error["message"] and "only 'a'" in error["message"]
     code, report = run(write_config(tmp_path, tables.format('id_prefix = "b/"\n') + '[[spaces]]\nprovider = "local"\n'))
     assert code == 0 and report["total_documents"] == 2 and report["documents"]["added"] == 1, "b's page joins under file:b/index.md"
+
+
+def test_drafts_are_not_indexed_and_a_page_turned_draft_is_removed(tmp_path):
+    """A Hugo, Jekyll or Docusaurus repository's drafts are kept off the published site; a chatbot
+    citing them leaked what was not yet public."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for topic in ("Refunds", "Shipping", "Sizes"):
+        (docs / f"{topic.lower()}.md").write_text(f"# {topic}\n\nAll about {topic.lower()}.\n")
+    (docs / "pricing.md").write_text("---\ntitle: Pricing\n---\n# Pricing\n\nPlans start at ten euros.\n")
+    (docs / "launch.md").write_text("---\ndraft: true\n---\n# Launch\n\nThe new boot launches in March.\n")
+    (docs / "old.md").write_text("---\npublished: false\n---\n# Old\n\nRetired page.\n")
+    config = files_config(tmp_path)
+    code, first = run(config)
+    assert code == 0 and first["documents"]["added"] == 4, first
+    assert sorted(w["code"] for w in first["warnings"]) == ["FILE_DRAFT", "FILE_DRAFT"]
+    (docs / "pricing.md").write_text("---\ntitle: Pricing\ndraft: true\n---\n# Pricing\n\nNew plans, not yet public.\n")
+    code, second = run(config)
+    assert code == 0 and second["documents"]["deleted"] == 1 and second["total_documents"] == 3, second
+    code, everything = run(files_config(tmp_path, "include_drafts = true\n"))
+    assert code == 0 and everything["total_documents"] == 6

@@ -155,7 +155,10 @@ def crawl_files(source: SourceConfig, progress=None, fetch_state: dict[str, Fetc
         except Exception as exc:  # whatever one file does to a parser, it is that file's error, never the run's
             problem(ErrorCode.FILE_EXTRACTION_FAILED, f"{type(exc).__name__}: {exc}")
         else:
-            if document.text.strip():
+            if not source.include_drafts and is_draft(document.metadata):
+                problem(ErrorCode.FILE_DRAFT, "its front matter marks it a draft (draft: true, published: false or noindex: true); "
+                                              "not indexed (set include_drafts = true to index drafts)", "warning")
+            elif document.text.strip():
                 result.add(document)
             else:
                 result.errors.append(
@@ -164,6 +167,16 @@ def crawl_files(source: SourceConfig, progress=None, fetch_state: dict[str, Fetc
         if progress:
             progress(1)
     return result
+
+
+def is_draft(metadata: dict) -> bool:
+    """Front matter that keeps a page off the published site (Hugo and Docusaurus `draft: true`,
+    Jekyll `published: false`, `noindex: true`): not for a chatbot to cite either."""
+    def said(key: str, value: bool) -> bool:
+        given = metadata.get(key)
+        return given is value or (isinstance(given, str) and given.strip().lower() == str(value).lower())
+
+    return said("draft", True) or said("published", False) or said("noindex", True)
 
 
 def file_validator(raw: bytes, source_name: str, committed: datetime | None) -> str:
