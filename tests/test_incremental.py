@@ -144,19 +144,24 @@ def test_a_page_that_starts_failing_keeps_its_last_good_version(tmp_path, site, 
     assert search_titles(config, "boot resoling workshop")[0] == "Repairs"
 
 
-def test_a_page_that_starts_saying_noindex_is_removed_not_kept(tmp_path, site, local_embedder):
+def test_a_page_that_starts_saying_noindex_or_answers_410_is_removed_not_kept(tmp_path, site, local_embedder):
     """Unlike a page that fails or turns binary: the site asks for it to be left out."""
     site.routes = {p: (200, "text/plain", f"{t}\n\n{body}".encode()) for p, t, body in [
         ("/a", "Warranty", "Every pair of shoes has a two year warranty."), ("/b", "Repairs", "We resole boots in our workshop."),
-        ("/c", "Care", "Clean leather with a damp cloth."), ("/d", "Sizes", "Our boots run half a size small.")]}
-    urls = ", ".join(f'"{site.url(p)}"' for p in ("/a", "/b", "/c", "/d"))
+        ("/c", "Care", "Clean leather with a damp cloth."), ("/d", "Sizes", "Our boots run half a size small."),
+        ("/e", "Laces", "Spare laces come in three colours.")]}
+    urls = ", ".join(f'"{site.url(p)}"' for p in ("/a", "/b", "/c", "/d", "/e"))
     config = write_config(tmp_path, f'[[sources]]\nname = "w"\ntype = "urls"\n{LOOPBACK_WEB}urls = [{urls}]\n' + LOCAL)
     run("run", "-c", str(config))
     site.routes["/b"] = (*site.routes["/b"], {"X-Robots-Tag": "noindex"})
     code, report = run_json("run", "-c", str(config))
-    assert code == 0 and report["documents"]["deleted"] == 1 and report["total_documents"] == 3, report
+    assert code == 0 and report["documents"]["deleted"] == 1 and report["total_documents"] == 4, report
     assert [w["code"] for w in report["warnings"]] == ["WEB_NOINDEX"]
     assert "Repairs" not in search_titles(config, "boot resoling workshop")
+    site.routes["/c"] = (410, "text/plain", b"gone")  # removed for good: unlike a 404, which may be a bad deploy
+    code, report = run_json("run", "-c", str(config))
+    assert code == 0 and report["documents"]["deleted"] == 1 and report["total_documents"] == 3, report
+    assert sorted(w["code"] for w in report["warnings"]) == ["WEB_GONE", "WEB_NOINDEX"]
 
 
 def test_the_run_is_recorded_in_the_generation(tmp_path, local_embedder):

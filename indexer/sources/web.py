@@ -348,6 +348,8 @@ def fetch_document(
         return problem(ErrorCode.WEB_FETCH_FAILED, "fetch", f"{type(exc).__name__}: {exc}", retryable=True)
     if response.status_code == 304 and conditional:
         return Fetched(document=NOT_MODIFIED)
+    if response.status_code == 410:  # the site says it removed the page for good: no last version to keep
+        return problem(ErrorCode.WEB_GONE, "fetch", "HTTP 410 Gone: the site removed it; not indexed", level="warning")
     if response.status_code >= 400:
         retryable = response.status_code == 429 or response.status_code >= 500
         failed = problem(ErrorCode.WEB_HTTP_STATUS, "fetch", f"HTTP {response.status_code}", retryable=retryable)
