@@ -53,6 +53,7 @@ class Extracted:
     pages: tuple[int, ...] = ()  # paged formats (PDF): the offset in `text` where each page begins
     anchors: tuple[tuple[int, str], ...] = ()  # (offset in `text`, URL fragment) where a linkable heading begins
     robots: frozenset[str] = frozenset()  # an HTML page's robots meta directives for every crawler or ours (noindex, nofollow, …)
+    refresh: str | None = None  # an HTML page's <meta http-equiv="refresh"> target: a redirect stub, not a page
 
 
 class ExtractionError(ValueError):
@@ -214,6 +215,7 @@ def extract_html(raw: bytes | str, url: str | None = None, fallback_title: str =
     anchors = place(text, html_heading_ids(page)) if canonical or url else ()
     return Extracted(
         title=title, text=text, url=canonical, updated_at=modified or published, metadata=metadata, links=_links(page, url), anchors=anchors, robots=robots_directives(page),
+        refresh=_refresh_target(page),
     )
 
 
@@ -380,6 +382,19 @@ def robots_directives(page) -> frozenset[str]:
         for content in page.xpath(f"//meta[{lower}=$n]/@content", n=name):
             found.update(directive.strip().lower() for directive in content.split(","))
     return frozenset(found - {""})
+
+
+REFRESH = re.compile(r"\s*\d+(?:\.\d*)?\s*[;,]\s*(?:url\s*=\s*)?(['\"]?)(.+?)\1\s*", re.IGNORECASE)
+
+
+def _refresh_target(page) -> str | None:
+    """Where `<meta http-equiv="refresh" content="0; url=/new/">` sends the reader (Jekyll's
+    redirect_from and moved GitHub Pages write such stubs); None for a page that only reloads itself."""
+    for content in page.xpath("//meta[translate(@http-equiv, 'REFSH', 'refsh')='refresh']/@content"):
+        match = REFRESH.fullmatch(content)
+        if match:
+            return match.group(2).strip()
+    return None
 
 
 def _meta(page, name: str) -> str:

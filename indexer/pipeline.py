@@ -245,7 +245,8 @@ class _Embedders:
         return self.loaded[space.space_id]
 
 
-NO_LAST_VERSION = (ErrorCode.DUPLICATE_DOCUMENT, ErrorCode.WEB_NOINDEX, ErrorCode.WEB_GONE, ErrorCode.FILE_DRAFT)  # problems that keep no last good version
+# Problems that keep no last good version: the source asks for the document to go (or it is indexed under another source).
+NO_LAST_VERSION = (ErrorCode.DUPLICATE_DOCUMENT, ErrorCode.WEB_NOINDEX, ErrorCode.WEB_GONE, ErrorCode.WEB_REFRESH, ErrorCode.FILE_DRAFT)
 
 
 def _decide(before: dict, crawled: dict[str, Document], complete: set[str], not_modified: set[str], report: RunReport,
@@ -254,7 +255,8 @@ def _decide(before: dict, crawled: dict[str, Document], complete: set[str], not_
     more than `max_delete_fraction`, unless allowed; a dry run records it in `report` instead."""
     _leave_out_empty_new_pages(report, before)
     # A page that was indexed and now fails, or now answers with something we skip (a warning), keeps its last good version;
-    # one that asks not to be indexed (noindex, a draft) or answers 410 Gone is removed, as a page gone from its source is. A new one that we skip
+    # one that asks not to be indexed (noindex, a draft), answers 410 Gone or became a redirect stub is removed, as a page
+    # gone from its source is. A new one that we skip
     # (a scan, a blank page: a warning) is left out, not counted as failed.
     problems = report.errors + [w for w in report.warnings if w.doc_id in before]
     unreadable = {e.doc_id: str(e.code) for e in problems

@@ -60,6 +60,23 @@ def test_pages_that_say_noindex_are_not_indexed_but_their_links_are_followed(sit
     assert {"Login", "Print", "Tags"} <= {d.title for d in everything.documents}, "respect_robots = false: a site of your own"
 
 
+def test_a_redirect_stub_is_not_indexed_and_its_target_is_followed(site):
+    """Jekyll's redirect_from and moved GitHub Pages leave pages that only say "Redirecting…" and
+    send the browser on with a meta refresh: each was indexed as a page titled "Redirecting…"."""
+    stub = b'<html><head><title>Redirecting&hellip;</title><meta http-equiv="refresh" content="0; url=/guide/returns/"></head>' \
+           b'<body><h1>Redirecting&hellip;</h1><a href="/guide/returns/">Click here if you are not redirected.</a></body></html>'
+    serve(site, {"/": page("Home", "/returns.html"), "/returns.html": stub, "/guide/returns/": page("Returns")})
+    result = crawl_urls(site.source(["/"], crawl=True))
+    assert [d.title for d in result.documents] == ["Home", "Returns"]
+    assert [(w.code, w.doc_id) for w in result.warnings] == [("WEB_REFRESH", f"url:{site.url('/returns.html')}")]
+    assert site.url("/guide/returns/") in result.warnings[0].message
+    listed = crawl_urls(site.source(["/returns.html"]))
+    assert listed.documents == [] and "list that page instead" in listed.warnings[0].message
+    reloading = page("Scores", head='<meta http-equiv="refresh" content="300">')  # reloads itself: a page
+    serve(site, {"/scores": reloading})
+    assert [d.title for d in crawl_urls(site.source(["/scores"])).documents] == ["Scores"]
+
+
 def test_a_crawl_stops_at_max_pages_and_says_so(site):
     serve(site, {"/": page("Home", *(f"/p{i}" for i in range(10)))} | {f"/p{i}": page(f"P{i}") for i in range(10)})
     result = crawl_urls(site.source(["/"], crawl=True, max_pages=4))

@@ -9,7 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 from dataclasses import dataclass, field, replace
 from functools import partial
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urljoin, urlsplit, urlunsplit
 
 import httpx
 from protego import Protego
@@ -365,6 +365,10 @@ def fetch_document(
         said = "robots meta tag" if extracted.robots & NOINDEX else "X-Robots-Tag header"
         message = f"its {said} says noindex: not indexed (set respect_robots = false for a site you own)"
         return replace(problem(ErrorCode.WEB_NOINDEX, "fetch", message, level="warning"), links=links)
+    target = try_normalize_url(urljoin(str(response.url), extracted.refresh), drop_parameters) if extracted.refresh else None
+    if target and target != url:  # a redirect stub: what it says ("Redirecting…") is no page to cite; a crawl goes on to the target
+        message = f"a meta refresh sends readers to {target}: not indexed (list that page instead)"
+        return replace(problem(ErrorCode.WEB_REFRESH, "fetch", message, level="warning"), links=tuple(dict.fromkeys((target, *links))))
     if not extracted.text.strip():
         return replace(problem(ErrorCode.FILE_EXTRACTION_EMPTY, "extract", "no main content found"), links=links)
     canonical = try_normalize_url(extracted.url, drop_parameters) if extracted.url else None
