@@ -159,7 +159,7 @@ def extract_markdown(raw: str, fallback_title: str) -> Extracted:
     anchors: tuple = ()
     if url:  # headings can be linked to only where the page is published
         text, anchors = markdown_anchors(text)
-    title = str(meta.pop("title", "") or "").strip() or _first_heading(text) or fallback_title
+    title = str(meta.pop("title", "") or "").strip() or first_heading(text) or fallback_title
     return Extracted(
         title=title,
         text=text,
@@ -207,7 +207,7 @@ def extract_html(raw: bytes | str, url: str | None = None, fallback_title: str =
         raise ExtractionError(f"readability could not find main content: {exc}") from None
     text = normalize_text(cross_check(html_to_text(lxml_html.fromstring(summary)), raw, url))
     if not title or PLACEHOLDER_TITLE.fullmatch(title):  # "Untitled Document": an editor's default
-        title = _first_heading(text) or fallback_title
+        title = first_heading(text) or fallback_title
     published = parse_timestamp(_meta(page, "article:published_time"))
     modified = parse_timestamp(_meta(page, "article:modified_time") or _meta(page, "og:updated_time"))
     metadata = {"published_at": published.isoformat()} if published else {}
@@ -304,7 +304,7 @@ def normalize_text(text: str) -> str:
     return "\n".join(out).strip("\n")
 
 
-def _first_heading(text: str) -> str:
+def first_heading(text: str) -> str:
     match = re.search(r"^#{1,6}[ \t]+(.+?)[ \t#]*$", text, re.MULTILINE)
     return match.group(1).strip() if match else ""
 

@@ -364,3 +364,12 @@ def test_an_api_answer_of_another_shape_fails_its_source_not_the_run(tmp_path, m
     errors = {e["source"]: e for e in report["errors"]}
     assert errors["wiki"]["code"] == "SOURCE_LISTING_FAILED" and "unexpected TypeError" in errors["wiki"]["message"]
     assert errors["faq"]["code"] == "SOURCE_LISTING_FAILED" and "lists no data sources" in errors["faq"]["message"]
+
+
+def test_an_untitled_page_is_named_by_its_first_heading(notion):
+    ws = notion.workspace
+    root = ws.page("Handbook", paragraph("The team handbook."))
+    ws.page("", heading(1, "Expense claims"), paragraph("Claims are paid monthly."), parent=root)
+    ws.page("", paragraph("No heading here at all."), parent=root)
+    titles = sorted(d.title for d in crawl_notion(source(root)).documents)
+    assert titles == ["Expense claims", "Handbook", "Untitled"], "was: two pages titled Untitled"

@@ -34,7 +34,7 @@ import httpx
 from indexer.config import SourceConfig
 from indexer.documents import Document, FetchState
 from indexer.errors import ConfigError, ErrorCode, IngestError
-from indexer.extract import parse_timestamp
+from indexer.extract import first_heading, parse_timestamp
 from indexer.retrying import retry_after_seconds
 from indexer.sources import SourceResult, check_credentials, limit_reached
 from indexer.sources.notion_render import page_title, plain_text, render_page
@@ -58,6 +58,11 @@ def notion_id(value: str) -> str | None:
     `?v=` view or a `#` block link names something inside the page), or None."""
     found = ID.findall(re.split(r"[?#]", value, maxsplit=1)[0])
     return "-".join(found[-1]).lower() if found else None
+
+
+def _title_or_heading(title: str, text: str) -> str:
+    """An untitled page (Notion shows "Untitled") is named by its first heading, as other formats are."""
+    return (title != "Untitled" and title) or first_heading(text) or title
 
 
 class RateLimiter:
@@ -373,7 +378,7 @@ def _read_page(api: NotionAPI, source: SourceConfig, page: dict) -> tuple[Docume
         doc_id=doc_id,
         source=source.name,
         source_type="notion",
-        title=page_title(page),
+        title=_title_or_heading(page_title(page), text),
         text=text,
         url=page.get("public_url") or page.get("url"),
         tags=tags,
