@@ -35,6 +35,14 @@ PLACEHOLDER_TITLE = re.compile(
     r"|(?:document|presentation|book|untitled(?: document| page)?)[\s-]*\d*|powerpoint presentation|slide \d+|\(?unspecified\)?|title|none",
     re.IGNORECASE,
 )
+
+
+def own_title(stored: str | None) -> str:
+    """A stored title with its spaces squashed, or "" when the writing program filled it in."""
+    title = " ".join((stored or "").split())
+    return "" if PLACEHOLDER_TITLE.fullmatch(title) else title
+
+
 # An image inlined as base64 (Typora, Obsidian and Notion exports): kilobytes of noise to embed and match, not text.
 DATA_URI = re.compile(r"data:[a-z]+/[\w.+-]+(?:;[\w.+-]+=[\w.+-]+)*;base64,[A-Za-z0-9+/=]*", re.IGNORECASE)
 FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|\Z)", re.DOTALL)
@@ -206,7 +214,7 @@ def extract_html(raw: bytes | str, url: str | None = None, fallback_title: str =
     except Exception as exc:  # readability raises bare Exceptions (Unparseable) for odd pages
         raise ExtractionError(f"readability could not find main content: {exc}") from None
     text = normalize_text(cross_check(html_to_text(lxml_html.fromstring(summary)), raw, url))
-    if not title or PLACEHOLDER_TITLE.fullmatch(title):  # "Untitled Document": an editor's default
+    if not own_title(title):  # "Untitled Document": an editor's default
         title = first_heading(text) or fallback_title
     published = parse_timestamp(_meta(page, "article:published_time"))
     modified = parse_timestamp(_meta(page, "article:modified_time") or _meta(page, "og:updated_time"))

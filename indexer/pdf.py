@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
 from indexer.errors import ErrorCode
-from indexer.extract import PLACEHOLDER_TITLE, ExtractionError, Extracted
+from indexer.extract import ExtractionError, Extracted, own_title
 
 MARGIN = 0.09  # share of the page height at the top and bottom where running lines live
 PAGE_NUMBER = re.compile(r"^(?:page|p\.|seite|página|pagina)?\s*[\divxlc]{1,5}\s*(?:(?:of|/|von|de|sur)\s*\d+)?$", re.IGNORECASE)
@@ -100,8 +100,8 @@ def read_pdf(raw: bytes) -> PdfText:
     pages = _without_running_lines(pages)
     blocks = _headings(_blocks(pages), outline)
     text, offsets = _assemble(blocks, len(pages))
-    title = " ".join((meta.get("Title") or "").split())
-    if not title or PLACEHOLDER_TITLE.fullmatch(title):
+    title = own_title(meta.get("Title"))
+    if not title:
         title = next((_line_text(b) for b in blocks if b.heading == 1), None) or next((_line_text(b) for b in blocks if b.heading), None)
     author = (meta.get("Author") or "").strip()
     return PdfText(text, offsets, len(pages), title, (author,) if author else (), _pdf_date(meta.get("ModDate") or meta.get("CreationDate")))

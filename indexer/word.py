@@ -13,7 +13,7 @@ import re
 import zipfile
 from datetime import timezone
 
-from indexer.extract import PLACEHOLDER_TITLE, ExtractionError, Extracted, normalize_text
+from indexer.extract import ExtractionError, Extracted, normalize_text, own_title
 
 HEADING_STYLE = re.compile(r"^heading\s*([1-6])$", re.IGNORECASE)
 
@@ -53,18 +53,12 @@ def extract_docx(raw: bytes, fallback_title: str) -> Extracted:
     if modified is not None and modified.tzinfo is None:
         modified = modified.replace(tzinfo=timezone.utc)
     return Extracted(
-        title=_own_title(props.title) or first_heading or fallback_title,
+        title=own_title(props.title) or first_heading or fallback_title,
         text=normalize_text(_join(parts)),
         authors=((props.author or "").strip(),) if (props.author or "").strip() else (),
         tags=tags,
         updated_at=modified,
     )
-
-
-def _own_title(stored: str | None) -> str:
-    """The title property, unless a template or converter filled it in ("Document1", a file name)."""
-    title = " ".join((stored or "").split())
-    return "" if PLACEHOLDER_TITLE.fullmatch(title) else title
 
 
 def _join(parts: list[str]) -> str:
