@@ -142,6 +142,11 @@ def decode_file_text(body: bytes) -> str:
     return body.decode(encoding or "utf-8")
 
 
+def not_text(exc: UnicodeDecodeError) -> str:
+    """What decode_file_text's error means to the person who saved the file."""
+    return f"not {exc.encoding.upper()} text (byte {exc.start}: {exc.reason}); save it as UTF-8"
+
+
 def decode_text(body: bytes, charset: str | None) -> str:
     """Bytes as text in the declared charset; an unknown charset name is read as UTF-8 (bad bytes
     replaced). A byte order mark wins over the declared charset, as in browsers."""

@@ -112,8 +112,8 @@ def extract(target, as_json, allow):
         index extract http://127.0.0.1:8080/page --allow-private-network 127.0.0.0/8
     """
     from indexer.config import SourceConfig, check_networks
-    from indexer.extract import ExtractionError
-    from indexer.sources.files import not_text, read_file
+    from indexer.extract import ExtractionError, not_text
+    from indexer.sources.files import read_file
     from indexer.sources.netguard import ALLOW_HINT
     from indexer.sources.web import crawl_urls
 

@@ -29,7 +29,7 @@ from indexer.anchors import slugify
 from indexer.config import SourceConfig
 from indexer.documents import Document, FetchState
 from indexer.errors import ErrorCode, IngestError
-from indexer.extract import ExtractionError, decode_file_text, load_front_matter, parse_timestamp
+from indexer.extract import ExtractionError, decode_file_text, load_front_matter, not_text, parse_timestamp
 from indexer.sources import SourceResult
 
 FORMATS = (".toml", ".csv", ".yaml", ".yml")
@@ -139,7 +139,7 @@ def _file_entries(source: SourceConfig) -> tuple[list, datetime]:
     try:
         text = decode_file_text(path.read_bytes())
     except UnicodeDecodeError as exc:  # Excel's plain "CSV" is the machine's code page, not UTF-8
-        raise AnswersFileError(f"{path.name}: not UTF-8 text (byte {exc.start}: {exc.reason}); save it as UTF-8 (in Excel: \"CSV UTF-8\")") from None
+        raise AnswersFileError(f"{path.name}: {not_text(exc)} (in Excel: \"CSV UTF-8\")") from None
     modified = datetime.fromtimestamp(path.stat().st_mtime, tz=timezone.utc)
     try:
         if suffix == ".toml":

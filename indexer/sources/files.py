@@ -15,7 +15,9 @@ from stat import S_ISLNK
 from indexer.config import SourceConfig
 from indexer.documents import Document, FetchState
 from indexer.errors import ErrorCode, IngestError
-from indexer.extract import EXTRACTION_VERSION, ExtractionError, Extracted, decode_file_text, extract_html, extract_markdown, extract_text, parse_timestamp
+from indexer.extract import (
+    EXTRACTION_VERSION, ExtractionError, Extracted, decode_file_text, extract_html, extract_markdown, extract_text, not_text, parse_timestamp,
+)
 from indexer.pdf import extract_pdf
 from indexer.word import extract_docx
 from indexer.sources import SourceResult
@@ -203,10 +205,6 @@ def read_bytes(path: str, size: int) -> bytes:
     finally:
         os.close(fd)
     return parts[0] if len(parts) == 1 else b"".join(parts)
-
-
-def not_text(exc: UnicodeDecodeError) -> str:
-    return f"not {exc.encoding.upper()} text (byte {exc.start}: {exc.reason}); save it as UTF-8"
 
 
 def read_file(path: Path, relative: str, doc_id: str, source_name: str, raw: bytes | None = None, updated_at: datetime | None = None) -> Document:
