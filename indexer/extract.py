@@ -226,9 +226,10 @@ def extract_html(raw: bytes | str, url: str | None = None, fallback_title: str =
     metadata = {"published_at": published.isoformat()} if published else {}
     canonical = _canonical(page, url)
     anchors = place(text, html_heading_ids(page)) if canonical or url else ()
+    robots = robots_directives(page)
     return Extracted(
-        title=title, text=text, url=canonical, updated_at=modified or published, metadata=metadata, links=_links(page, url), anchors=anchors, robots=robots_directives(page),
-        refresh=_refresh_target(page),
+        title=title, text=text, url=canonical, updated_at=modified or published, metadata=metadata,
+        links=() if robots & NOFOLLOW else _links(page, url), anchors=anchors, robots=robots, refresh=_refresh_target(page),
     )
 
 
@@ -362,10 +363,7 @@ def _canonical(page, base: str | None) -> str | None:
 
 def _links(page, base: str | None) -> tuple[str, ...]:
     """Every `<a href>` as an absolute http(s) URL (resolved against `<base href>` if the page has
-    one), first occurrence first; `rel="nofollow"` links and pages whose robots meta says
-    `nofollow` (or `none`) give none."""
-    if robots_directives(page) & NOFOLLOW:
-        return ()
+    one), first occurrence first, without those marked `rel="nofollow"`."""
     try:
         base = urljoin(base or "", (page.xpath("//base/@href") or [""])[0].strip())
     except ValueError:
@@ -389,12 +387,13 @@ NOINDEX, NOFOLLOW = frozenset({"noindex", "none"}), frozenset({"nofollow", "none
 
 
 def robots_directives(page) -> frozenset[str]:
-    found: set[str] = set()
     lower = "translate(@name, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz')"
-    for name in ROBOTS_META:
-        for content in page.xpath(f"//meta[{lower}=$n]/@content", n=name):
-            found.update(directive.strip().lower() for directive in content.split(","))
-    return frozenset(found - {""})
+    return directives(content for name in ROBOTS_META for content in page.xpath(f"//meta[{lower}=$n]/@content", n=name))
+
+
+def directives(values) -> frozenset[str]:
+    """"noindex, nofollow" lists (robots meta contents, X-Robots-Tag values) as one set, lowercase."""
+    return frozenset(d.strip().lower() for value in values for d in value.split(",")) - {""}
 
 
 REFRESH = re.compile(r"\s*\d+(?:\.\d*)?\s*[;,]\s*(?:url\s*=\s*)?(['\"]?)(.+?)\1\s*", re.IGNORECASE)

@@ -18,7 +18,7 @@ from indexer import __version__
 from indexer.config import TRACKING_PARAMETERS, SourceConfig
 from indexer.documents import Document, FetchState
 from indexer.errors import ErrorCode, IngestError
-from indexer.extract import NOFOLLOW, NOINDEX, Extracted, ExtractionError, decode_text, extract_html, extract_markdown, extract_text
+from indexer.extract import NOFOLLOW, NOINDEX, Extracted, ExtractionError, decode_text, directives, extract_html, extract_markdown, extract_text
 from indexer.pdf import extract_pdf
 from indexer.word import extract_docx
 from indexer.retrying import backoff, retry_after_seconds
@@ -397,15 +397,15 @@ def fetch_document(
 
 def header_directives(values: list[str]) -> frozenset[str]:
     """X-Robots-Tag directives for every crawler ("noindex, nofollow") or ours ("static-rag: noindex")."""
-    found: set[str] = set()
+    ours = []
     for value in values:
         agent, colon, rest = value.partition(":")
         if colon and " " not in agent.strip() and agent.strip().lower() != "unavailable_after":
             if agent.strip().lower() != ROBOTS_AGENT:
                 continue  # another crawler's ("googlebot: noindex")
             value = rest
-        found.update(directive.strip().lower() for directive in value.split(","))
-    return frozenset(found - {""})
+        ours.append(value)
+    return directives(ours)
 
 
 def _extract(body: bytes, media_type: str, response: httpx.Response, url: str, drop_parameters: tuple[str, ...]) -> tuple[Extracted, tuple[str, ...]]:
