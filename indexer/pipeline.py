@@ -254,10 +254,10 @@ def _decide(before: dict, crawled: dict[str, Document], complete: set[str], not_
     """Each document's decision (indexer/plan.py). Raises DeleteGuard when the run would delete
     more than `max_delete_fraction`, unless allowed; a dry run records it in `report` instead."""
     _leave_out_empty_new_pages(report, before)
-    # A page that was indexed and now fails, or now answers with something we skip (a warning), keeps its last good version;
-    # one that asks not to be indexed (noindex, a draft), answers 410 Gone or became a redirect stub is removed, as a page
-    # gone from its source is. A new one that we skip
-    # (a scan, a blank page: a warning) is left out, not counted as failed.
+    # A page that was indexed and now fails, or now answers with something we skip (a warning), keeps its last good
+    # version; one that asks not to be indexed (noindex, a draft), answers 410 Gone or became a redirect stub is removed,
+    # as a page gone from its source is (NO_LAST_VERSION). A new one that we skip (a scan, a blank page: a warning) is
+    # left out, not counted as failed.
     problems = report.errors + [w for w in report.warnings if w.doc_id in before]
     unreadable = {e.doc_id: str(e.code) for e in problems
                   if e.doc_id and e.code not in NO_LAST_VERSION and e.doc_id not in crawled}
