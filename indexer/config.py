@@ -19,7 +19,7 @@ from indexer.errors import ConfigError
 from indexer.models import MODELS, PROVIDERS, ModelInfo
 
 SOURCE_TYPES = ("files", "urls", "notion", "answers")
-DEFAULT_EXTENSIONS = (".md", ".markdown", ".txt", ".html", ".htm", ".pdf", ".docx")
+DEFAULT_EXTENSIONS = (".md", ".markdown", ".mdx", ".txt", ".html", ".htm", ".pdf", ".docx")
 
 
 # Query parameters that only say where a visitor came from, dropped from URLs; `name*` matches a prefix.

@@ -18,11 +18,13 @@ from lxml import html as lxml_html
 
 from indexer.anchors import html_heading_ids, markdown_anchors, place
 from indexer.crosscheck import cross_check
+from indexer.markup import strip_markup
 
 # What the readers make of the same bytes. Raise it with any change to the text or metadata a file
 # is read as: a files source skips reading a file whose bytes (and this) are the last run's.
-EXTRACTION_VERSION = 2  # 2: byte order marks read, not kept as text; no base64 data URIs; file-name titles keep their capitals;
+EXTRACTION_VERSION = 3  # 2: byte order marks read, not kept as text; no base64 data URIs; file-name titles keep their capitals;
 #                         titles a program filled in ("Microsoft Word - x.docx", "Untitled Document") give way to the first heading
+#                         3: Markdown without HTML comments and tags; .mdx read as Markdown (indexer/markup.py)
 BLOCK_TAGS = {"p", "div", "section", "article", "main", "header", "footer", "aside", "figure", "figcaption", "dl", "dd", "dt", "form", "details", "summary", "center"}
 HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
 SKIP_TAGS = {"script", "style", "noscript", "template", "svg", "button", "nav"}
@@ -157,8 +159,9 @@ def decode_text(body: bytes, charset: str | None) -> str:
         return body.decode("utf-8", errors="replace")
 
 
-def extract_markdown(raw: str, fallback_title: str) -> Extracted:
-    """Front matter (YAML between `---` lines) is metadata, not text: title, url, updated_at, tags, authors."""
+def extract_markdown(raw: str, fallback_title: str, mdx: bool = False) -> Extracted:
+    """Front matter (YAML between `---` lines) is metadata, not text: title, url, updated_at, tags, authors.
+    HTML comments and tags (and in MDX, components and import / export lines) are not text either."""
     meta: dict = {}
     body = raw
     match = FRONT_MATTER.match(raw)
@@ -167,7 +170,7 @@ def extract_markdown(raw: str, fallback_title: str) -> Extracted:
         if not isinstance(meta, dict):
             raise ExtractionError("front matter must be a YAML mapping of key: value lines")
         body = raw[match.end() :]
-    text = normalize_text(DATA_URI.sub("", body))  # ![logo](data:…) keeps its alt text: ![logo]()
+    text = normalize_text(strip_markup(DATA_URI.sub("", body), mdx))  # ![logo](data:…) keeps its alt text: ![logo]()
     url = _str_or_none(meta.pop("url", None))
     anchors: tuple = ()
     if url:  # headings can be linked to only where the page is published

@@ -168,7 +168,7 @@ def test_images_inlined_as_base64_are_not_text():
     raw = (f"# Logo\n\nHere is our logo:\n\n![the blue logo](data:image/png;base64,{blob})\n\n"
            f'It is blue.\n\n<img alt="icon" src="data:image/svg+xml;charset=utf-8;base64,{blob}">\n')
     text = extract_markdown(raw, "logo").text
-    assert text == '# Logo\n\nHere is our logo:\n\n![the blue logo]()\n\nIt is blue.\n\n<img alt="icon" src="">'
+    assert text == "# Logo\n\nHere is our logo:\n\n![the blue logo]()\n\nIt is blue.\n\nicon"
     assert "QUJDRA" not in extract_text(f"Logo: data:image/png;base64,{blob} (blue)", "logo").text
 
 
@@ -186,3 +186,50 @@ def test_an_html_page_without_a_real_title_is_named_by_its_first_heading(head):
     """Dreamweaver's "Untitled Document" (or no <title> at all) titled the hits; the page says what it is."""
     page = f"<html><head>{head}</head><body><article><h1>Opening hours</h1><p>{'We open at nine every weekday. ' * 5}</p></article></body></html>"
     assert extract_html(page.encode(), fallback_title="hours").title == "Opening hours"
+
+
+def test_a_markdown_comment_is_not_text_a_visitor_can_be_told():
+    """A comment is not shown on the published page; writers keep notes there. Indexed, the chatbot
+    cited it to visitors."""
+    raw = ("# Pricing\n\n<!-- internal: the enterprise price goes up to $900 in March,\ndo not announce -->\n"
+           "Plans start at ten euros.<!-- check with Ana -->\n\n```html\n<!-- a comment in an example stays -->\n```\n")
+    text = extract_markdown(raw, "pricing").text
+    assert text == "# Pricing\n\nPlans start at ten euros.\n\n```html\n<!-- a comment in an example stays -->\n```"
+
+
+def test_html_in_markdown_reads_as_its_words():
+    """A README's centred logo and badges, <br>, <details> and <kbd> were indexed and shown as tags."""
+    raw = ('<h1 align="center"><img src="logo.png" alt="Acme &amp; Co"></h1>\n<p align="center">Fast search.<br>For chatbots.</p>\n\n'
+           "<details>\n<summary>Why admin rights?</summary>\nIt writes to /usr/local.\n</details>\n\n"
+           "Copy with <kbd>Ctrl</kbd>+<kbd>C</kbd>. Send `Authorization: Bearer <token>` or Bearer <your key>; "
+           "see <https://acme.dev/docs> and `<div id=\"x\">`, as x <y and y> z. AT&amp;T&nbsp;&mdash; &bogus;\n\n"
+           "<table>\n  <tr>\n    <th>Plan</th>\n    <th>Price</th>\n  </tr>\n  <tr>\n    <td><b>Pro</b></td>\n    <td>Ten euros\n    a month</td>\n  </tr>\n</table>\n")
+    doc = extract_markdown(raw, "readme")
+    assert doc.title == "Acme & Co"
+    assert doc.text == (
+        "# Acme & Co\n\nFast search.\nFor chatbots.\n\nWhy admin rights?\n\nIt writes to /usr/local.\n\n"
+        "Copy with Ctrl+C. Send `Authorization: Bearer <token>` or Bearer <your key>; "
+        "see <https://acme.dev/docs> and `<div id=\"x\">`, as x <y and y> z. AT&T — &bogus;\n\n"
+        "Plan | Price\nPro | Ten euros a month"  # a table's rows as the HTML extractor writes them
+    )
+
+
+def test_mdx_files_are_read_as_the_page_shows_them(tmp_path):
+    """Docusaurus, Nextra and Astro docs are .mdx: they were skipped unless listed in `extensions`,
+    and then read as plain text — front matter, imports and components included."""
+    from indexer.config import DEFAULT_EXTENSIONS
+    from indexer.sources.files import read_file
+
+    raw = ("---\ntitle: Install\ntags: [setup]\n---\nimport Tabs from '@theme/Tabs';\nimport {\n  TabItem,\n} from '@theme/TabItem';\n\n"
+           "export const toc = [\n  {value: 'x'},\n];\n\n# Install\n\n{/* TODO: add Windows */}\n"
+           '<Tabs>\n  <TabItem value="mac" label="macOS">\n\n  Run `brew install acme`.\n\n  </TabItem>\n</Tabs>\n\n'
+           'It takes a <Highlight color="green">minute</Highlight>.\n\n```jsx\nimport Tabs from "@theme/Tabs";\n<Tabs />\n```\n')
+    assert ".mdx" in DEFAULT_EXTENSIONS
+    for name in ("install.mdx", "install.md"):  # Docusaurus 3 reads .md as MDX too: its imports say so
+        (tmp_path / name).write_text(raw)
+        doc = read_file(tmp_path / name, name, f"file:{name}", "docs")
+        assert (doc.title, doc.tags) == ("Install", ("setup",))
+        assert doc.text == ("# Install\n\n  Run `brew install acme`.\n\nIt takes a minute.\n\n"
+                            '```jsx\nimport Tabs from "@theme/Tabs";\n<Tabs />\n```'), name
+    plain = extract_markdown("Ask the team:\n\nimport the CSV from the Settings page.\n\n<Note>kept</Note>", "x").text
+    assert plain == "Ask the team:\n\nimport the CSV from the Settings page.\n\n<Note>kept</Note>"  # not MDX: nothing to strip

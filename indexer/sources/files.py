@@ -1,4 +1,4 @@
-"""A folder of .md / .txt / .html / .pdf / .docx files. doc_id = `file:<id_prefix><path relative to the folder>`."""
+"""A folder of .md / .mdx / .txt / .html / .pdf / .docx files. doc_id = `file:<id_prefix><path relative to the folder>`."""
 
 from __future__ import annotations
 
@@ -220,8 +220,8 @@ def read_file(path: Path, relative: str, doc_id: str, source_name: str, raw: byt
         extracted = extract_pdf(raw, fallback_title)
     elif suffix == ".docx":
         extracted = extract_docx(raw, fallback_title)
-    elif suffix in (".md", ".markdown"):
-        extracted = extract_markdown(decode_file_text(raw), fallback_title)
+    elif suffix in (".md", ".markdown", ".mdx"):
+        extracted = extract_markdown(decode_file_text(raw), fallback_title, mdx=suffix == ".mdx")
     else:
         extracted = extract_text(decode_file_text(raw), fallback_title)
     updated_at = extracted.updated_at or updated_at or datetime.fromtimestamp(path.stat().st_mtime, tz=timezone.utc)
