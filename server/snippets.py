@@ -150,6 +150,9 @@ _RULE = re.compile(r"^\s*(?:[-*_]\s*){3,}$", re.MULTILINE)
 # ![[diagram.png]] shows nothing readable. Then a footnote mark ([^1]).
 _WIKILINK = re.compile(r"(!?)\[\[([^\]|#\n]*)(?:#[^\]|\n]*)?(?:\|([^\]\n]*))?\]\]")
 _FOOTNOTE_MARK = re.compile(r"\[\^[^\]\s]+\](?::[ \t]*)?")
+# Admonitions of Docusaurus, VuePress and MkDocs-style directives: ":::tip Pro tip", ":::note[Heads up]"
+# and the closing ":::" show their title only.
+_ADMONITION = re.compile(r"^[ \t]*:{3,}[ \t]*(?:[A-Za-z][\w-]*)?[ \t]*(?:\[([^\]\n]*)\]|([^\n]*))$", re.MULTILINE)
 _IMAGE = re.compile(r"!\[([^\]]*)\]\([^)]*\)")
 _LINK = re.compile(r"\[([^\]]+)\]\((?:[^()]|\([^)]*\))*\)")
 _EMPHASIS = re.compile(r"(\*\*|__|\*|~~)(?=\S)(.+?)(?<=\S)\1")
@@ -172,13 +175,18 @@ def _wikilink(match: re.Match) -> str:
     return "" if match.group(1) else (match.group(3) or match.group(2)).strip()
 
 
+def _admonition(match: re.Match) -> str:
+    return (match.group(1) or match.group(2) or "").strip()
+
+
 def _fence_mark(match: re.Match) -> str:
     return _FENCE_OPENS if match.group(2).strip() else _FENCE_BARE
 
 
-# In order: (pattern, replacement, characters without which it cannot match).
+# In order: (pattern, replacement, characters (or strings) without which it cannot match).
 _STEPS = (
     (_FENCE, _fence_mark, "`~"), (_TABLE_RULE, "", "-"), (_RULE, "", "-*_"), (_HEADING, r"\1", "#"), (_QUOTE, "", ">"),
+    (_ADMONITION, _admonition, (":::",)),
     (_BULLET, _ITEM, "-*+.)"), (_WIKILINK, _wikilink, "[["), (_FOOTNOTE_MARK, "", "[^"), (_IMAGE, r"\1", "!"), (_LINK, r"\1", "]"), (_CODE, r"\1", "`"), (_EMPHASIS, r"\2", "*_~"),
     (_UNDERSCORE_EMPHASIS, r"\1", "_"),
 )
@@ -186,7 +194,8 @@ _STEPS = (
 
 def readable(text: str) -> str:
     """`text` without Markdown syntax: headings, emphasis, code marks and fences, table pipes and
-    rules, link, wiki link and image syntax (their words stay), footnote marks, list bullets and quote marks. List items,
+    rules, link, wiki link and image syntax (their words stay), footnote marks, admonition fences (their
+    titles stay), list bullets and quote marks. List items,
     table rows and lines of code stay apart when lines are joined: one that does not end a sentence
     ends with ";" when more text follows ("0 · success; 1 · a fatal error"); a row's cells have
     " · " between."""

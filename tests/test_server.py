@@ -234,12 +234,16 @@ def test_headings_and_title_lines_stay_in_a_snippet_unless_they_repeat_what_is_s
     assert snippet("Returns are free.\n\nMoney back.", "", shown=("Returns",)) == "Returns are free. Money back."
 
 
-def test_wiki_links_and_footnotes_of_note_tools_read_as_their_words():
-    """An Obsidian or Foam vault indexed as files: its snippets showed [[Refund policy]] and [^1]."""
+def test_wiki_links_footnotes_and_admonitions_read_as_their_words():
+    """An Obsidian or Foam vault indexed as files: its snippets showed [[Refund policy]] and [^1];
+    a Docusaurus or VuePress site's showed ":::tip"."""
     from server.snippets import snippet
 
     notes = "See [[Refund policy]] and [[Refunds#Cards|the card page]].![[diagram.png]] Paid in 5 days[^1].\n\n[^1]: Business days."
     assert snippet(notes, "refund") == "See <mark>Refund</mark> policy and the card page. Paid in 5 days. Business days."
+    admonitions = ":::tip Pro tip\n\nRefunds are quick.\n\n:::\n\n::: warning\nCards take longer.\n:::\n\n:::note[Heads up]\nNo cash.\n:::"
+    assert snippet(admonitions, "refunds") == "Pro tip <mark>Refunds</mark> are quick. Cards take longer. Heads up No cash."
+    assert snippet("Ratio 16:9 fits: see below", "") == "Ratio 16:9 fits: see below"
 
 
 def test_list_items_table_rows_and_code_lines_stay_apart_in_a_snippet():
