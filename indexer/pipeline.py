@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import os
-import secrets
-import sys
 import time
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from datetime import datetime, timezone
 from typing import Callable, Collection, ContextManager, Iterator, Protocol
 
@@ -23,12 +21,10 @@ from indexer.errors import ConfigError, ErrorCode, IngestError, PublishRefused, 
 from indexer.metadb import EarlyCopy, MetaUpdate
 from indexer.plan import Action, Decision, DeleteGuard, check_deletions, counts, plan
 from indexer.previous import PreviousGeneration
+from indexer.runreport import RunReport, new_run_id, peak_rss_mb, slowest
 from indexer.sources import SourceResult, check_credentials, count_items, crawl, listed_files
 from indexer.steps import ChanceLevels, chunk_spaces, drop_chunks_of, embed_spaces, estimate
 from indexer.textspill import TextSpill
-
-SLOWEST_REPORTED = 10
-
 
 class Progress(Protocol):
     def __call__(self, description: str, total: int | None) -> ContextManager[Callable[[int], None]]: ...
@@ -37,81 +33,6 @@ class Progress(Protocol):
 @contextmanager
 def no_progress(description: str, total: int | None) -> Iterator[Callable[[int], None]]:
     yield lambda n: None
-
-
-@dataclass
-class RunReport:
-    """What a run did, for people (`index run`) and machines (`index run --json`)."""
-
-    run_id: str
-    generation_id: str | None = None
-    documents: int = 0
-    counts: dict[str, int] = field(default_factory=dict)  # added, updated, metadata_only, skipped, deleted, failed
-    decisions: list[Decision] = field(default_factory=list)
-    spaces: dict[str, dict] = field(default_factory=dict)  # per space: chunks, embedded, reused, usage, ...
-    dry_run: bool = False
-    delete_guard: str | None = None  # a dry run that the delete guard would stop says why
-    errors: list[IngestError] = field(default_factory=list)
-    warnings: list[IngestError] = field(default_factory=list)  # left out on purpose (a PDF link, max_pages); not failures
-    seconds: dict[str, float] = field(default_factory=dict)
-    slowest: list[dict] = field(default_factory=list)  # the documents that took longest to fetch this run
-    retries: dict[str, int] = field(default_factory=dict)  # source → fetches tried again after a retryable failure
-    unchanged: bool = False  # nothing changed: no generation written, `generation_id` is the served one
-    peak_rss_mb: float | None = None  # the process's peak resident memory when the run ended (peak_rss_mb())
-
-    def as_dict(self) -> dict:
-        """The summary `index run --json` prints and `ingest_runs.report` stores."""
-        if self.dry_run:
-            return {
-                "dry_run": True,
-                "documents": self.counts,
-                "total_documents": self.documents,
-                "spaces": self.spaces,
-                "estimated_cost_usd": round(sum(s["estimated_cost_usd"] for s in self.spaces.values()), 8),
-                "delete_guard": self.delete_guard,
-                "decisions": [d.as_dict() for d in self.decisions],
-                "errors": [e.as_dict() for e in self.errors],
-                "warnings": [e.as_dict() for e in self.warnings],
-            }
-        built = [s for s in self.spaces.values() if "embedded" in s]
-        return {
-            "run_id": self.run_id,
-            "generation": self.generation_id,
-            "unchanged": self.unchanged,
-            "documents": self.counts,
-            "total_documents": self.documents,
-            "chunks": {
-                "embedded": sum(s["embedded"] for s in built),
-                "reused": sum(s["reused"] + s["carried"] for s in built),
-            },
-            "tokens_embedded": sum(s.get("usage", {}).get("tokens", 0) for s in built),
-            "cost_usd": round(sum(s.get("usage", {}).get("cost_usd", 0.0) for s in built), 8),
-            "spaces": self.spaces,
-            "errors": [e.as_dict() for e in self.errors],
-            "warnings": [e.as_dict() for e in self.warnings],
-            "seconds": {k: round(v, 3) for k, v in self.seconds.items()},
-            "slowest_documents": self.slowest,
-            "retries": self.retries,
-            "peak_rss_mb": self.peak_rss_mb,
-        }
-
-
-def peak_rss_mb() -> float | None:
-    """The most resident memory this process has used so far, in MiB, as the OS counts it
-    (`ru_maxrss`): what a CI runner must have for the run. None where there is no `resource`
-    module (Windows). A process starts from its parent's resident size when it is forked, so the
-    figure is at least that (a shell's few MB for `index run`)."""
-    try:
-        import resource
-    except ImportError:
-        return None
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return round(peak / (1 << 20 if sys.platform == "darwin" else 1 << 10), 1)  # bytes on macOS, KiB on Linux
-
-
-def new_run_id(now: datetime | None = None) -> str:
-    now = now or datetime.now(timezone.utc)
-    return f"run-{now:%Y%m%dT%H%M%S}Z-{secrets.token_hex(3)}"
 
 
 @fewer_collections()
@@ -158,7 +79,7 @@ def run_index(
             texts = None if dry_run else TextSpill(config.artifacts)  # texts wait on disk until read (indexer/textspill.py)
             crawled_list, complete, not_modified = _crawl_sources(config, stored_fetch, full_refresh, texts, progress, report)
         crawled = {d.doc_id: d for d in _unique(crawled_list, report.errors)}
-        report.slowest = _slowest(crawled.values())
+        report.slowest = slowest(crawled.values())
 
         before = previous.documents_state() if previous else {}
         decisions = _decide(before, crawled, complete, not_modified, report, config.max_delete_fraction, allow_mass_delete, dry_run)
@@ -177,9 +98,7 @@ def run_index(
         stale_before = {s.space_id: previous.stale_documents(s.space_id) if carries[s.space_id] else set() for s in rebuilt}
         new_chunks = chunk_spaces(rebuilt, documents, decisions, kept, carries, stale_before, dry_run, embedder_for, progress, timer, report.errors)
         documents, kept = versions.assemble(decisions)  # a document that failed to chunk falls back to its last good version
-        live = {d.doc_id for d in documents}
-        for space_id in new_chunks:  # chunks of a document that fell back to its last good version are dropped
-            new_chunks[space_id] = [c for c in new_chunks[space_id] if c.doc_id in live and decisions[c.doc_id].action is not Action.FAILED]
+        _drop_chunks_of_fallbacks(new_chunks, documents, decisions)
         if not documents:
             raise PublishRefused(_nothing_found(config, report.errors + report.warnings))
 
@@ -191,11 +110,7 @@ def run_index(
         # back to its last good version in every space, so spaces agree on each document.
         fresh, unembedded = embed_spaces(rebuilt, new_chunks, documents, embedder_for, previous, progress, timer, config.artifacts)
         if unembedded:
-            for doc_id, error in unembedded.items():
-                report.errors.append(replace(error, source=decisions[doc_id].source))
-                decisions[doc_id] = Decision(doc_id, decisions[doc_id].source, Action.FAILED, str(error.code))
-            documents, kept = versions.assemble(decisions)
-            drop_chunks_of(unembedded, new_chunks, fresh)
+            documents, kept = _fall_back(unembedded, decisions, versions, new_chunks, fresh, report)
             if not documents:
                 raise PublishRefused(_nothing_found(config, report.errors + report.warnings))
 
@@ -215,6 +130,23 @@ def run_index(
             _write_and_publish(config, report, started, documents, builds, sorted({s.provider for s in rebuilt}), update, chance, progress, timer)
         report.peak_rss_mb = peak_rss_mb()
         return report
+
+
+def _drop_chunks_of_fallbacks(new_chunks: dict[str, list[Chunk]], documents: list[Document], decisions: dict[str, Decision]) -> None:
+    """Chunks of a document that failed, or fell back to its last good version, are not written."""
+    live = {d.doc_id for d in documents}
+    for space_id in new_chunks:
+        new_chunks[space_id] = [c for c in new_chunks[space_id] if c.doc_id in live and decisions[c.doc_id].action is not Action.FAILED]
+
+
+def _fall_back(unembedded: dict[str, IngestError], decisions: dict[str, Decision], versions: _Versions, new_chunks: dict[str, list[Chunk]],
+               fresh: dict, report: RunReport) -> tuple[list[Document], set[str]]:
+    """Documents whose chunks could not be embedded fail: each keeps its last good version, in every space."""
+    for doc_id, error in unembedded.items():
+        report.errors.append(replace(error, source=decisions[doc_id].source))
+        decisions[doc_id] = Decision(doc_id, decisions[doc_id].source, Action.FAILED, str(error.code))
+    drop_chunks_of(unembedded, new_chunks, fresh)
+    return versions.assemble(decisions)
 
 
 def _spaces_to_rebuild(config: Config, providers: Collection[str] | None, dry_run: bool) -> list:
@@ -417,11 +349,6 @@ def _rewritten(decisions: dict[str, Decision], documents: list[Document], crawle
         if decisions[d.doc_id].action is not Action.SKIP or d.doc_id not in before
         or (d.doc_id in crawled and (before[d.doc_id].source != d.source or FetchState(d.etag, d.last_modified, d.fetched_at, d.links) != stored_fetch.get(d.doc_id)))
     )
-
-
-def _slowest(documents, count: int = SLOWEST_REPORTED) -> list[dict]:
-    timed = sorted((d for d in documents if d.fetch_seconds is not None), key=lambda d: -d.fetch_seconds)[:count]
-    return [{"doc_id": d.doc_id, "title": d.title, "source": d.source, "seconds": round(d.fetch_seconds, 3)} for d in timed]
 
 
 class _Versions:

@@ -196,7 +196,7 @@ class ChanceLevels:
     space without a level, and a warning: its relevance then uses the fixed calibration."""
 
     def __init__(self, previous: PreviousGeneration | None, rebuilt, embedder_for, report, timer):
-        """`report`: the run's (pipeline.RunReport): warnings go there, and a provider's usage
+        """`report`: the run's (runreport.RunReport): warnings go there, and a provider's usage
         counts the measurement's requests too, as the provider does."""
         self.rebuilt = {space.space_id: space for space in rebuilt}
         self.embedder_for, self.report, self.timer = embedder_for, report, timer

@@ -63,8 +63,9 @@ def run(config_path, artifacts, as_json, silent, providers, max_cost, allow_mass
     from indexer import runlog
     from indexer.allocator import fewer_arenas
     from indexer.embedders.remote import BudgetExceeded, EmbeddingsFailed, MissingCredentials
-    from indexer.pipeline import new_run_id, run_index
+    from indexer.pipeline import run_index
     from indexer.plan import DeleteGuard
+    from indexer.runreport import new_run_id
 
     config = load_config_file(config_path, artifacts)
     end_without_teardown()  # every file the run writes is closed when it ends, whatever its end
