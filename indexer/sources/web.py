@@ -329,23 +329,9 @@ def fetch_document(
             if response.status_code < 300 and media_type not in HTML_TYPES and media_type not in TEXT_TYPES and media_type not in FILE_TYPES:
                 return problem(ErrorCode.WEB_UNSUPPORTED_TYPE, "fetch", f"content type {media_type} is not HTML, plain text, Markdown, PDF or Word; skipped", level="warning")
             body = read_capped(response, max_bytes)
-    except (NotHttp, httpx.UnsupportedProtocol) as exc:
-        return problem(ErrorCode.WEB_FETCH_FAILED, "fetch", f"redirected to {str(exc).split(' ')[0] if isinstance(exc, NotHttp) else exc}, which is not an http(s) URL; not followed")
-    except RobotsDisallowed as exc:
-        target = "" if str(exc) == url else f" (redirected to {exc})"
-        return problem(ErrorCode.WEB_ROBOTS_DISALLOWED, "fetch", f"robots.txt disallows it{target} for {ROBOTS_AGENT} (set respect_robots = false for a site you own)")
-    except TooLarge:
-        return problem(ErrorCode.WEB_TOO_LARGE, "fetch", f"more than max_bytes ({max_bytes:,} bytes); not downloaded further")
-    except httpx.TooManyRedirects:
-        return problem(ErrorCode.WEB_FETCH_FAILED, "fetch", f"more than {MAX_REDIRECTS} redirects")
-    except httpx.ConnectError as exc:
-        if refused(exc):
-            return problem(ErrorCode.WEB_ADDRESS_REFUSED, "fetch", str(exc))
-        return problem(ErrorCode.WEB_FETCH_FAILED, "fetch", f"ConnectError: {exc}", retryable=True)
-    except httpx.TimeoutException:
-        return problem(ErrorCode.WEB_FETCH_FAILED, "fetch", "timed out", retryable=True)
-    except httpx.HTTPError as exc:
-        return problem(ErrorCode.WEB_FETCH_FAILED, "fetch", f"{type(exc).__name__}: {exc}", retryable=True)
+    except (NotHttp, httpx.UnsupportedProtocol, RobotsDisallowed, TooLarge, httpx.HTTPError) as exc:
+        code, message, retryable = _download_problem(exc, url, max_bytes)
+        return problem(code, "fetch", message, retryable=retryable)
     if response.status_code == 304 and conditional:
         return Fetched(document=NOT_MODIFIED)
     if response.status_code == 410:  # the site says it removed the page for good: no last version to keep
@@ -393,6 +379,24 @@ def fetch_document(
         links=links,
     )
     return Fetched(document=document, links=links)
+
+
+def _download_problem(exc: Exception, url: str, max_bytes: int) -> tuple[ErrorCode, str, bool]:
+    """A download that failed, said for the admin: (code, message, whether trying again may help)."""
+    if isinstance(exc, (NotHttp, httpx.UnsupportedProtocol)):
+        return ErrorCode.WEB_FETCH_FAILED, f"redirected to {str(exc).split(' ')[0] if isinstance(exc, NotHttp) else exc}, which is not an http(s) URL; not followed", False
+    if isinstance(exc, RobotsDisallowed):
+        target = "" if str(exc) == url else f" (redirected to {exc})"
+        return ErrorCode.WEB_ROBOTS_DISALLOWED, f"robots.txt disallows it{target} for {ROBOTS_AGENT} (set respect_robots = false for a site you own)", False
+    if isinstance(exc, TooLarge):
+        return ErrorCode.WEB_TOO_LARGE, f"more than max_bytes ({max_bytes:,} bytes); not downloaded further", False
+    if isinstance(exc, httpx.TooManyRedirects):
+        return ErrorCode.WEB_FETCH_FAILED, f"more than {MAX_REDIRECTS} redirects", False
+    if isinstance(exc, httpx.ConnectError):
+        return (ErrorCode.WEB_ADDRESS_REFUSED, str(exc), False) if refused(exc) else (ErrorCode.WEB_FETCH_FAILED, f"ConnectError: {exc}", True)
+    if isinstance(exc, httpx.TimeoutException):
+        return ErrorCode.WEB_FETCH_FAILED, "timed out", True
+    return ErrorCode.WEB_FETCH_FAILED, f"{type(exc).__name__}: {exc}", True
 
 
 def header_directives(values: list[str]) -> frozenset[str]:
