@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import codecs
 import re
+import tomllib
 from dataclasses import dataclass, field
-from datetime import date, datetime, timezone
+from datetime import date, datetime, time, timezone
 from urllib.parse import urljoin
 
 import yaml
@@ -24,7 +25,8 @@ from indexer.markup import strip_markup
 # is read as: a files source skips reading a file whose bytes (and this) are the last run's.
 EXTRACTION_VERSION = 3  # 2: byte order marks read, not kept as text; no base64 data URIs; file-name titles keep their capitals;
 #                         titles a program filled in ("Microsoft Word - x.docx", "Untitled Document") give way to the first heading
-#                         3: Markdown without HTML comments and tags; .mdx read as Markdown (indexer/markup.py)
+#                         3: Markdown without HTML comments and tags, Hugo shortcodes and Liquid tags; .mdx read as
+#                         Markdown (indexer/markup.py); Hugo's TOML front matter; lastmod / last_modified_at as updated_at
 BLOCK_TAGS = {"p", "div", "section", "article", "main", "header", "footer", "aside", "figure", "figcaption", "dl", "dd", "dt", "form", "details", "summary", "center"}
 HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
 SKIP_TAGS = {"script", "style", "noscript", "template", "svg", "button", "nav"}
@@ -48,6 +50,9 @@ def own_title(stored: str | None) -> str:
 # An image inlined as base64 (Typora, Obsidian and Notion exports): kilobytes of noise to embed and match, not text.
 DATA_URI = re.compile(r"data:[a-z]+/[\w.+-]+(?:;[\w.+-]+=[\w.+-]+)*;base64,[A-Za-z0-9+/=]*", re.IGNORECASE)
 FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|\Z)", re.DOTALL)
+TOML_FRONT_MATTER = re.compile(r"\A\+\+\+[ \t]*\r?\n(.*?)\r?\n\+\+\+[ \t]*(?:\r?\n|\Z)", re.DOTALL)  # Hugo's
+# When the date a page changed is not given as `updated_at`: Hugo's `lastmod`, Jekyll's `last_modified_at`.
+UPDATED_ALIASES = ("lastmod", "last_modified_at", "last_modified")
 
 
 @dataclass(frozen=True)
@@ -170,6 +175,9 @@ def extract_markdown(raw: str, fallback_title: str, mdx: bool = False) -> Extrac
         if not isinstance(meta, dict):
             raise ExtractionError("front matter must be a YAML mapping of key: value lines")
         body = raw[match.end() :]
+    elif match := TOML_FRONT_MATTER.match(raw):
+        meta = _toml_front_matter(match.group(1))
+        body = raw[match.end() :]
     text = normalize_text(strip_markup(DATA_URI.sub("", body), mdx))  # ![logo](data:…) keeps its alt text: ![logo]()
     url = _str_or_none(meta.pop("url", None))
     anchors: tuple = ()
@@ -183,9 +191,18 @@ def extract_markdown(raw: str, fallback_title: str, mdx: bool = False) -> Extrac
         anchors=anchors,
         tags=_str_tuple(meta.pop("tags", ())),
         authors=_str_tuple(meta.pop("authors", meta.pop("author", ()))),
-        updated_at=parse_timestamp(meta.pop("updated_at", None)),
+        updated_at=parse_timestamp(meta.pop("updated_at", None) or next((meta[k] for k in UPDATED_ALIASES if meta.get(k)), None)),
         metadata={k: _jsonable(v) for k, v in meta.items()},
     )
+
+
+def _toml_front_matter(text: str) -> dict:
+    """TOML front matter between `+++` lines, as Hugo writes it."""
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        where = re.sub(r"at line (\d+)", lambda m: f"at line {int(m.group(1)) + 1}", str(exc))  # the file's line: `+++` is line 1
+        raise ExtractionError(f"front matter between +++ lines is not valid TOML: {where}") from None
 
 
 def extract_text(raw: str, fallback_title: str) -> Extracted:
@@ -449,7 +466,7 @@ def _str_tuple(value) -> tuple[str, ...]:
 
 
 def _jsonable(value):
-    if isinstance(value, (datetime, date)):
+    if isinstance(value, (datetime, date, time)):
         return value.isoformat()
     if isinstance(value, dict):
         return {str(k): _jsonable(v) for k, v in value.items()}

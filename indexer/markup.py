@@ -1,7 +1,8 @@
 """What a reader of a published Markdown page sees of the HTML and MDX in its source.
 
 Markdown lets a writer put HTML in the text, and MDX (Docusaurus, Nextra, Astro) adds JSX
-components and ES module lines. A site shows none of it as text: a comment `<!-- … -->` is not
+components and ES module lines; Hugo and Jekyll sites call their templates from the text
+(`{{< figure >}}`, `{% include note.html %}`). A site shows none of it as text: a comment `<!-- … -->` is not
 shown at all (writers keep notes there that are not for readers), `<br>` and `<details>` are
 layout, `<Tabs>` is a component, `import Tabs from '@theme/Tabs'` is code that builds the page. Left
 in, each was indexed as words — a comment's note could be cited to a visitor — and shown in
@@ -36,6 +37,8 @@ _PROSE = re.compile(
     r"(?P<code>(`+)[^`]*\2)"  # inline code: kept as written
     r"|<!--.*?(?:-->|\Z)"  # a comment, to its end (an unclosed one hides the rest of the page, as in a browser)
     r"|(?P<mdx_comment>\{/\*.*?\*/\})"
+    r"|\{%-?\s*comment\s*-?%\}.*?(?:\{%-?\s*endcomment\s*-?%\}|\Z)"  # a Liquid comment: hidden, as an HTML one
+    r"|\{\{[<%](?:[^\n]|\n(?!\s*\n))*?[>%]\}\}|\{%(?:[^\n]|\n(?!\s*\n))*?%\}"  # Hugo shortcodes, Liquid tags: the site's templates
     r"|(?P<tag><(?P<close>/)?(?P<name>[A-Za-z][\w.:-]*)?(?P<attrs>(?:\s[^<>]*?)?)/?>)"
     r"|(?P<entity>&(?:#\d{1,7}|#[xX][\da-fA-F]{1,6}|[A-Za-z][A-Za-z\d]{1,31});)",  # &amp; &nbsp; &#8212;: the character shown
     re.DOTALL,
@@ -52,8 +55,9 @@ _IMPORT_LINE = re.compile(r"""^import\s+(?:[\w*{}\s,]+\sfrom\s+)?['"][^'"\n]+['"
 
 def strip_markup(text: str, mdx: bool = False) -> str:
     """`text` (Markdown, or MDX when `mdx` or when it imports a module) without HTML comments and
-    tags; in MDX also without JSX components and comments and without import / export paragraphs."""
-    if "<" not in text and "&" not in text and "import" not in text and not mdx:
+    tags, Hugo shortcodes and Liquid tags; in MDX also without JSX components and comments and
+    without import / export paragraphs."""
+    if not mdx and "<" not in text and "&" not in text and "{" not in text and "import" not in text:
         return text
     segments = list(_segments(text))
     mdx = mdx or any(not is_code and _IMPORT_LINE.search(part) for is_code, part in segments)

@@ -233,3 +233,22 @@ def test_mdx_files_are_read_as_the_page_shows_them(tmp_path):
                             '```jsx\nimport Tabs from "@theme/Tabs";\n<Tabs />\n```'), name
     plain = extract_markdown("Ask the team:\n\nimport the CSV from the Settings page.\n\n<Note>kept</Note>", "x").text
     assert plain == "Ask the team:\n\nimport the CSV from the Settings page.\n\n<Note>kept</Note>"  # not MDX: nothing to strip
+
+
+def test_hugo_and_jekyll_pages_read_as_their_site_shows_them():
+    """Hugo writes front matter in TOML between +++ lines (it was indexed as text, its title and
+    draft flag unread), and both generators call templates from the text: {{< alert >}},
+    {% include %}, a {% comment %} hidden like an HTML one."""
+    raw = ('+++\ntitle = "Install"\nlastmod = 2026-10-01T10:00:00Z\ntags = ["setup"]\n[params]\nat = 12:30:00\n+++\n'
+           '{{< alert title="Note" >}}Run it as root.{{< /alert >}}\n\n{{% notice tip %}}\nUse the CLI.\n{{% /notice %}}\n\n'
+           "{% comment %} internal: this page is wrong {% endcomment %}\n{% include image.html file=\"a.png\" %}\n"
+           "Email {{ site.email }} or read the [FAQ]({{< ref \"faq.md\" >}}).\n\n```go\n{{< kept in code >}}\n```\n")
+    doc = extract_markdown(raw, "install")
+    assert (doc.title, doc.tags, doc.updated_at) == ("Install", ("setup",), datetime(2026, 10, 1, 10, tzinfo=timezone.utc))
+    assert doc.metadata == {"params": {"at": "12:30:00"}, "lastmod": "2026-10-01T10:00:00+00:00"}
+    assert doc.text == ("Run it as root.\n\nUse the CLI.\n\nEmail {{ site.email }} or read the [FAQ]().\n\n"
+                        "```go\n{{< kept in code >}}\n```")
+    jekyll = extract_markdown("---\ntitle: Returns\nlast_modified_at: 2026-09-02\n---\nThirty days.", "returns")
+    assert jekyll.updated_at == datetime(2026, 9, 2, tzinfo=timezone.utc)
+    with pytest.raises(ExtractionError, match=r"between \+\+\+ lines is not valid TOML"):
+        extract_markdown('+++\ntitle = "unclosed\n+++\nbody', "x")

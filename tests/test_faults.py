@@ -355,12 +355,13 @@ def test_drafts_are_not_indexed_and_a_page_turned_draft_is_removed(tmp_path):
     (docs / "pricing.md").write_text("---\ntitle: Pricing\n---\n# Pricing\n\nPlans start at ten euros.\n")
     (docs / "launch.md").write_text("---\ndraft: true\n---\n# Launch\n\nThe new boot launches in March.\n")
     (docs / "old.md").write_text("---\npublished: false\n---\n# Old\n\nRetired page.\n")
+    (docs / "hugo.md").write_text("+++\ntitle = 'Roadmap'\ndraft = true\n+++\n# Roadmap\n\nNext year's boots.\n")  # Hugo's TOML
     config = files_config(tmp_path)
     code, first = run(config)
     assert code == 0 and first["documents"]["added"] == 4, first
-    assert sorted(w["code"] for w in first["warnings"]) == ["FILE_DRAFT", "FILE_DRAFT"]
+    assert sorted(w["code"] for w in first["warnings"]) == ["FILE_DRAFT", "FILE_DRAFT", "FILE_DRAFT"]
     (docs / "pricing.md").write_text("---\ntitle: Pricing\ndraft: true\n---\n# Pricing\n\nNew plans, not yet public.\n")
     code, second = run(config)
     assert code == 0 and second["documents"]["deleted"] == 1 and second["total_documents"] == 3, second
     code, everything = run(files_config(tmp_path, "include_drafts = true\n"))
-    assert code == 0 and everything["total_documents"] == 6
+    assert code == 0 and everything["total_documents"] == 7
