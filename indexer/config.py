@@ -52,6 +52,7 @@ class SourceConfig:
     respect_gitignore: bool = True  # files: leave out what git ignores in the folder's work tree
     include_drafts: bool = False  # files: also index Markdown whose front matter marks it a draft
     id_prefix: str = ""  # files: doc_id = "file:" + id_prefix + path in the folder (two folders may share paths)
+    url_template: str = ""  # files: the URL each file is published at, from {slug} or {path} (front matter `url` wins)
     database: str | None = None  # answers: a Notion database of Question / Answer rows (instead of `path`)
     min_answer_relevance: float | None = None  # answers: relevance a match needs to be returned; None: the default
 
@@ -174,6 +175,7 @@ SOURCE_KEYS_BY_TYPE = {
         "respect_gitignore": Key(bool, default=True),
         "include_drafts": Key(bool, default=False),
         "id_prefix": Key(str, default=""),
+        "url_template": Key(str, default=""),
     },
     "urls": {
         "name": Key(str, required=True),
@@ -285,6 +287,22 @@ def parse_config(
 ORIGIN = re.compile(r"https?://[^/\s?#]+")
 
 
+def _check_url_template(template: str, where: str) -> None:
+    """A files source's `url_template`: an http(s) URL with {slug} or {path} in it, and no other placeholder."""
+    if not template:
+        return
+    example = 'e.g. "https://docs.example.com/{slug}/"'
+    if not template.startswith(("http://", "https://")):
+        raise ConfigError(f"{where}: must start with http:// or https://; got {template!r} ({example})")
+    named = re.findall(r"\{([^{}]*)\}", template)
+    unknown = [n for n in named if n not in ("slug", "path")]
+    if unknown:
+        raise ConfigError(f"{where}: {{{unknown[0]}}} is not a placeholder; use {{slug}} (the file's path without its extension, "
+                          f"index.md / README.md being their folder) or {{path}} (its path as it is); got {template!r}")
+    if not named:
+        raise ConfigError(f"{where}: has neither {{slug}} nor {{path}}, so every file would get the same URL; got {template!r} ({example})")
+
+
 def _check_origin(origin: str, where: str) -> None:
     """A browser sends its page's origin as scheme://host[:port], nothing more: an entry written
     otherwise ("example.com", "https://example.com/") never matches, and the widget is refused."""
@@ -354,9 +372,10 @@ def _parse_source(raw: dict, index: int, base_dir: Path) -> SourceConfig:
         prefix = values["id_prefix"]
         if prefix != prefix.strip() or any(c in prefix for c in "\\\n\t#?"):
             raise ConfigError(f"{where}.id_prefix: no spaces at either end, backslashes, tabs, newlines, # or ?; got {prefix!r} (e.g. \"{values['name']}/\")")
+        _check_url_template(values["url_template"], f"{where}.url_template")
         return SourceConfig(name=values["name"], type=kind, path=folder, extensions=extensions, max_bytes=values["max_bytes"],
                             follow_symlinks=values["follow_symlinks"], respect_gitignore=values["respect_gitignore"],
-                            include_drafts=values["include_drafts"], id_prefix=prefix)
+                            include_drafts=values["include_drafts"], id_prefix=prefix, url_template=values["url_template"])
     urls, sitemaps = tuple(values["urls"]), tuple(values["sitemaps"])
     for key, listed in (("urls", urls), ("sitemaps", sitemaps)):
         for j, url in enumerate(listed):

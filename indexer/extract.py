@@ -164,9 +164,10 @@ def decode_text(body: bytes, charset: str | None) -> str:
         return body.decode("utf-8", errors="replace")
 
 
-def extract_markdown(raw: str, fallback_title: str, mdx: bool = False) -> Extracted:
+def extract_markdown(raw: str, fallback_title: str, mdx: bool = False, url: str | None = None) -> Extracted:
     """Front matter (YAML between `---` lines) is metadata, not text: title, url, updated_at, tags, authors.
-    HTML comments and tags (and in MDX, components and import / export lines) are not text either."""
+    HTML comments and tags (and in MDX, components and import / export lines) are not text either.
+    `url`: where the page is published when its front matter does not say."""
     meta: dict = {}
     body = raw
     match = FRONT_MATTER.match(raw)
@@ -179,7 +180,7 @@ def extract_markdown(raw: str, fallback_title: str, mdx: bool = False) -> Extrac
         meta = _toml_front_matter(match.group(1))
         body = raw[match.end() :]
     text = normalize_text(strip_markup(DATA_URI.sub("", body), mdx))  # ![logo](data:…) keeps its alt text: ![logo]()
-    url = _str_or_none(meta.pop("url", None))
+    url = _str_or_none(meta.pop("url", None)) or url
     anchors: tuple = ()
     if url:  # headings can be linked to only where the page is published
         text, anchors = markdown_anchors(text)

@@ -127,6 +127,45 @@ def test_a_file_without_a_url_has_no_link(linked):
     assert hit["url"] is None and hit["link"] is None
 
 
+def test_a_docs_folder_with_a_url_template_links_every_hit_to_its_page(tmp_path, local_embedder):
+    """A docs repository's Markdown rarely names its own URL: its hits had none, so the chatbot
+    could not link them. `url_template` says where the site publishes each file."""
+    docs = tmp_path / "docs"
+    (docs / "guide").mkdir(parents=True)
+    (docs / "guide" / "install.md").write_text("# Install\n\n## Proxy settings\n\nSet HTTPS_PROXY before the installer runs.\n")
+    (docs / "guide" / "index.md").write_text("# Guide\n\nThe guide walks through the whole product, page by page.\n")
+    (docs / "faq.md").write_text("---\nurl: https://help.example.com/faq\n---\n# FAQ\n\nRefunds take five business days.\n")
+    (docs / "manual.txt").write_text("Manual\n\nThe printer needs A4 paper.\n")
+
+    def hits_after_run(template: str) -> dict[str, dict]:
+        config = load_config(write_config(tmp_path, f'[[sources]]\nname = "docs"\ntype = "files"\npath = "docs"\n'
+                                                    f'url_template = "{template}"\n[[spaces]]\nprovider = "local"\n'))
+        assert not run_index(config).errors
+        with api_client(config.artifacts) as client:
+            return {q: first_hit(client, q) for q in ("HTTPS_PROXY installer", "walks through the whole product", "refunds business days", "A4 paper")}
+
+    hits = hits_after_run("https://docs.example.com/{slug}/")
+    assert hits["HTTPS_PROXY installer"]["link"] == "https://docs.example.com/guide/install/#proxy-settings"
+    assert hits["walks through the whole product"]["url"] == "https://docs.example.com/guide/"  # a folder's index.md is the folder
+    assert hits["refunds business days"]["url"] == "https://help.example.com/faq", "front matter's url wins"
+    assert hits["A4 paper"]["url"] == "https://docs.example.com/manual/"
+    hits = hits_after_run("https://example.com/docs/{path}")  # a corrected template: the next run re-reads, the files unchanged
+    assert hits["HTTPS_PROXY installer"]["url"] == "https://example.com/docs/guide/install.md"
+
+
+@pytest.mark.parametrize("template, says", [
+    ("docs.example.com/{slug}", "must start with http:// or https://"),
+    ("https://docs.example.com/", "neither {slug} nor {path}"),
+    ("https://docs.example.com/{name}.html", "{name} is not a placeholder"),
+])
+def test_a_url_template_that_cannot_work_is_a_config_error(tmp_path, template, says):
+    from indexer.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=re.escape(says)):
+        load_config(write_config(tmp_path, f'[[sources]]\nname = "docs"\ntype = "files"\npath = "."\nurl_template = "{template}"\n'
+                                           '[[spaces]]\nprovider = "local"\n'))
+
+
 def test_notion_hits_link_to_their_block(notion):
     ws = notion.workspace
     root = ws.page("Office guide", paragraph("Welcome to the office."), heading(2, "Parking"), paragraph("Visitors park on level two."))
