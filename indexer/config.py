@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 from indexer.config_checks import Key, check_table, in_choices, in_range
 from indexer.errors import ConfigError
 from indexer.models import MODELS, PROVIDERS, ModelInfo
+from indexer.urlscope import UrlScope, compile_pattern
 
 SOURCE_TYPES = ("files", "urls", "notion", "answers")
 DEFAULT_EXTENSIONS = (".md", ".markdown", ".mdx", ".txt", ".html", ".htm", ".pdf", ".docx")
@@ -40,6 +41,8 @@ class SourceConfig:
     respect_robots: bool = True  # robots.txt rules for the `static-rag` agent are obeyed
     drop_parameters: tuple[str, ...] = TRACKING_PARAMETERS  # query parameters removed from URLs (`utm_*` = a prefix)
     crawl: bool = False  # also follow same-site links from the listed pages
+    include: tuple[str, ...] = ()  # urls: URL patterns a page must match to be indexed (indexer/urlscope.py)
+    exclude: tuple[str, ...] = ()  # urls: URL patterns of pages never indexed
     max_depth: int = 3  # link hops a crawl follows from a listed page
     concurrency: int = 4  # pages fetched at once per source
     per_host_concurrency: int = 2  # requests open at once to one host
@@ -186,6 +189,8 @@ SOURCE_KEYS_BY_TYPE = {
         "timeout_seconds": Key((int, float), default=20.0, min=1, max=300),
         "allow_private_networks": Key(list, item_type=str, default=[]),
         "drop_parameters": Key(list, item_type=str, default=list(TRACKING_PARAMETERS)),
+        "include": Key(list, item_type=str, default=[]),
+        "exclude": Key(list, item_type=str, default=[]),
         "respect_robots": Key(bool, default=True),
         "crawl": Key(bool, default=False),
         "max_depth": Key(int, min=0, max=20),
@@ -389,6 +394,11 @@ def _parse_source(raw: dict, index: int, base_dir: Path) -> SourceConfig:
         raise ConfigError(f"{where}: a urls source needs `urls` (pages) or `sitemaps` (sitemap.xml or sitemap index URLs)")
     if values["max_depth"] is not None and not values["crawl"]:
         raise ConfigError(f"{where}.max_depth: only a crawl follows links; add `crawl = true` to follow them from the listed pages")
+    scope = _url_scope(values, where)
+    outside = next((j for j, url in enumerate(urls) if not scope(url)), None)
+    if outside is not None and not values["crawl"]:
+        raise ConfigError(f"{where}.urls[{outside}]: {urls[outside]} is outside include / exclude, so it would never be indexed; "
+                          "remove it, or add `crawl = true` to start a crawl from it (it is then read for its links only)")
     return SourceConfig(
         name=values["name"],
         type=kind,
@@ -400,12 +410,24 @@ def _parse_source(raw: dict, index: int, base_dir: Path) -> SourceConfig:
         drop_parameters=tuple(p.lower() for p in values["drop_parameters"]),
         respect_robots=values["respect_robots"],
         crawl=values["crawl"],
+        include=tuple(values["include"]),
+        exclude=tuple(values["exclude"]),
         max_depth=values["max_depth"] if values["max_depth"] is not None else SourceConfig.max_depth,
         concurrency=values["concurrency"],
         per_host_concurrency=values["per_host_concurrency"],
         per_host_delay_seconds=float(values["per_host_delay_seconds"]),
         max_bytes=values["max_bytes"],
     )
+
+
+def _url_scope(values: dict, where: str) -> UrlScope:
+    for key in ("include", "exclude"):
+        for j, pattern in enumerate(values[key]):
+            try:
+                compile_pattern(pattern)
+            except ValueError as exc:
+                raise ConfigError(f"{where}.{key}[{j}]: {exc}") from None
+    return UrlScope(tuple(values["include"]), tuple(values["exclude"]))
 
 
 def _answers_source(values: dict, where: str, base_dir: Path) -> SourceConfig:

@@ -156,3 +156,15 @@ def test_a_path_may_start_at_the_home_folder(tmp_path, monkeypatch):
     config = load_config(path)  # before: /…/etc/~/notes, a folder not found
     assert config.artifacts == tmp_path / "home" / "static-rag"
     assert [s.path for s in config.sources] == [tmp_path / "home" / "notes", tmp_path / "home" / "faq.toml"]
+
+
+@pytest.mark.parametrize("keys, says", [
+    ('urls = ["https://example.com/help/"]\ninclude = ["help/"]\n', "sources[0].include[0]: a pattern starts with / (a path"),
+    ('urls = ["https://example.com/"]\ninclude = ["/help/"]\n', "sources[0].urls[0]: https://example.com/ is outside include / exclude"),
+    ('urls = ["https://example.com/help/cart"]\nexclude = ["*/cart"]\n', "add `crawl = true` to start a crawl from it"),
+])
+def test_web_scope_patterns_that_cannot_work_are_config_errors(tmp_path, keys, says):
+    config = write_config(tmp_path, f'[[sources]]\nname = "site"\ntype = "urls"\n{keys}[[spaces]]\nprovider = "local"\n')
+    with pytest.raises(ConfigError) as raised:
+        load_config(config)
+    assert says in str(raised.value)

@@ -159,3 +159,24 @@ def test_links_robots_txt_disallows_are_not_crawled_and_not_failures(site):
     assert [(w.code, w.level) for w in result.warnings] == [("WEB_ROBOTS_DISALLOWED", "warning")]
     assert result.warnings[0].message.startswith("2 linked page(s) not crawled")
     assert not any(p.startswith("/search") for p in site.requests)
+
+
+def test_include_and_exclude_keep_a_crawl_to_the_help_centre(site):
+    """A crawl started at a site's home page, or a sitemap of the whole site, went on to every page
+    of the host — shop, cart, print views — and spent `max_pages` there instead of on the help centre."""
+    serve(site, {
+        "/": page("Home", "/help/", "/shop", "/cart"),
+        "/help/": page("Help", "/help/returns", "/help/returns/print", "/", "/shop"),
+        "/help/returns": page("Returns", "/help/sizes?print=1"),
+        "/help/returns/print": page("Returns, printable"),
+        "/help/sizes": page("Sizes"),
+        "/shop": page("Shop"),
+        "/cart": page("Cart"),
+    })
+    locations = "".join(f"<url><loc>{site.url(p)}</loc></url>" for p in ("/shop", "/help/sizes", "/cart"))
+    site.routes["/sitemap.xml"] = (200, "application/xml", f'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{locations}</urlset>'.encode())
+    scoped = {"include": ("/help/",), "exclude": ("*/print", "*print=1")}
+    result = crawl_urls(site.source(["/"], crawl=True, sitemaps=(site.url("/sitemap.xml"),), **scoped))
+    assert sorted(d.title for d in result.documents) == ["Help", "Returns", "Sizes"], "the listed home page is read for its links only"
+    assert not {"/shop", "/cart", "/help/returns/print", "/help/sizes?print=1"} & set(site.requests), "pages outside are never fetched"
+    assert result.listing_complete and not result.errors and not result.warnings

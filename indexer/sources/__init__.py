@@ -111,7 +111,8 @@ def limit_reached(source: SourceConfig, how: str = "") -> IngestError:
     """The warning a source gives when it has more pages than `max_pages` (`how`: listed, found by the crawl)."""
     from indexer.errors import ErrorCode
 
-    message = f"more pages {how + ' ' if how else ''}than max_pages = {source.max_pages}; the rest are not indexed (raise max_pages to include them)"
+    fix = "raise max_pages to include them" + (", or leave pages out with include / exclude" if source.type == "urls" else "")
+    message = f"more pages {how + ' ' if how else ''}than max_pages = {source.max_pages}; the rest are not indexed ({fix})"
     return IngestError(ErrorCode.SOURCE_LIMIT_REACHED, "list", message, source=source.name, level="warning")
 
 

@@ -25,6 +25,7 @@ from indexer.retrying import backoff, retry_after_seconds
 from indexer.sources import SourceResult, limit_reached
 from indexer.sources.netguard import MAX_BYTES, TooLarge, guarded_transport, read_capped, refused, total_deadline
 from indexer.sources.sitemaps import read_sitemap
+from indexer.urlscope import UrlScope
 
 ROBOTS_AGENT = "static-rag"  # the product token robots.txt groups are matched against
 USER_AGENT = f"static-rag/{__version__} (+https://github.com/static-rag/static-rag)"
@@ -108,8 +109,10 @@ def crawl_urls(source: SourceConfig, progress=None, fetch_state: dict[str, Fetch
         if robots is not None:
             client.event_hooks["request"].append(robots.check)
         pages = [u for u in dict.fromkeys(normalize(u) for u in source.urls) if u]  # the config checked them
+        scope = UrlScope(source.include, source.exclude)
+        in_scope = partial(_scoped, normalize, scope) if scope else normalize  # a sitemap's pages outside it are not listed
         for sitemap in source.sitemaps:
-            for message in read_sitemap(client, sitemap, pages, source.max_pages + 1, normalize):
+            for message in read_sitemap(client, sitemap, pages, source.max_pages + 1, in_scope):
                 result.listing_complete = False  # pages missing from a failed sitemap must not be deleted
                 result.errors.append(IngestError(ErrorCode.SOURCE_LISTING_FAILED, "list", message, source=source.name))
         if len(pages) > source.max_pages:
@@ -128,8 +131,11 @@ def crawl_urls(source: SourceConfig, progress=None, fetch_state: dict[str, Fetch
                 document = fetched.document
                 links = fetched.links
                 if document is NOT_MODIFIED:
-                    result.not_modified.append(f"url:{url}")
+                    if scope(url):
+                        result.not_modified.append(f"url:{url}")
                     links = fetch_state[f"url:{url}"].links  # unchanged: its links as the last fetch found them
+                elif document is not None and not scope(url):
+                    pass  # a listed page outside include / exclude: a crawl's start, read for its links only
                 elif document is not None and document.doc_id not in indexed:  # a canonical duplicate counts once
                     indexed.add(document.doc_id)
                     result.add(document)
@@ -138,7 +144,7 @@ def crawl_urls(source: SourceConfig, progress=None, fetch_state: dict[str, Fetch
                     if follow and fetched.problem.retryable:
                         result.listing_complete = False  # what this page links to is unknown this run: delete nothing
                 for link in links if follow and not limited else ():
-                    if link in seen or link in disallowed or urlsplit(link).netloc not in site:
+                    if link in seen or link in disallowed or urlsplit(link).netloc not in site or not scope(link):
                         continue
                     if robots is not None and not robots.allowed(link):  # not a failure, and no page of the budget: the site asks us not to
                         disallowed[link] = None
@@ -157,6 +163,11 @@ def crawl_urls(source: SourceConfig, progress=None, fetch_state: dict[str, Fetch
         message = f"{len(disallowed)} linked page(s) not crawled: robots.txt disallows them for {ROBOTS_AGENT} ({examples})"
         result.warnings.append(IngestError(ErrorCode.WEB_ROBOTS_DISALLOWED, "list", message, source=source.name, level="warning"))
     return result
+
+
+def _scoped(normalize, scope: UrlScope, url: str) -> str | None:
+    page = normalize(url)
+    return page if page and scope(page) else None
 
 
 def _fetch_page(client: httpx.Client, source: SourceConfig, fetch_state: dict[str, FetchState], url: str) -> Fetched:
