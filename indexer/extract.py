@@ -55,6 +55,20 @@ TOML_FRONT_MATTER = re.compile(r"\A\+\+\+[ \t]*\r?\n(.*?)\r?\n\+\+\+[ \t]*(?:\r?
 UPDATED_ALIASES = ("lastmod", "last_modified_at", "last_modified")
 
 
+# A page whose text a script writes in the browser: the empty mount point of a single-page app
+# (React, Vue, Next.js, Gatsby, Svelte) or a <noscript> asking for JavaScript.
+APP_SHELL = re.compile(rb"""<div[^>]*\bid=["']?(?:root|app|__next|___gatsby|svelte|q-app)\b["']?[^>]*>\s*</div>|<noscript[^>]*>[^<]*javascript""",
+                       re.IGNORECASE)
+NEEDS_JAVASCRIPT = ("the page writes its text with JavaScript (a single-page app), and static-rag reads the HTML the server sends: "
+                    "index pages the server renders (a prerendered or server-rendered build), or the site's Markdown as a files source")
+
+
+def empty_page_reason(raw: bytes | str) -> str:
+    """Why an HTML page has no text, for its FILE_EXTRACTION_EMPTY error."""
+    shell = APP_SHELL.search(raw.encode("utf-8", "replace") if isinstance(raw, str) else raw)
+    return f"no main content found: {NEEDS_JAVASCRIPT}" if shell else "no main content found"
+
+
 @dataclass(frozen=True)
 class Extracted:
     title: str

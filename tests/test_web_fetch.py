@@ -115,3 +115,22 @@ def test_a_slow_server_times_out_with_a_retryable_code(site):
     result = fetch_all(site, ["/slow", "/fast"], timeout_seconds=0.5)
     assert [(e.code, e.retryable, "timed out (after 3 attempts)" in e.message) for e in result.errors] == [("WEB_FETCH_FAILED", True, True)]
     assert [d.title for d in result.documents] == ["Fast"], "one slow page does not hold up the rest"
+
+
+def test_a_single_page_app_is_named_as_the_reason_it_has_no_text(site, tmp_path):
+    """A help centre built as a React or Vue app sends an empty <div id="root">: every page was
+    "no main content found", with nothing to say why or what to do instead."""
+    shell = b'<html><head><title>Help</title><script src="/app.js"></script></head><body><div id="root"></div></body></html>'
+    site.routes["/app"] = (200, "text/html", shell)
+    site.routes["/blank"] = (200, "text/html", b"<html><body><p> </p></body></html>")
+    result = crawl_urls(site.source(["/app", "/blank"]))
+    said = {e.doc_id.rsplit("/", 1)[-1]: e.message for e in result.errors if e.code == "FILE_EXTRACTION_EMPTY"}
+    assert "writes its text with JavaScript" in said["app"] and "server renders" in said["app"]
+    assert said["blank"].endswith("no main content found"), "an empty page is not called an app"
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "index.html").write_bytes(shell.replace(b'id="root"', b"id=app"))
+    from indexer.config import SourceConfig
+    from indexer.sources.files import crawl_files
+
+    built = crawl_files(SourceConfig(name="site", type="files", path=tmp_path / "docs"))
+    assert "writes its text with JavaScript" in built.errors[0].message

@@ -17,7 +17,7 @@ from indexer.config import SourceConfig
 from indexer.documents import Document, FetchState
 from indexer.errors import ErrorCode, IngestError
 from indexer.extract import (
-    EXTRACTION_VERSION, ExtractionError, Extracted, decode_file_text, extract_html, extract_markdown, extract_text, not_text, parse_timestamp,
+    EXTRACTION_VERSION, ExtractionError, Extracted, decode_file_text, empty_page_reason, extract_html, extract_markdown, extract_text, not_text, parse_timestamp,
 )
 from indexer.pdf import extract_pdf
 from indexer.word import extract_docx
@@ -165,8 +165,9 @@ def crawl_files(source: SourceConfig, progress=None, fetch_state: dict[str, Fetc
             elif document.text.strip():
                 result.add(document)
             else:
+                reason = empty_page_reason(raw) if relative.lower().endswith((".html", ".htm")) else "no text found"
                 result.errors.append(
-                    IngestError(ErrorCode.FILE_EXTRACTION_EMPTY, "extract", f"{relative}: no text found", doc_id=doc_id, source=source.name)
+                    IngestError(ErrorCode.FILE_EXTRACTION_EMPTY, "extract", f"{relative}: {reason}", doc_id=doc_id, source=source.name)
                 )
         if progress:
             progress(1)

@@ -18,7 +18,9 @@ from indexer import __version__
 from indexer.config import TRACKING_PARAMETERS, SourceConfig
 from indexer.documents import Document, FetchState
 from indexer.errors import ErrorCode, IngestError
-from indexer.extract import NOFOLLOW, NOINDEX, Extracted, ExtractionError, decode_text, directives, extract_html, extract_markdown, extract_text
+from indexer.extract import (
+    NOFOLLOW, NOINDEX, Extracted, ExtractionError, decode_text, directives, empty_page_reason, extract_html, extract_markdown, extract_text,
+)
 from indexer.pdf import extract_pdf
 from indexer.word import extract_docx
 from indexer.retrying import backoff, retry_after_seconds
@@ -367,7 +369,8 @@ def fetch_document(
         message = f"a meta refresh sends readers to {target}: not indexed (list that page instead)"
         return replace(problem(ErrorCode.WEB_REFRESH, "fetch", message, level="warning"), links=tuple(dict.fromkeys((target, *links))))
     if not extracted.text.strip():
-        return replace(problem(ErrorCode.FILE_EXTRACTION_EMPTY, "extract", "no main content found"), links=links)
+        reason = empty_page_reason(body) if media_type in HTML_TYPES else "no text found"
+        return replace(problem(ErrorCode.FILE_EXTRACTION_EMPTY, "extract", reason), links=links)
     canonical = try_normalize_url(extracted.url, drop_parameters) if extracted.url else None
     if canonical and urlsplit(canonical)[:2] == urlsplit(str(response.url))[:2]:  # same scheme and host only
         url, doc_id = canonical, f"url:{canonical}"
