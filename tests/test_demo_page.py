@@ -143,6 +143,30 @@ def test_a_widget_filtered_on_a_source_that_does_not_exist_says_so(browser, exam
         assert hits == [] and status == "Search failed: no source is named 'halp'; sources: articles, guide"
 
 
+def test_the_widget_works_under_a_content_security_policy_or_says_what_to_allow(browser, examples_artifacts, tmp_path, site):
+    """A site with a Content-Security-Policy: inline styles refused left the widget unstyled, and a
+    search server missing from connect-src was reported as "cannot be reached" though it was up."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    with running_server(examples_artifacts, tmp_path, server_table=f'requests_per_minute = 0\ncors_origins = ["{site.base}"]\n') as server:
+        page = (f'<!doctype html><title>Help</title><div id="help"></div>'
+                f'<script src="{server.base}/widget.js" data-target="#help" data-top-k="3" defer></script>').encode()
+        for connect, works in ((f"'self' {server.base}", True), ("'self'", False)):
+            policy = f"default-src 'self'; script-src 'self' {server.base}; style-src 'self'; connect-src {connect}"
+            site.routes["/help.html"] = (200, "text/html; charset=utf-8", page, {"Content-Security-Policy": policy})
+            browser.get(site.url("/help.html"))
+            hits, status = search_in_page(browser, QUESTION)
+            button = browser.find_element(By.CSS_SELECTOR, ".srag-button")
+            assert button.value_of_css_property("background-color") == "rgba(42, 91, 215, 1)", "styled, inline styles refused or not"
+            if works:
+                assert len(hits) == 3, status
+                continue
+            WebDriverWait(browser, 10).until(lambda d: "Content-Security-Policy" in d.find_element(By.CSS_SELECTOR, ".srag-status").text)
+            status = browser.find_element(By.CSS_SELECTOR, ".srag-status").text
+            assert status == f"Search failed: this page's Content-Security-Policy does not allow connections to {server.base}; add it to connect-src."
+
+
 @pytest.mark.parametrize("width", [375, 1280])
 def test_the_widget_brings_a_look_that_fits_phone_and_desktop_widths(browser, examples_artifacts, tmp_path, site, width):
     """A plain page with only the script tag: the widget's own stylesheet makes a full-width box

@@ -16,6 +16,9 @@
  *   data-parse-time   "false": do not read time phrases ("last week", "since Monday") as date filters
  * The server must list this page's origin in [server] cors_origins unless both share an origin;
  * when it does not, the widget says so ("this site's origin … is not allowed by the search server").
+ * A page with a Content-Security-Policy must allow the server in connect-src (the widget says so
+ * when it does not); the default stylesheet takes the script tag's nonce, and where the policy
+ * refuses inline styles anyway it is added as a constructed stylesheet, which the policy allows.
  *
  * Markup and classes (the default stylesheet has zero specificity, so any rule of the page wins):
  *   .srag (the target element; + .srag-unanswered, .srag-error)  form.srag-form  input.srag-input
@@ -63,9 +66,26 @@
     if (opts.theme === "none" || document.getElementById("srag-style")) return;
     var style = document.createElement("style");
     style.id = "srag-style";
+    if (script && script.nonce) style.nonce = script.nonce;  // a Content-Security-Policy that allows styles by nonce
     style.textContent = STYLE;
     document.head.insertBefore(style, document.head.firstChild);  // first: the page's own sheets come after it
+    if (!style.sheet && "adoptedStyleSheets" in document) {
+      // The page's Content-Security-Policy refused an inline stylesheet; it does not govern a constructed one.
+      try {
+        var sheet = new CSSStyleSheet();
+        sheet.replaceSync(STYLE);
+        document.adoptedStyleSheets = [sheet].concat(Array.from(document.adoptedStyleSheets));
+      } catch (e) { /* unstyled, still working */ }
+    }
   }
+
+  // A page's Content-Security-Policy may refuse connections to the search server (connect-src):
+  // fetch then fails as it does for a server that is down, so the violation is remembered to say so.
+  var server = new URL(endpoint, location.href).origin;
+  var refusedByPolicy = false;
+  document.addEventListener("securitypolicyviolation", function (e) {
+    if (e.effectiveDirective === "connect-src" && (e.blockedURI || "").indexOf(server) === 0) refusedByPolicy = true;
+  });
 
   function el(tag, cls, text) {
     var node = document.createElement(tag);
@@ -194,14 +214,16 @@
     // tells them apart: it reaches a running server whatever the origin.
     function unreachable(err) {
       root.classList.add("srag-error");
-      var server = new URL(endpoint, location.href).origin;
-      if (server === location.origin) {
-        status.textContent = "Search failed: the search server cannot be reached (" + err.message + ").";
-        return;
-      }
-      return fetch(server + "/healthz", { mode: "no-cors", cache: "no-store" }).then(
+      var probe = server === location.origin ? Promise.reject(err) : fetch(server + "/healthz", { mode: "no-cors", cache: "no-store" });
+      return probe.then(
         function () { status.textContent = "Search failed: this site's origin (" + location.origin + ") is not allowed by the search server; add it to [server] cors_origins."; },
-        function () { status.textContent = "Search failed: the search server at " + server + " cannot be reached."; });
+        function () {
+          return new Promise(function (done) { setTimeout(done, 50); }).then(function () {  // a violation is reported after the failure
+            if (refusedByPolicy) status.textContent = "Search failed: this page's Content-Security-Policy does not allow connections to " + server + "; add it to connect-src.";
+            else if (server === location.origin) status.textContent = "Search failed: the search server cannot be reached (" + err.message + ").";
+            else status.textContent = "Search failed: the search server at " + server + " cannot be reached.";
+          });
+        });
     }
 
     form.addEventListener("submit", function (e) {
