@@ -333,6 +333,12 @@ def _error_response(request: Request, exc: Exception) -> Response:
 REQUEST_FIELDS = {"data": SearchRequest, "filters": Filters}  # the decoder's key for each body object
 _BODY_KEYS = {"data": "body"}  # the decoder calls the whole body `data`
 UNKNOWN_FIELD = re.compile(r"unknown field `([^`]*)`")
+# What other search APIs call our request's fields: a caller porting a client sends these first.
+FIELD_ALIASES = {
+    "q": "query", "text": "query", "question": "query", "search": "query", "prompt": "query", "input": "query", "query_text": "query",
+    "k": "top_k", "n": "top_k", "limit": "top_k", "size": "top_k", "count": "top_k", "num_results": "top_k", "max_results": "top_k",
+    "from": "offset", "skip": "offset", "start": "offset", "filter": "filters", "where": "filters", "search_mode": "mode",
+}
 
 
 def _explain(key: str | None, message: str) -> str:
@@ -343,8 +349,11 @@ def _explain(key: str | None, message: str) -> str:
     unknown = UNKNOWN_FIELD.search(message)
     if unknown and key in REQUEST_FIELDS:
         fields = REQUEST_FIELDS[key].__struct_fields__
-        close = difflib.get_close_matches(unknown.group(1).lower(), fields, n=1, cutoff=0.6)
-        hint = f"; did you mean `{close[0]}`?" if close else ""
+        name = unknown.group(1).lower()
+        close = [FIELD_ALIASES[name]] if key == "data" and name in FIELD_ALIASES else difflib.get_close_matches(name, fields, n=1, cutoff=0.6)
+        if not close and key == "data" and name.rstrip("s") in Filters.__struct_fields__:  # "source", "sources": a filter
+            close = [f"filters.{name.rstrip('s')}"]
+        hint = f"; did you mean `{close[0]}`?" if close else ";"
         return f"{message}{hint} Allowed: {', '.join(fields)}"
     if message.startswith("Invalid enum value") and key:
         field = key.rsplit(".", 1)[-1]  # "filters.source_type" names a field of Filters

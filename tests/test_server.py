@@ -146,6 +146,10 @@ def test_an_unknown_space_or_an_impossible_date_is_a_clear_client_error(client):
         ({"query": "x", "filters": {"source_type": "pdf"}}, "filters.source_type: Invalid enum value 'pdf'; one of files, urls, notion"),
         ({"query": "x", "topk": 3}, "body: Object contains unknown field `topk`; did you mean `top_k`? Allowed: query, space, top_k,"),
         ({"query": "x", "filters": {"sourse": "guide"}}, "filters: Object contains unknown field `sourse`; did you mean `source`?"),
+        ({"q": "x"}, "body: Object contains unknown field `q`; did you mean `query`? Allowed: query,"),  # other search APIs' names
+        ({"query": "x", "limit": 3}, "unknown field `limit`; did you mean `top_k`?"),
+        ({"query": "x", "source": "guide"}, "unknown field `source`; did you mean `filters.source`?"),
+        ({"query": "x", "colour": "red"}, "body: Object contains unknown field `colour`; Allowed: query,"),
         ({"query": "x", "mode": "semantic"}, "mode: Invalid enum value 'semantic'; one of hybrid, dense, lexical"),
     ],
 )
