@@ -31,6 +31,16 @@ def run_of(folder: Path) -> dict:
     return row
 
 
+def sources_of(folder: Path) -> dict[str, dict]:
+    """Per source of a generation: its type, its documents, and how many have no URL."""
+    db = _open(folder)
+    try:
+        rows = db.execute(load_sql("documents_by_source")).fetchall()
+    finally:
+        db.close()
+    return {source: {"type": kind, "documents": documents, "without_url": without_url} for source, kind, documents, without_url in rows}
+
+
 def status(artifacts: Path) -> dict:
     """The live generation, its contents, the run that built it, and the generations kept for rollback."""
     folder = current_generation(artifacts)
@@ -40,6 +50,7 @@ def status(artifacts: Path) -> dict:
         "generation": manifest["generation_id"],
         "built_at": manifest["created_at"],
         "documents": manifest["counts"]["documents"],
+        "sources": sources_of(folder),
         "spaces": {
             space_id: {"vectors": info["vectors"], "stale_documents": info.get("stale_documents", 0), "rebuilt_at": space_rebuilt_at(manifest, space_id),
                        "chance_level": ChanceLevel.of(read_level(folder / info["path"])) is not None}

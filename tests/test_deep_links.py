@@ -144,7 +144,15 @@ def test_a_docs_folder_with_a_url_template_links_every_hit_to_its_page(tmp_path,
         with api_client(config.artifacts) as client:
             return {q: first_hit(client, q) for q in ("HTTPS_PROXY installer", "walks through the whole product", "refunds business days", "A4 paper")}
 
+    from click.testing import CliRunner
+
+    from indexer.cli import cli
+
+    hits_after_run("")
+    status = CliRunner().invoke(cli, ["status", "-c", str(tmp_path / "index.toml")]).output
+    assert "docs (files): 4, 3 without a URL (their hits cannot link to a page; set url_template on the source)" in status, status
     hits = hits_after_run("https://docs.example.com/{slug}/")
+    assert "without a URL" not in CliRunner().invoke(cli, ["status", "-c", str(tmp_path / "index.toml")]).output
     assert hits["HTTPS_PROXY installer"]["link"] == "https://docs.example.com/guide/install/#proxy-settings"
     assert hits["walks through the whole product"]["url"] == "https://docs.example.com/guide/"  # a folder's index.md is the folder
     assert hits["refunds business days"]["url"] == "https://help.example.com/faq", "front matter's url wins"

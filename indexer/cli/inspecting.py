@@ -30,6 +30,9 @@ def status(config_path, artifacts, as_json):
     run = info["last_run"]
     click.echo(f"Current generation: {info['generation']} (built {info['built_at']})")
     click.echo(f"Documents: {info['documents']}")
+    for name, source in info["sources"].items():
+        click.echo(f"  {name} ({source['type']}): {source['documents']}{_without_url(source)}")
+    click.echo("Spaces:")
     for space_id, space in info["spaces"].items():
         waiting = f"{space['stale_documents']} stale (changed since this space was last embedded; run its provider)" if space["stale_documents"] else "up to date"
         calibrated = "" if space["chance_level"] else "; no chance level: relevance uses the fixed calibration until a run measures it"
@@ -37,6 +40,14 @@ def status(config_path, artifacts, as_json):
     click.echo(f"Last run: {run['run_id']} {run['status']}: added {run['added']}, updated {run['updated']}, metadata-only {run['metadata_only']}, "
                f"skipped {run['skipped']}, deleted {run['deleted']}, failed {run['failed']}; {run['chunks_embedded']} chunks embedded, ${run['cost_usd']:.4f}")
     click.echo(f"Kept generations: {', '.join(info['generations'])}")
+
+
+def _without_url(source: dict) -> str:
+    """What an admin should know when a source's hits cannot link to a page."""
+    if not source["without_url"]:
+        return ""
+    fix = "; set url_template on the source" if source["type"] == "files" else ""
+    return f", {source['without_url']} without a URL (their hits cannot link to a page{fix})"
 
 
 @cli.command(context_settings=CONTEXT)
