@@ -26,7 +26,8 @@ from indexer.markup import strip_markup
 EXTRACTION_VERSION = 3  # 2: byte order marks read, not kept as text; no base64 data URIs; file-name titles keep their capitals;
 #                         titles a program filled in ("Microsoft Word - x.docx", "Untitled Document") give way to the first heading
 #                         3: Markdown without HTML comments and tags, Hugo shortcodes and Liquid tags; .mdx read as
-#                         Markdown (indexer/markup.py); Hugo's TOML front matter; lastmod / last_modified_at as updated_at
+#                         Markdown (indexer/markup.py); Hugo's TOML front matter; lastmod / last_modified_at as updated_at;
+#                         Word with tracked changes accepted and without hidden text
 BLOCK_TAGS = {"p", "div", "section", "article", "main", "header", "footer", "aside", "figure", "figcaption", "dl", "dd", "dt", "form", "details", "summary", "center"}
 HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
 SKIP_TAGS = {"script", "style", "noscript", "template", "svg", "button", "nav"}

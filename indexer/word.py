@@ -3,7 +3,9 @@
 Body paragraphs and tables in document order. Paragraphs styled Heading 1–6 become `#`-headings
 (the chunker's heading_path), list paragraphs `- ` items indented by level, tables one line per
 row with ` | ` between cells. Core properties give the title, author, keywords (→ tags) and the
-modification time.
+modification time. Text is read as Word shows it with tracked changes accepted: insertions count,
+deletions and moved-away text do not, nor does text formatted hidden (Font → Hidden), which Word
+neither shows nor prints and writers use for notes.
 """
 
 from __future__ import annotations
@@ -16,6 +18,9 @@ from datetime import timezone
 from indexer.extract import ExtractionError, Extracted, normalize_text, own_title
 
 HEADING_STYLE = re.compile(r"^heading\s*([1-6])$", re.IGNORECASE)
+W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
+NOT_SHOWN = (f"{W}del", f"{W}moveFrom", f"{W}txbxContent")  # deleted, moved away; a text box's own paragraphs are not this one's
+OFF = {"0", "false", "off"}
 
 
 def extract_docx(raw: bytes, fallback_title: str) -> Extracted:
@@ -31,10 +36,10 @@ def extract_docx(raw: bytes, fallback_title: str) -> Extracted:
     first_heading = None
     for item in document.iter_inner_content():
         if hasattr(item, "rows"):
-            rows = [" | ".join(" ".join(cell.text.split()) for cell in _unique_cells(row)) for row in item.rows]
+            rows = [" | ".join(" ".join(" ".join(map(_shown_text, cell.paragraphs)).split()) for cell in _unique_cells(row)) for row in item.rows]
             parts.append("\n".join(r for r in rows if r.strip(" |")))
             continue
-        text = " ".join(item.text.split())
+        text = " ".join(_shown_text(item).split())
         if not text:
             continue
         style = (item.style.name if item.style is not None else "") or ""
@@ -59,6 +64,29 @@ def extract_docx(raw: bytes, fallback_title: str) -> Extracted:
         tags=tags,
         updated_at=modified,
     )
+
+
+def _shown_text(paragraph) -> str:
+    """A paragraph's text as Word shows it with tracked changes accepted. (python-docx's `text`
+    reads only the paragraph's own runs: an insertion not yet accepted was lost, hidden text kept.)"""
+    out: list[str] = []
+    for run in paragraph._p.iter(f"{W}r"):
+        if _hidden(run) or any(True for _ in run.iterancestors(*NOT_SHOWN)):
+            continue
+        for child in run:
+            if child.tag == f"{W}t":
+                out.append(child.text or "")
+            elif child.tag in (f"{W}tab", f"{W}br", f"{W}cr"):
+                out.append(" ")
+            elif child.tag == f"{W}noBreakHyphen":
+                out.append("-")
+    return "".join(out)
+
+
+def _hidden(run) -> bool:
+    properties = run.find(f"{W}rPr")
+    vanish = properties.find(f"{W}vanish") if properties is not None else None
+    return vanish is not None and vanish.get(f"{W}val", "true").lower() not in OFF
 
 
 def _join(parts: list[str]) -> str:

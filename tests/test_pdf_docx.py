@@ -78,6 +78,16 @@ def test_a_word_title_a_template_filled_in_gives_way_to_the_first_heading(tmp_pa
     assert extract_docx((tmp_path / "t.docx").read_bytes(), "t").title == "Travel policy"
 
 
+def test_a_word_file_reads_as_word_shows_it_with_tracked_changes_accepted(tmp_path):
+    """A handbook edited with Track Changes on: the inserted words were lost ("Refunds take days."),
+    and text formatted hidden — which Word neither shows nor prints — was indexed."""
+    from indexer.word import extract_docx
+
+    make_docx(tmp_path / "r.docx", [("h1", "Refunds"), ("edited", [("", "Refunds take "), ("ins", "five business "), ("del", "thirty "),
+                                                                   ("", "days."), ("hidden", " Internal: we lose money on these.")])])
+    assert extract_docx((tmp_path / "r.docx").read_bytes(), "r").text == "# Refunds\n\nRefunds take five business days."
+
+
 def test_a_pdf_outline_gives_the_heading_levels(tmp_path):
     blocks = [("h1", "Guide"), ("p", FILLER), ("h2", "Setup"), ("p", FILLER), ("h3", "Network"), ("p", FILLER)]
     path = tmp_path / "guide.pdf"
