@@ -228,6 +228,20 @@ def test_files_git_ignores_are_left_out_as_a_fresh_checkout_would_leave_them(tmp
     assert everything == ["file:_build/html/refunds.html", "file:pricing.draft.md", "file:refunds.md", "file:shipping.md"]
 
 
+def test_installed_packages_are_never_indexed_even_outside_git(tmp_path):
+    """A docs site's folder copied to a server, or unpacked from an archive, has no .gitignore at
+    work: its node_modules (and a Python virtualenv's site-packages) were indexed, thousands of
+    package READMEs and licences beside the team's few pages."""
+    docs = tmp_path / "docs"
+    for folder in ("node_modules/left-pad", "venv/lib/python3.11/site-packages/requests-2.0.dist-info", "guide"):
+        (docs / folder).mkdir(parents=True)
+    (docs / "node_modules" / "left-pad" / "README.md").write_text("# left-pad\n\nPads strings on the left.\n")
+    (docs / "venv" / "lib" / "python3.11" / "site-packages" / "requests-2.0.dist-info" / "LICENSE.txt").write_text("Apache License 2.0\n")
+    (docs / "guide" / "refunds.md").write_text("# Refunds\n\nRefunds take five days.\n")
+    code, plan = run(files_config(tmp_path), "--dry-run")
+    assert code == 0 and [d["doc_id"] for d in plan["decisions"]] == ["file:guide/refunds.md"], plan
+
+
 # ---------------------------------------------------------------- web retries within a run
 
 def test_a_web_page_that_fails_for_a_moment_is_fetched_again_in_the_same_run(tmp_path, local_embedder, site):

@@ -24,9 +24,15 @@ from indexer.word import extract_docx
 from indexer.sources import SourceResult
 
 
+# Folders of installed packages: thousands of READMEs, licences and changelogs that are never the
+# team's documents, and a folder outside git (a downloaded archive, a server's copy) has no
+# .gitignore to leave them out.
+PACKAGE_FOLDERS = frozenset({"node_modules", "bower_components", "site-packages", "__pycache__"})
+
+
 def list_files(source: SourceConfig) -> list[str]:
     """Paths (under `source.path`, as strings) of the files with a configured extension, hidden
-    files and folders left out, and those git ignores, in path order. Strings, not Path objects: at 10,000 files making
+    files and folders and PACKAGE_FOLDERS left out, and those git ignores, in path order. Strings, not Path objects: at 10,000 files making
     and sorting Paths cost 0.3 s of a run that changed nothing. The folder's own entries say what
     is a file or a folder, so only links cost a stat (os.walk and isfile: 34 → 9 ms at 10,000)."""
     found: list[str] = []
@@ -41,7 +47,8 @@ def list_files(source: SourceConfig) -> list[str]:
                 if entry.name.startswith("."):
                     continue
                 if entry.is_dir(follow_symlinks=False):  # linked folders are not entered
-                    folders.append(entry.path)
+                    if entry.name not in PACKAGE_FOLDERS:
+                        folders.append(entry.path)
                 elif os.path.splitext(entry.name)[1].lower() in source.extensions and _is_file(entry):
                     found.append(entry.path)
     if source.respect_gitignore:
