@@ -7,7 +7,7 @@ key included) · 3 stopped by the delete guard · 4 published, but some document
 One module per group of commands; importing them registers their commands on `cli`.
 """
 
-from indexer.cli import deploying, indexing, inspecting, serving  # noqa: F401  (registers the commands)
+from indexer.cli import deploying, indexing, inspecting, serving, starting  # noqa: F401  (registers the commands)
 from indexer.cli.base import cli, main
 
 __all__ = ["cli", "main"]

@@ -59,6 +59,10 @@ def cli():
         index search "how do I roll back a bad index?" --config examples/index.toml
         index serve --config examples/index.toml
 
+    \b
+    Your own documents (folders, web pages, sitemaps, Notion pages):
+        index init docs/ https://example.com/help/
+
     Every command takes --help with a worked example.
     """
 
@@ -78,7 +82,7 @@ def load_config_file(config_path: Path | None, artifacts: Path | None):
 
     path = config_path or Path(DEFAULT_CONFIG)
     if config_path is None and not path.exists():
-        raise ConfigProblem(f"no config file: pass --config FILE or create ./{DEFAULT_CONFIG} (see examples/index.toml)")
+        raise ConfigProblem(f"no config file: pass --config FILE, or write ./{DEFAULT_CONFIG} with `index init` (e.g. `index init docs/`; see examples/index.toml)")
     try:
         return load_config(path, artifacts_override=artifacts)
     except ConfigError as exc:

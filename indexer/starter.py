@@ -1,0 +1,114 @@
+"""`index init`: a first index.toml from where a team's documents are.
+
+Each place is read for what it is: a folder is a files source, a sitemap URL a urls source that
+lists its pages, any other web page a crawl kept below that page's folder, a Notion page or
+database (URL or id) a notion source. The file holds the keys a first run needs, with the next
+ones a user is likely to want written out as comments; `load_config` checks it before it is kept.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from indexer.errors import ConfigError
+
+PROVIDERS = {"local": None, "openai": "OPENAI_API_KEY", "gemini": "GEMINI_API_KEY"}
+NOTION_HOSTS = ("notion.so", "notion.site")
+HEX_ID = re.compile(r"^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$", re.IGNORECASE)
+
+
+@dataclass
+class Place:
+    """One source to write: its table's lines and what `index init` says about it."""
+
+    name: str
+    type: str
+    lines: list[str]
+    summary: str
+    comments: list[str] = field(default_factory=list)
+    needs: str | None = None  # an environment variable the source needs
+
+
+def place_of(spec: str, config_dir: Path) -> Place:
+    """The source that reads `spec` (a folder, a page or sitemap URL, a Notion URL or id); a
+    ConfigError saying what is accepted when it is none of them."""
+    spec = spec.strip()
+    if spec.startswith(("http://", "https://")):
+        return _web_or_notion(spec)
+    if HEX_ID.match(spec):
+        return _notion(spec, "notion")
+    folder = Path(spec).expanduser()
+    if folder.is_dir():
+        return _folder(folder, config_dir)
+    raise ConfigError(f"{spec!r} is not a folder, a web page or sitemap URL (http:// or https://), or a Notion page URL or id")
+
+
+def _folder(folder: Path, config_dir: Path) -> Place:
+    relative = os.path.relpath(folder.resolve(), config_dir.resolve())
+    name = _slug(folder.resolve().name) or "docs"
+    return Place(name, "files", [f"path = {_quote(relative.replace(os.sep, '/'))}"], f"the files in {relative}",
+                 [_line('# url_template = "https://docs.example.com/{slug}/"', "where your site publishes each file, so hits link to it")])
+
+
+def _web_or_notion(url: str) -> Place:
+    parts = urlsplit(url)
+    host = (parts.hostname or "").lower()
+    if any(host == h or host.endswith("." + h) for h in NOTION_HOSTS):
+        return _notion(url, _slug(parts.path.rsplit("/", 1)[-1].rsplit("-", 1)[0]) or "notion")
+    last = parts.path.rsplit("/", 1)[-1].lower()
+    site = _slug(host.removeprefix("www.").split(".")[0]) or "site"
+    if last.endswith((".xml", ".xml.gz")) or "sitemap" in last:
+        return Place(site, "urls", [f"sitemaps = [{_quote(url)}]"], f"the pages listed in {url}",
+                     [_line('# include = ["/help/"]', "only the pages below /help/")])
+    folder = parts.path if parts.path.endswith("/") else parts.path.rsplit("/", 1)[0] + "/"
+    lines = [f"urls = [{_quote(url)}]", _line("crawl = true", "follow its links to pages on the same site")]
+    if folder != "/":
+        lines.append(_line(f"include = [{_quote(folder)}]", f"only the pages below {folder}"))
+    name = _slug(folder.strip("/").rsplit("/", 1)[-1]) or site
+    below = f" below {folder}" if folder != "/" else ""
+    return Place(name, "urls", lines, f"a crawl of {parts.scheme}://{parts.netloc}{below}",
+                 [_line("# max_pages = 250", "raise it for a larger site"), _line('# exclude = ["*/print"]', "pages never fetched")])
+
+
+def _notion(spec: str, name: str) -> Place:
+    from indexer.sources.notion import notion_id
+
+    if notion_id(spec) is None:
+        raise ConfigError(f"{spec!r}: a Notion URL names its page with a 32-digit id at the end; copy the page's link (… menu → Copy link)")
+    return Place(name, "notion", [f"roots = [{_quote(spec)}]"], "a Notion page and the pages below it",
+                 [_line("# max_pages = 250", "raise it for a larger workspace")], needs="NOTION_TOKEN")
+
+
+def config_text(places: list[Place], providers: list[str]) -> str:
+    """The index.toml text: the sources, then one space per provider."""
+    names: set[str] = set()
+    out = ["# static-rag: what to index and how (every key: the Configuration section of static-rag's README).", "",
+           _line('artifacts = "artifacts"', "where generations are written; build output, not for version control"), ""]
+    for place in places:
+        name, n = place.name, 2
+        while name in names:
+            name, n = f"{place.name}-{n}", n + 1
+        names.add(name)
+        out += ["[[sources]]", _line(f"name = {_quote(name)}", "the `source` search filter"), f'type = "{place.type}"',
+                *place.lines, *place.comments, ""]
+    for provider in providers:
+        key = PROVIDERS[provider]
+        out += ["[[spaces]]", _line(f'provider = "{provider}"', f"{key} from the environment" if key else "the bundled model: offline, no key"), ""]
+    return "\n".join(out)
+
+
+def _line(code: str, comment: str) -> str:
+    return f"{code:<32} # {comment}"
+
+
+def _quote(value: str) -> str:
+    return json.dumps(value, ensure_ascii=False)  # a TOML basic string is a JSON string
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")

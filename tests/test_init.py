@@ -1,0 +1,59 @@
+"""`index init`: a first config from where the documents are, that `index run` then reads as it is."""
+
+import json
+
+from click.testing import CliRunner
+
+from indexer.cli import cli
+from indexer.config import load_config
+
+NOTION_PAGE = "https://www.notion.so/acme/Handbook-c01166c613ae45cbb96818b4ef2f5a77"
+
+
+def init(tmp_path, monkeypatch, *args: str):
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(cli, ["init", *args])
+    assert "Traceback" not in result.output
+    return result
+
+
+def test_each_place_becomes_the_source_that_reads_it(tmp_path, monkeypatch):
+    """A new admin knows where the documents are, not the config's keys."""
+    monkeypatch.delenv("NOTION_TOKEN", raising=False)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    (tmp_path / "handbook").mkdir()
+    result = init(tmp_path, monkeypatch, "handbook", "https://example.com/help/articles/", "https://example.com/sitemap.xml", NOTION_PAGE,
+                  "-p", "local", "-p", "openai")
+    assert result.exit_code == 0, result.output
+    config = load_config(tmp_path / "index.toml")
+    files, crawl, listed, notion = config.sources
+    assert (files.type, files.path) == ("files", tmp_path / "handbook")
+    assert (crawl.type, crawl.crawl, crawl.include, crawl.name) == ("urls", True, ("/help/articles/",), "articles"), "a crawl kept below the page's folder"
+    assert (listed.type, listed.sitemaps, listed.crawl) == ("urls", ("https://example.com/sitemap.xml",), False)
+    assert (notion.type, notion.name) == ("notion", "handbook-2"), "names stay unique"
+    assert [s.provider for s in config.spaces] == ["local", "openai"]
+    assert "export NOTION_TOKEN=…" in result.output and "export OPENAI_API_KEY=…" in result.output, "what is missing to run it"
+    assert "index run --dry-run" in result.output
+
+
+def test_init_keeps_an_existing_config_and_names_what_it_cannot_read(tmp_path, monkeypatch):
+    (tmp_path / "index.toml").write_text("# mine\n")
+    kept = init(tmp_path, monkeypatch, "https://example.com/")
+    assert kept.exit_code == 2 and "index.toml exists" in kept.output and "--force" in kept.output
+    assert (tmp_path / "index.toml").read_text() == "# mine\n"
+    for place, says in (("nowhere", "is not a folder, a web page or sitemap URL"), ("https://www.notion.so/acme/Handbook", "32-digit id")):
+        result = init(tmp_path, monkeypatch, place, "--force")
+        assert result.exit_code == 2 and says in result.output, result.output
+    assert (tmp_path / "index.toml").read_text() == "# mine\n", "nothing written when a place cannot be read"
+
+
+def test_a_folder_is_searchable_three_commands_after_init(tmp_path, monkeypatch, local_embedder):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "returns.md").write_text("# Returns\n\nUnworn shoes can be returned within 60 days for a full refund.\n")
+    (docs / "shipping.md").write_text("# Shipping\n\nParcels inside the country arrive in two working days.\n")
+    assert init(tmp_path, monkeypatch, "docs").exit_code == 0
+    run = CliRunner().invoke(cli, ["run", "--json"])
+    assert run.exit_code == 0 and json.loads(run.output)["total_documents"] == 2, run.output
+    search = CliRunner().invoke(cli, ["search", "can I send shoes back?", "--json"])
+    assert search.exit_code == 0 and json.loads(search.output)["hits"][0]["title"] == "Returns", search.output
