@@ -154,6 +154,10 @@ _FOOTNOTE_MARK = re.compile(r"\[\^[^\]\s]+\](?::[ \t]*)?")
 # and the closing ":::" show their title only.
 _ADMONITION = re.compile(r"^[ \t]*:{3,}[ \t]*(?:[A-Za-z][\w-]*)?[ \t]*(?:\[([^\]\n]*)\]|([^\n]*))$", re.MULTILINE)
 _IMAGE = re.compile(r"!\[([^\]]*)\]\([^)]*\)")
+# Reference-style links: "[the guide][1]" (or "[the guide][]") shows its words; the line that
+# defines the reference ("[1]: https://… "Title"") shows nothing.
+_REFERENCE_LINK = re.compile(r"\[([^\]\n]+)\]\[[^\]\n]*\]")
+_REFERENCE_DEFINITION = re.compile(r"^ {0,3}\[[^\]\n^]+\]:[ \t]+\S+.*$", re.MULTILINE)
 _LINK = re.compile(r"\[([^\]]+)\]\((?:[^()]|\([^)]*\))*\)")
 _EMPHASIS = re.compile(r"(\*\*|__|\*|~~)(?=\S)(.+?)(?<=\S)\1")
 _UNDERSCORE_EMPHASIS = re.compile(r"(?<!\w)_(?=\S)(.+?)(?<=\S)_(?!\w)")
@@ -187,15 +191,17 @@ def _fence_mark(match: re.Match) -> str:
 _STEPS = (
     (_FENCE, _fence_mark, "`~"), (_TABLE_RULE, "", "-"), (_RULE, "", "-*_"), (_HEADING, r"\1", "#"), (_QUOTE, "", ">"),
     (_ADMONITION, _admonition, (":::",)),
-    (_BULLET, _ITEM, "-*+.)"), (_WIKILINK, _wikilink, "[["), (_FOOTNOTE_MARK, "", "[^"), (_IMAGE, r"\1", "!"), (_LINK, r"\1", "]"), (_CODE, r"\1", "`"), (_EMPHASIS, r"\2", "*_~"),
+    (_BULLET, _ITEM, "-*+.)"), (_WIKILINK, _wikilink, "[["), (_FOOTNOTE_MARK, "", "[^"), (_REFERENCE_DEFINITION, "", ("]:",)),
+    (_IMAGE, r"\1", "!"), (_LINK, r"\1", "]"), (_REFERENCE_LINK, r"\1", ("][",)), (_CODE, r"\1", "`"), (_EMPHASIS, r"\2", "*_~"),
     (_UNDERSCORE_EMPHASIS, r"\1", "_"),
 )
 
 
 def readable(text: str) -> str:
     """`text` without Markdown syntax: headings, emphasis, code marks and fences, table pipes and
-    rules, link, wiki link and image syntax (their words stay), footnote marks, admonition fences (their
-    titles stay), list bullets and quote marks. List items,
+    rules, link (inline and reference-style), wiki link and image syntax (their words stay), link
+    reference definitions, footnote marks, admonition fences (their titles stay), list bullets and
+    quote marks. List items,
     table rows and lines of code stay apart when lines are joined: one that does not end a sentence
     ends with ";" when more text follows ("0 · success; 1 · a fatal error"); a row's cells have
     " · " between."""

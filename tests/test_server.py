@@ -248,6 +248,8 @@ def test_wiki_links_footnotes_and_admonitions_read_as_their_words():
     admonitions = ":::tip Pro tip\n\nRefunds are quick.\n\n:::\n\n::: warning\nCards take longer.\n:::\n\n:::note[Heads up]\nNo cash.\n:::"
     assert snippet(admonitions, "refunds") == "Pro tip <mark>Refunds</mark> are quick. Cards take longer. Heads up No cash."
     assert snippet("Ratio 16:9 fits: see below", "") == "Ratio 16:9 fits: see below"
+    references = 'Read [the refund policy][policy] and [FAQ][].\n\n[policy]: https://shop.example/refunds "Refunds"\n[faq]: /faq'
+    assert snippet(references, "refund") == "Read the <mark>refund</mark> policy and FAQ."
 
 
 def test_list_items_table_rows_and_code_lines_stay_apart_in_a_snippet():
