@@ -268,6 +268,27 @@ def test_a_web_page_that_fails_for_a_moment_is_fetched_again_in_the_same_run(tmp
     assert "Fetches retried in the run" in markdown
 
 
+def test_an_error_page_served_with_200_keeps_the_last_good_version(tmp_path, local_embedder, site):
+    """A CMS or single-page app answers a missing page with 200 and "Page not found": after a bad
+    deploy, the refunds page's text became "Sorry, we couldn't find that page" and the chatbot lost
+    its answer, with nothing in the run to say so."""
+    from tests.conftest import LOOPBACK_WEB
+
+    article = b"<html><head><title>Refunds | Shop</title></head><body><main><h1>Refunds</h1><p>Refunds take five business days to reach your card.</p></main></body></html>"
+    missing = (b'<html><head><title>Page not found | Shop</title><meta name="robots" content="noindex"></head><body><main><h1>Oops! Page not found</h1>'
+               b"<p>Sorry, we couldn't find that page. Try the search box or go back home.</p></main></body></html>")
+    site.routes["/refunds"] = (200, "text/html; charset=utf-8", article)
+    config = write_config(tmp_path, f'[[sources]]\nname = "web"\ntype = "urls"\nurls = ["{site.url("/refunds")}"]\n'
+                                    f'{LOOPBACK_WEB}[[spaces]]\nprovider = "local"\n')
+    assert run(config)[0] == 0
+    site.routes["/refunds"] = (200, "text/html; charset=utf-8", missing)
+    code, report = run(config)
+    assert code == 4 and [e["code"] for e in report["errors"]] == ["WEB_HTTP_STATUS"], report
+    assert 'reads as an error page ("Oops! Page not found"): a soft 404' in report["errors"][0]["message"]
+    found = json.loads(CliRunner().invoke(cli, ["search", "how long do refunds take?", "-c", str(config), "--json"]).output)
+    assert "five business days" in found["hits"][0]["text"], "the last good version is still what the chatbot reads"
+
+
 # ---------------------------------------------------------------- time limits are totals
 
 @pytest.fixture

@@ -20,6 +20,7 @@ from indexer.documents import Document, FetchState
 from indexer.errors import ErrorCode, IngestError
 from indexer.extract import (
     NOFOLLOW, NOINDEX, Extracted, ExtractionError, decode_text, directives, empty_page_reason, extract_html, extract_markdown, extract_text,
+    first_heading,
 )
 from indexer.pdf import extract_pdf
 from indexer.word import extract_docx
@@ -357,6 +358,10 @@ def fetch_document(
         extracted, links = _extract(body, media_type, response, url, drop_parameters)
     except ExtractionError as exc:
         return problem(exc.code or ErrorCode.FILE_EXTRACTION_FAILED, "extract", str(exc), level=exc.level)
+    said = _soft_not_found(extracted) if media_type in HTML_TYPES else None
+    if said:  # before noindex: error pages often say it, and a missing page keeps its last version
+        return problem(ErrorCode.WEB_HTTP_STATUS, "fetch", f"HTTP {response.status_code}, but the page reads as an error page "
+                                                           f"(\"{said}\"): a soft 404; not indexed, its last version kept")
     directives = extracted.robots | header_directives(response.headers.get_list("x-robots-tag"))
     if respect_robots and directives & NOFOLLOW:
         links = ()
@@ -393,6 +398,26 @@ def fetch_document(
         links=links,
     )
     return Fetched(document=document, links=links)
+
+
+# What a site's error page is titled when the server answers it with 200 (a "soft 404"): indexed,
+# it replaced the page's last good text with "Sorry, we couldn't find that page".
+_OOPS = r"(?:(?:oops|whoops|sorry|error|uh[\s-]*oh)\W*)?(?:(?:the|this|that)\s+)?"
+SOFT_404 = re.compile(
+    r"(?:error\s*)?404(?:\s*[-–:|!.]\s*.*)?"
+    rf"|{_OOPS}(?:page|file|article|document|content)?\s*(?:was\s+|is\s+)?not\s+found\W*"
+    rf"|{_OOPS}page\s+(?:does\s*n[o']t\s+exist|doesn't\s+exist|(?:could|can)\s*n[o']t\s+be\s+found|is\s+(?:missing|gone|no\s+longer\s+available))\W*",
+    re.IGNORECASE,
+)
+SOFT_404_MAX_CHARS = 1500  # an error page says little; an article about "404 errors" says more
+
+
+def _soft_not_found(extracted: Extracted) -> str | None:
+    """The title or heading that shows a page the server answered with success is its error page
+    (a short one titled or headed as such), or None."""
+    if len(extracted.text) > SOFT_404_MAX_CHARS:
+        return None
+    return next((name.strip() for name in (extracted.title, first_heading(extracted.text)) if name and SOFT_404.fullmatch(name.strip())), None)
 
 
 def _download_problem(exc: Exception, url: str, max_bytes: int) -> tuple[ErrorCode, str, bool]:
