@@ -53,7 +53,7 @@ class SourceConfig:
     max_bytes: int = 10 * 1024 * 1024  # files and web pages: larger ones are not read
     follow_symlinks: bool = False  # files: also index symlinks that lead out of the folder
     respect_gitignore: bool = True  # files: leave out what git ignores in the folder's work tree
-    include_drafts: bool = False  # files: also index Markdown whose front matter marks it a draft
+    include_drafts: bool = False  # files, notion: also index Markdown (database rows) whose front matter (properties) mark it a draft
     id_prefix: str = ""  # files: doc_id = "file:" + id_prefix + path in the folder (two folders may share paths)
     url_template: str = ""  # files: the URL each file is published at, from {slug} or {path} (front matter `url` wins)
     database: str | None = None  # answers: a Notion database of Question / Answer rows (instead of `path`)
@@ -208,6 +208,7 @@ SOURCE_KEYS_BY_TYPE = {
         "follow_links": Key(bool, default=True),
         "requests_per_second": Key((int, float), default=3.0, min=0.1, max=100),
         "timeout_seconds": Key((int, float), default=30.0, min=1, max=300),
+        "include_drafts": Key(bool, default=False),
     },
     "answers": {
         "name": Key(str, required=True),
@@ -464,6 +465,7 @@ def _notion_source(values: dict, where: str) -> SourceConfig:
         follow_links=values["follow_links"],
         requests_per_second=float(values["requests_per_second"]),
         timeout_seconds=float(values["timeout_seconds"]),
+        include_drafts=values["include_drafts"],
     )
 
 

@@ -21,6 +21,7 @@ class ErrorCode(StrEnum):
     NOTION_RATE_LIMITED = "NOTION_RATE_LIMITED"  # still 429 after every retry
     NOTION_REQUEST_FAILED = "NOTION_REQUEST_FAILED"  # 5xx, timeouts, connection errors after retries; other 4xx
     NOTION_BLOCK_UNSUPPORTED = "NOTION_BLOCK_UNSUPPORTED"  # warning: a block type we do not read (or cannot), skipped
+    NOTION_DRAFT = "NOTION_DRAFT"  # warning: a database row whose properties mark it a draft; not indexed (an indexed version is removed)
     FILE_EXTRACTION_EMPTY = "FILE_EXTRACTION_EMPTY"  # extraction found no text
     FILE_EXTRACTION_FAILED = "FILE_EXTRACTION_FAILED"  # the file could not be read or parsed
     ANSWER_INVALID = "ANSWER_INVALID"  # a curated answer without a question or an answer, or a repeated id; left out

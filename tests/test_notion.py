@@ -110,6 +110,25 @@ def test_a_database_with_hundreds_of_rows_is_read_through_every_cursor(notion):
     assert len(only_rows.documents) == 260 and not only_rows.errors
 
 
+def test_database_rows_the_team_has_not_published_are_not_indexed(notion):
+    """A help centre kept as a Notion database marks its unpublished articles with a Published box
+    or a Draft status; the chatbot cited them before the site showed them."""
+    ws = notion.workspace
+    root = ws.page("Help", paragraph("The help centre."))
+    db = ws.database("Articles", parent=root)
+    ws.row(db, "Refunds", paragraph("Refunds take five days."), Published=True)
+    ws.row(db, "Price rise", paragraph("Prices go up in March."), Published=False)
+    ws.row(db, "Boot launch", paragraph("The new boot launches soon."), Status={"status": "Draft"})
+    ws.row(db, "Shipping", paragraph("Parcels ship daily."), Status={"status": "Done"})
+    result = crawl_notion(source(root))
+    assert sorted(d.title for d in result.documents) == ["Help", "Refunds", "Shipping"]
+    said = sorted(w.message.split(": ", 1)[1] for w in result.warnings if w.code == "NOTION_DRAFT")
+    assert said == ["its Published box is unchecked, so it is a draft; not indexed (set include_drafts = true to index drafts)",
+                    "its Status is Draft, so it is a draft; not indexed (set include_drafts = true to index drafts)"]
+    assert all(w.level == "warning" and w.doc_id for w in result.warnings)
+    assert len(crawl_notion(source(root, include_drafts=True)).documents) == 5
+
+
 def test_a_page_search_does_not_list_yet_is_fetched_on_its_own(notion):
     ws = notion.workspace
     root = ws.page("Home", paragraph("Hello."))

@@ -281,6 +281,12 @@ def _traverse(api: NotionAPI, source: SourceConfig, fetch_state: dict[str, Fetch
             progress(1)
         if page.get("in_trash") or page.get("archived"):
             continue  # not listed: the plan deletes its stored version
+        draft = None if source.include_drafts else draft_property(page.get("properties") or {})
+        if draft:  # as the trash: not listed, and said
+            result.warnings.append(IngestError(
+                ErrorCode.NOTION_DRAFT, "fetch", f"page {visit.id}: its {draft}, so it is a draft; not indexed (set include_drafts = true to index drafts)",
+                doc_id=doc_id, source=source.name, level="warning"))
+            continue
         edited = page.get("last_edited_time")
         if state is not None and _unchanged(state, edited):
             result.not_modified.append(doc_id)
@@ -301,6 +307,29 @@ def _traverse(api: NotionAPI, source: SourceConfig, fetch_state: dict[str, Fetch
         result.warnings.extend(warnings)
         result.add(replace(document, fetch_seconds=time.perf_counter() - started))
         _follow(queue, document.links, visit.depth)
+
+
+# A database row the team has not published, as a site built from the database (Notion Sites, Super,
+# Feather, a blog template) leaves it out: a `Draft` checkbox ticked, a `Published` one not, or a
+# `Status` of Draft.
+DRAFT_CHECKED, PUBLISHED_CHECKED = {"draft"}, {"published", "public", "live"}
+STATUS_PROPERTIES = {"status", "state", "stage", "publish status", "publication status"}
+DRAFT_STATUSES = {"draft", "drafts", "unpublished", "not published"}
+
+
+def draft_property(properties: dict) -> str | None:
+    """The property that marks a database row a draft, said as a reader would ("Published box is unchecked"), or None."""
+    for name, value in properties.items():
+        key, kind = name.strip().lower(), (value or {}).get("type")
+        if kind == "checkbox" and key in DRAFT_CHECKED and value.get("checkbox") is True:
+            return f"{name} box is checked"
+        if kind == "checkbox" and key in PUBLISHED_CHECKED and value.get("checkbox") is False:
+            return f"{name} box is unchecked"
+        if kind in ("select", "status") and key in STATUS_PROPERTIES:
+            chosen = ((value.get(kind) or {}).get("name") or "").strip()
+            if chosen.lower() in DRAFT_STATUSES:
+                return f"{name} is {chosen}"
+    return None
 
 
 def _visit_database(api: NotionAPI, source: SourceConfig, visit: Visit, queue: deque, result: SourceResult) -> None:
