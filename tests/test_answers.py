@@ -174,8 +174,10 @@ def test_a_notion_database_of_questions_and_answers(notion):
     ws.row(db, "How long does a refund take?", Answer="Three to five business days.", Tags=["returns"], URL="https://shop.example/refunds")
     ws.row(db, "Do you resole boots?", paragraph("ignored: the Answer property is the answer"), Answer="Yes, for 45 euros.")
     ws.row(db, "A row nobody answered yet")
+    ws.row(db, "Do you ship to the Moon?", Answer="Not yet, maybe in March.", Status={"status": "Draft"})  # not yet approved
     result = crawl_answers(SourceConfig(name="faq", type="answers", database=db, requests_per_second=1000.0))
     assert sorted(d.title for d in result.documents) == ["Do you resole boots?", "How long does a refund take?"]
+    assert [(w.code, w.level) for w in result.warnings] == [("NOTION_DRAFT", "warning")] and "its Status is Draft" in result.warnings[0].message
     refund = next(d for d in result.documents if d.title.startswith("How long"))
     assert refund.text.endswith("Three to five business days.") and refund.tags == ("returns",) and refund.url == "https://shop.example/refunds"
     assert [e.code for e in result.errors] == ["ANSWER_INVALID"] and "no answer" in result.errors[0].message

@@ -49,6 +49,9 @@ class AnswersFileError(ValueError):
     """The file as a whole cannot be read."""
 
 
+DRAFT = "_draft"  # a Notion row's entry: the property that marks it a draft (Status: Draft, Published unchecked), or None
+
+
 def crawl_answers(source: SourceConfig, progress=None, fetch_state: dict[str, FetchState] | None = None, *, keep=None) -> SourceResult:
     result = SourceResult(source=source.name, keep=keep)
     try:
@@ -62,6 +65,10 @@ def crawl_answers(source: SourceConfig, progress=None, fetch_state: dict[str, Fe
         return result
     seen: set[str] = set()
     for number, raw in enumerate(raw_entries, start=1):
+        if isinstance(raw, dict) and raw.get(DRAFT):  # a Notion row not yet approved: not an answer to give
+            result.warnings.append(IngestError(ErrorCode.NOTION_DRAFT, "list", f"{source.name}: answer {number} ({raw['question']!r}): its {raw[DRAFT]}, "
+                                               "so it is a draft; not returned", doc_id=f"answer:{source.name}/{raw['id']}", source=source.name, level="warning"))
+            continue
         try:
             entry = _entry(raw, fallback_date)
         except ValueError as exc:
@@ -162,7 +169,7 @@ def _file_entries(source: SourceConfig) -> tuple[list, datetime]:
 def _notion_entries(source: SourceConfig) -> list[dict]:
     """A Notion database's rows as answers."""
     from indexer.sources import check_credentials
-    from indexer.sources.notion import DEFAULT_BASE_URL, LIMITER, NotionAPI, NotionFailure
+    from indexer.sources.notion import DEFAULT_BASE_URL, LIMITER, NotionAPI, NotionFailure, draft_property
     from indexer.sources.notion_render import property_text
 
     check_credentials([source])
@@ -191,5 +198,6 @@ def _notion_entries(source: SourceConfig) -> list[dict]:
             "url": property_text(by_name.get("url", {})),
             "tags": property_text(by_name.get("tags", {})),
             "updated_at": row.get("last_edited_time"),
+            DRAFT: draft_property(row.get("properties", {})),
         })
     return entries
