@@ -134,3 +134,16 @@ def test_a_single_page_app_is_named_as_the_reason_it_has_no_text(site, tmp_path)
 
     built = crawl_files(SourceConfig(name="site", type="files", path=tmp_path / "docs"))
     assert "writes its text with JavaScript" in built.errors[0].message
+
+
+def test_a_refusal_says_what_the_admin_can_do_about_it(site):
+    """A help centre behind Cloudflare's bot protection, or behind a login, failed every page with
+    a bare "HTTP 403" / "HTTP 401"."""
+    site.routes["/cf"] = (403, "text/html", b"<title>Just a moment...</title>", {"cf-mitigated": "challenge", "Server": "cloudflare"})
+    site.routes["/login"] = (401, "text/html", b"sign in", {"WWW-Authenticate": 'Basic realm="intranet"'})
+    site.routes["/plain"] = (403, "text/html", b"no")
+    result = crawl_urls(site.source(["/cf", "/login", "/plain"]))
+    said = {e.doc_id.rsplit("/", 1)[-1]: e.message.split(": ", 1)[1] for e in result.errors}
+    assert said["cf"].startswith("HTTP 403: the site's bot protection (Cloudflare) refused the crawler; allow its user agent (static-rag/…)")
+    assert said["login"] == "HTTP 401: the page needs a login; index pages readable without one, or the documents themselves as a files source"
+    assert said["plain"] == "HTTP 403"
