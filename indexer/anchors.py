@@ -21,12 +21,31 @@ EXPLICIT_ID = re.compile(r"\s*\{#([\w\-.:]+)\}\s*$")
 HEADING_TAGS = ("h1", "h2", "h3", "h4", "h5", "h6")
 
 
+PERMALINK_MARKS = " ¶§#🔗\u200b\n\t"  # what Sphinx, MkDocs, Docusaurus and Hugo themes show as a heading's own link
+
+
+def heading_text(node) -> str:
+    """A heading's words without the link a site generator puts beside it: an `<a href="#…">`
+    showing only ¶, #, § or 🔗 (Sphinx, MkDocs, Hugo) or nothing (Docusaurus's zero-width space)."""
+    return " ".join(_text_without_permalinks(node, top=True).split())
+
+
+def _text_without_permalinks(element, top: bool = False) -> str:
+    # The href is "#…", or the page's URL and "#…" once readability has made links absolute.
+    if not top and element.tag == "a" and "#" in (element.get("href") or "#") and not element.text_content().strip(PERMALINK_MARKS):
+        return element.tail or ""
+    text = element.text or ""
+    for child in element:
+        text += _text_without_permalinks(child) if isinstance(child.tag, str) else (child.tail or "")
+    return text if top else text + (element.tail or "")
+
+
 def html_heading_ids(page) -> list[tuple[str, str]]:
     """(heading text, fragment) for every heading of an lxml page that can be linked to, in order."""
     found = []
     for heading in page.iter(*HEADING_TAGS):
         fragment = heading.get("id") or _inner_anchor(heading) or _anchor_before(heading) or _opened_section(heading)
-        text = " ".join(heading.text_content().split())
+        text = heading_text(heading)
         if fragment and text:
             found.append((text, fragment.strip()))
     return found

@@ -17,7 +17,7 @@ from urllib.parse import urljoin
 import yaml
 from lxml import html as lxml_html
 
-from indexer.anchors import html_heading_ids, markdown_anchors, place
+from indexer.anchors import heading_text, html_heading_ids, markdown_anchors, place
 from indexer.crosscheck import cross_check
 from indexer.markup import strip_markup
 
@@ -280,7 +280,7 @@ def _walk(node, out: list[str], list_depth: int) -> None:
     if tag in SKIP_TAGS:
         return
     if tag in HEADINGS:
-        text = _inline(node)
+        text = heading_text(node)
         if text:
             out.extend(["", f"{'#' * HEADINGS[tag]} {text}", ""])
         return
@@ -343,9 +343,15 @@ def _squash(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip()
 
 
+# Characters that show nothing but split a word for search: a zero-width space (Docusaurus puts
+# one in every heading's link), a soft hyphen ("docu&shy;mentation"), a word joiner, a stray BOM.
+INVISIBLE = str.maketrans("", "", "\u200b\u00ad\u2060\ufeff")
+
+
 def normalize_text(text: str) -> str:
-    """Unix newlines, no trailing spaces, at most one blank line in a row, no outer blank lines."""
-    text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\u00a0", " ")
+    """Unix newlines, no trailing spaces, at most one blank line in a row, no outer blank lines,
+    no INVISIBLE characters."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\u00a0", " ").translate(INVISIBLE)
     lines = [line.rstrip() for line in text.split("\n")]
     out: list[str] = []
     for line in lines:
@@ -380,7 +386,7 @@ def _without_site_name(title: str, page) -> str:
         if site and title[cut.end():].strip().casefold() == site:
             return title[: cut.start()].strip()
     heading = page.find(".//h1")
-    if heading is not None and _squash(heading.text_content()).casefold() == title[: cuts[0].start()].strip().casefold():
+    if heading is not None and heading_text(heading).casefold() == title[: cuts[0].start()].strip().casefold():
         return title[: cuts[0].start()].strip()
     return title
 

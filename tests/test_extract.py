@@ -252,3 +252,21 @@ def test_hugo_and_jekyll_pages_read_as_their_site_shows_them():
     assert jekyll.updated_at == datetime(2026, 9, 2, tzinfo=timezone.utc)
     with pytest.raises(ExtractionError, match=r"between \+\+\+ lines is not valid TOML"):
         extract_markdown('+++\ntitle = "unclosed\n+++\nbody', "x")
+
+
+def test_a_generated_docs_site_reads_without_its_heading_links_and_invisible_characters():
+    """Sphinx and MkDocs put a ¶ link after every heading, Docusaurus a zero-width space, Hugo
+    themes a # before it: headings read "Installation¶", the site's name stayed in the title (the
+    heading no longer matched it), and a soft hyphen split "documentation" for search."""
+    sphinx = ('<html><head><title>Installation &#8212; Requests 2.31.0 documentation</title></head><body><div role="main">'
+              '<section id="installation"><h1>Installation<a class="headerlink" href="#installation" title="Link to this heading">¶</a></h1>'
+              "<p>Run the installer from a terminal; the docu&shy;mentation covers every option it takes and what each one does.</p>"
+              '<h2 id="proxy"><a class="anchor" href="#proxy">#</a> Behind a proxy<a href="#proxy" class="hash-link">\u200b</a></h2>'
+              "<p>Set HTTPS_PROXY first. C# and F# users read the .NET page, which has the same steps for the SDK.</p>"
+              "<h2>Getting started with C#</h2><p>The C# client is a NuGet package with the same options as the command line.</p>"
+              "</section></div></body></html>")
+    page = extract_html(sphinx, url="https://docs.example.com/install.html")
+    assert page.title == "Installation"
+    assert page.text.splitlines()[0] == "# Installation" and "\n## Behind a proxy\n" in page.text and "\n## Getting started with C#\n" in page.text
+    assert "documentation covers" in page.text and "\u200b" not in page.text and "\u00ad" not in page.text
+    assert [name for _, name in page.anchors] == ["installation", "proxy"], "headings still find their ids"
