@@ -1,8 +1,9 @@
 """`index init`: a first index.toml from where a team's documents are.
 
-Each place is read for what it is: a folder is a files source, a sitemap URL a urls source that
-lists its pages, any other web page a crawl kept below that page's folder, a Notion page or
-database (URL or id) a notion source. The file holds the keys a first run needs, with the next
+Each place is read for what it is: a folder is a files source, a .csv / .toml / .yaml file of
+question/answer pairs an answers source, a sitemap URL a urls source that lists its pages, any
+other web page a crawl kept below that page's folder, a Notion page or database (URL or id) a
+notion source. The file holds the keys a first run needs, with the next
 ones a user is likely to want written out as comments; `load_config` checks it before it is kept.
 """
 
@@ -19,6 +20,7 @@ from indexer.errors import ConfigError
 
 PROVIDERS = {"local": None, "openai": "OPENAI_API_KEY", "gemini": "GEMINI_API_KEY"}
 NOTION_HOSTS = ("notion.so", "notion.site")
+ANSWER_FILES = (".csv", ".toml", ".yaml", ".yml")  # question/answer pairs: an answers source
 HEX_ID = re.compile(r"^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$", re.IGNORECASE)
 
 
@@ -45,7 +47,13 @@ def place_of(spec: str, config_dir: Path) -> Place:
     folder = Path(spec).expanduser()
     if folder.is_dir():
         return _folder(folder, config_dir)
-    raise ConfigError(f"{spec!r} is not a folder, a web page or sitemap URL (http:// or https://), or a Notion page URL or id")
+    if folder.is_file() and folder.suffix.lower() in ANSWER_FILES:
+        relative = os.path.relpath(folder.resolve(), config_dir.resolve()).replace(os.sep, "/")
+        return Place(_slug(folder.stem) or "answers", "answers", [f"path = {_quote(relative)}"], f"curated answers from {relative}")
+    if folder.is_file():
+        raise ConfigError(f"{spec!r} is one file: name its folder to index the documents in it "
+                          f"(a {', '.join(ANSWER_FILES)} file of question/answer pairs is read as curated answers)")
+    raise ConfigError(f"{spec!r} is not a folder, a file of curated answers, a web page or sitemap URL (http:// or https://), or a Notion page URL or id")
 
 
 def _folder(folder: Path, config_dir: Path) -> Place:

@@ -22,11 +22,13 @@ def test_each_place_becomes_the_source_that_reads_it(tmp_path, monkeypatch):
     monkeypatch.delenv("NOTION_TOKEN", raising=False)
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     (tmp_path / "handbook").mkdir()
+    (tmp_path / "faq.csv").write_text("question,answer\nHow long do refunds take?,Five days.\n")
     result = init(tmp_path, monkeypatch, "handbook", "https://example.com/help/articles/", "https://example.com/sitemap.xml", NOTION_PAGE,
-                  "-p", "local", "-p", "openai")
+                  "faq.csv", "-p", "local", "-p", "openai")
     assert result.exit_code == 0, result.output
     config = load_config(tmp_path / "index.toml")
-    files, crawl, listed, notion = config.sources
+    files, crawl, listed, notion, answers = config.sources
+    assert (answers.type, answers.path, answers.name) == ("answers", tmp_path / "faq.csv", "faq")
     assert (files.type, files.path) == ("files", tmp_path / "handbook")
     assert (crawl.type, crawl.crawl, crawl.include, crawl.name) == ("urls", True, ("/help/articles/",), "articles"), "a crawl kept below the page's folder"
     assert (listed.type, listed.sitemaps, listed.crawl) == ("urls", ("https://example.com/sitemap.xml",), False)
@@ -41,7 +43,9 @@ def test_init_keeps_an_existing_config_and_names_what_it_cannot_read(tmp_path, m
     kept = init(tmp_path, monkeypatch, "https://example.com/")
     assert kept.exit_code == 2 and "index.toml exists" in kept.output and "--force" in kept.output
     assert (tmp_path / "index.toml").read_text() == "# mine\n"
-    for place, says in (("nowhere", "is not a folder, a web page or sitemap URL"), ("https://www.notion.so/acme/Handbook", "32-digit id")):
+    (tmp_path / "guide.md").write_text("# Guide\n")
+    for place, says in (("nowhere", "is not a folder, a file of curated answers, a web page"), ("https://www.notion.so/acme/Handbook", "32-digit id"),
+                        ("guide.md", "is one file: name its folder")):
         result = init(tmp_path, monkeypatch, place, "--force")
         assert result.exit_code == 2 and says in result.output, result.output
     assert (tmp_path / "index.toml").read_text() == "# mine\n", "nothing written when a place cannot be read"

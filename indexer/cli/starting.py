@@ -21,16 +21,16 @@ from indexer.starter import PROVIDERS
 def init(places, config_path, providers, force):
     """Write a first config from where your documents are: folders, web pages, sitemaps, Notion pages.
 
-    A folder becomes a files source; a sitemap URL a source of the pages it lists; any other page
-    a crawl of its site kept below that page's folder; a Notion page or database URL (or id) a
-    Notion source. The file is checked as `index run` would read it, and says which keys to
+    A folder becomes a files source; a .csv, .toml or .yaml file of question/answer pairs curated
+    answers; a sitemap URL a source of the pages it lists; any other page a crawl of its site kept
+    below that page's folder; a Notion page or database URL (or id) a Notion source. The file is checked as `index run` would read it, and says which keys to
     consider next.
 
     \b
     Examples:
         index init docs/
         index init https://example.com/help/ https://example.com/sitemap.xml
-        index init docs/ https://www.notion.so/acme/Handbook-c01166c613ae45cbb96818b4ef2f5a77 --provider gemini
+        index init docs/ faq.csv https://www.notion.so/acme/Handbook-c01166c613ae45cbb96818b4ef2f5a77 --provider gemini
     """
     import os
 
