@@ -2,7 +2,8 @@
 
 Every problem is reported with the key's full path (`spaces[0].chunk_tokens`) and what
 is allowed, so an admin can fix the file without reading code. Secrets never live here:
-they come from environment variables only.
+they come from environment variables only. The `[server]` table is read in `config_server.py`,
+and how one table's keys are checked in `config_checks.py`.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from indexer.config_checks import Key, check_table, in_choices, in_range
+from indexer.config_checks import Key, check_table, in_choices, in_range, tables
+from indexer.config_server import ServerConfig, parse_server
 from indexer.errors import ConfigError
 from indexer.models import MODELS, PROVIDERS, ModelInfo
 from indexer.urlscope import UrlScope, compile_pattern
@@ -90,37 +92,6 @@ class SpaceConfig:
 
 
 @dataclass(frozen=True)
-class ApiKey:
-    """A client allowed to search: its secret comes from the environment variable `env`; with
-    `sources`, it sees only those sources' documents."""
-
-    name: str
-    env: str
-    sources: tuple[str, ...] | None = None
-    # The key's own rate budget (None: [server] key_requests_per_minute / key_burst). `limit_per =
-    # "address"` gives each address using the key its own budget instead: a key in a public page.
-    requests_per_minute: int | None = None
-    burst: int | None = None
-    limit_per: str = "key"
-
-
-@dataclass(frozen=True)
-class ServerConfig:
-    cors_origins: tuple[str, ...] = ()  # browser origins allowed to call the API ("*" for any)
-    api_keys: tuple[ApiKey, ...] = ()  # none: the API is open
-    requests_per_minute: int = 120  # per address without a key (a browser); 0 turns the limit off
-    burst: int = 20  # requests a client may send at once before the per-minute rate applies
-    key_requests_per_minute: int = 6000  # per API key (a chatbot backend is one client for all its visitors)
-    key_burst: int = 200
-    max_query_chars: int = 2000
-    max_top_k: int = 50
-    max_offset: int = 200  # deepest page start; deep paging costs a wider candidate pool per request
-    trust_forwarded_for: bool = False  # behind a reverse proxy: the client is the X-Forwarded-For address
-    default_space: str | None = None  # the space a request without `space` searches; None: the one rebuilt last
-    on_embedding_failure: str = "lexical"  # query embedding failed: answer lexically ("lexical") or 503 ("error")
-
-
-@dataclass(frozen=True)
 class Config:
     artifacts: Path
     sources: tuple[SourceConfig, ...]
@@ -142,29 +113,6 @@ TOP_KEYS = {
     "sources": Key(list, required=True, hint=f"; {SOURCES_HINT}"),
     "spaces": Key(list, required=True, hint=f"; {SPACES_HINT}"),
     "server": Key(dict, default={}),
-}
-
-SERVER_KEYS = {
-    "cors_origins": Key(list, item_type=str, default=[]),
-    "api_keys": Key(list, default=[]),
-    "requests_per_minute": Key(int, default=120, min=0, max=1_000_000),
-    "burst": Key(int, default=20, min=1, max=10_000),
-    "key_requests_per_minute": Key(int, default=6000, min=0, max=1_000_000),
-    "key_burst": Key(int, default=200, min=1, max=100_000),
-    "max_query_chars": Key(int, default=2000, min=1, max=100_000),
-    "max_top_k": Key(int, default=50, min=1, max=1000),
-    "max_offset": Key(int, default=200, min=0, max=10_000),
-    "trust_forwarded_for": Key(bool, default=False),
-    "default_space": Key(str),
-    "on_embedding_failure": Key(str, default="lexical", choices=("lexical", "error")),
-}
-API_KEY_KEYS = {
-    "name": Key(str, required=True),
-    "env": Key(str, required=True),
-    "sources": Key(list, item_type=str),
-    "requests_per_minute": Key(int, min=0, max=1_000_000),
-    "burst": Key(int, min=1, max=100_000),
-    "limit_per": Key(str, default="key", choices=("key", "address")),
 }
 
 SOURCE_KEYS_BY_TYPE = {
@@ -262,21 +210,21 @@ def parse_config(
     path: Path | None = None,
 ) -> Config:
     top = check_table(raw, TOP_KEYS, "")
-    sources = tuple(_parse_source(s, i, base_dir) for i, s in enumerate(_tables(top["sources"], "sources")))
+    sources = tuple(_parse_source(s, i, base_dir) for i, s in enumerate(tables(top["sources"], "sources")))
     if not sources:
         raise ConfigError(f"sources: at least one [[sources]] table is required; {SOURCES_HINT}")
     names = [s.name for s in sources]
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:
         raise ConfigError(f"sources: names must be unique; repeated: {', '.join(duplicates)}")
-    spaces = tuple(_parse_space(s, i) for i, s in enumerate(_tables(top["spaces"], "spaces")))
+    spaces = tuple(_parse_space(s, i) for i, s in enumerate(tables(top["spaces"], "spaces")))
     if not spaces:
         raise ConfigError(f"spaces: at least one [[spaces]] table is required; {SPACES_HINT}")
     ids = [s.space_id for s in spaces]
     if len(set(ids)) != len(ids):
         raise ConfigError(f"spaces: each space must be distinct; repeated: {', '.join(sorted(set(i for i in ids if ids.count(i) > 1)))}")
     artifacts = Path(artifacts_override).expanduser() if artifacts_override is not None else _resolve(base_dir, top["artifacts"]).resolve()
-    server = _parse_server(top["server"], set(names))
+    server = parse_server(top["server"], set(names))
     if server.default_space is not None and server.default_space not in ids:
         raise ConfigError(f"server.default_space: no configured space is {server.default_space!r}; spaces are {', '.join(ids)}")
     return Config(
@@ -288,9 +236,6 @@ def parse_config(
         path=path,
         server=server,
     )
-
-
-ORIGIN = re.compile(r"https?://[^/\s?#]+")
 
 
 def _check_url_template(template: str, where: str) -> None:
@@ -307,54 +252,6 @@ def _check_url_template(template: str, where: str) -> None:
                           f"index.md / README.md being their folder) or {{path}} (its path as it is); got {template!r}")
     if not named:
         raise ConfigError(f"{where}: has neither {{slug}} nor {{path}}, so every file would get the same URL; got {template!r} ({example})")
-
-
-def _check_origin(origin: str, where: str) -> None:
-    """A browser sends its page's origin as scheme://host[:port], nothing more: an entry written
-    otherwise ("example.com", "https://example.com/") never matches, and the widget is refused."""
-    if origin == "*" or ORIGIN.fullmatch(origin):
-        return
-    parts = urlsplit(origin if "://" in origin else f"https://{origin}")
-    hint = f"{parts.scheme}://{parts.netloc}" if parts.netloc else "https://help.example.com"
-    raise ConfigError(f"{where}: an origin is scheme://host[:port] as a browser sends it, without a path; got {origin!r} (e.g. {hint!r}, or \"*\" for any)")
-
-
-def _parse_server(raw: dict, source_names: set[str]) -> ServerConfig:
-    values = check_table(raw, SERVER_KEYS, "server")
-    keys = []
-    for i, item in enumerate(_tables(values["api_keys"], "server.api_keys")):
-        key = check_table(item, API_KEY_KEYS, f"server.api_keys[{i}]")
-        unknown = sorted(set(key["sources"] or ()) - source_names)
-        if unknown:
-            raise ConfigError(f"server.api_keys[{i}].sources: no source named {', '.join(map(repr, unknown))}; sources are {', '.join(sorted(source_names))}")
-        keys.append(ApiKey(key["name"], key["env"], tuple(key["sources"]) if key["sources"] is not None else None,
-                           key["requests_per_minute"], key["burst"], key["limit_per"]))
-    names = [k.name for k in keys]
-    if len(set(names)) != len(names):
-        raise ConfigError("server.api_keys: names must be unique")
-    for i, origin in enumerate(values["cors_origins"]):
-        _check_origin(origin, f"server.cors_origins[{i}]")
-    return ServerConfig(
-        cors_origins=tuple(values["cors_origins"]),
-        api_keys=tuple(keys),
-        requests_per_minute=values["requests_per_minute"],
-        burst=values["burst"],
-        key_requests_per_minute=values["key_requests_per_minute"],
-        key_burst=values["key_burst"],
-        max_query_chars=values["max_query_chars"],
-        max_top_k=values["max_top_k"],
-        max_offset=values["max_offset"],
-        trust_forwarded_for=values["trust_forwarded_for"],
-        default_space=values["default_space"],
-        on_embedding_failure=values["on_embedding_failure"],
-    )
-
-
-def _tables(value: list, where: str) -> list[dict]:
-    for i, item in enumerate(value):
-        if not isinstance(item, dict):
-            raise ConfigError(f"{where}[{i}]: must be a table ([[{where}]]), got {type(item).__name__}")
-    return value
 
 
 def _resolve(base_dir: Path, value: str) -> Path:

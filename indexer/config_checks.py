@@ -85,3 +85,11 @@ def _type_name(types: type | tuple[type, ...]) -> str:
     if isinstance(types, tuple):
         return " or ".join(names.get(t, t.__name__) for t in types)
     return names.get(types, types.__name__)
+
+
+def tables(value: list, where: str) -> list[dict]:
+    """An array of tables (`[[sources]]`), each entry checked to be a table."""
+    for i, item in enumerate(value):
+        if not isinstance(item, dict):
+            raise ConfigError(f"{where}[{i}]: must be a table ([[{where}]]), got {type(item).__name__}")
+    return value

@@ -18,7 +18,7 @@ import threading
 import time
 from dataclasses import dataclass
 
-from indexer.config import ApiKey, ServerConfig
+from indexer.config_server import ApiKey, ServerConfig
 from indexer.errors import ConfigError
 from server.service import ServiceError
 
