@@ -316,11 +316,14 @@ def _error_response(request: Request, exc: Exception) -> Response:
     if isinstance(exc, ValidationException):
         details = "; ".join(f"{_BODY_KEYS.get(e.get('key') or 'data', e.get('key'))}: {_explain(e.get('key'), str(e.get('message')))}"
                             for e in (exc.extra or []) if isinstance(e, dict))
-        return Response(ErrorBody("INVALID_REQUEST", details or exc.detail), status_code=400)
+        return Response(ErrorBody("INVALID_REQUEST", details or _not_json(exc.detail)), status_code=400)
     if isinstance(exc, HTTPException):
         codes = {404: "NOT_FOUND", 405: "METHOD_NOT_ALLOWED", 413: "REQUEST_TOO_LARGE", 415: "UNSUPPORTED_MEDIA_TYPE"}
         code = codes.get(exc.status_code, "INVALID_REQUEST" if exc.status_code < 500 else "SERVER_ERROR")
-        return Response(ErrorBody(code, exc.detail), status_code=exc.status_code, headers=exc.headers)
+        detail = _not_json(exc.detail)
+        if exc.status_code == 405 and request.url.path.rstrip("/") == "/v1/search":  # tried in a browser's address bar
+            detail = f"search with POST /v1/search and a JSON body such as {EXAMPLE_BODY}; {request.method} is not supported"
+        return Response(ErrorBody(code, detail), status_code=exc.status_code, headers=exc.headers)
     if isinstance(exc, (ValueError, RecursionError)) and _raised_while_parsing(exc):  # e.g. a timestamp past year 9999
         return Response(ErrorBody("INVALID_REQUEST", f"body: {_parse_problem(exc)}"), status_code=400)
     if isinstance(exc, StaticRagError):
@@ -330,6 +333,7 @@ def _error_response(request: Request, exc: Exception) -> Response:
     return Response(ErrorBody("SERVER_ERROR", "internal error; see the server log"), status_code=500)
 
 
+EXAMPLE_BODY = '{"query": "how do I reset my password?"}'
 REQUEST_FIELDS = {"data": SearchRequest, "filters": Filters}  # the decoder's key for each body object
 _BODY_KEYS = {"data": "body"}  # the decoder calls the whole body `data`
 UNKNOWN_FIELD = re.compile(r"unknown field `([^`]*)`")
@@ -345,7 +349,7 @@ def _explain(key: str | None, message: str) -> str:
     """The decoder's message, plus what the caller most likely meant: the field name closest to an
     unknown one and the fields allowed there, or the values a choice allows."""
     if key == "data" and message == "'data'":  # the decoder found no body at all
-        return 'empty; send a JSON object such as {"query": "how do I reset my password?"}'
+        return f"empty; send a JSON object such as {EXAMPLE_BODY}"
     unknown = UNKNOWN_FIELD.search(message)
     if unknown and key in REQUEST_FIELDS:
         fields = REQUEST_FIELDS[key].__struct_fields__
@@ -381,6 +385,13 @@ def _raised_while_parsing(exc: BaseException) -> bool:
             return True
         tb = tb.tb_next
     return False
+
+
+def _not_json(detail: str) -> str:
+    """The decoder's complaint about a body that is no JSON (a form post), with what to send instead."""
+    if detail.startswith("JSON is malformed"):
+        return f"{detail}; send a JSON object such as {EXAMPLE_BODY} with Content-Type: application/json"
+    return detail
 
 
 def _parse_problem(exc: BaseException) -> str:

@@ -126,10 +126,17 @@ def test_invalid_requests_get_a_400_with_a_code(client, body, code, fragment):
     assert error["code"] == code and fragment in error["message"] and error["retryable"] is False
 
 
-def test_a_search_without_a_body_says_what_to_send(client):
+def test_a_search_without_a_body_or_not_in_json_says_what_to_send(client):
     response = client.post("/v1/search", content=b"")  # was: "body: 'data'"
     assert response.status_code == 400
     assert response.json()["message"] == 'body: empty; send a JSON object such as {"query": "how do I reset my password?"}'
+    form = client.post("/v1/search", content=b"query=refunds", headers={"Content-Type": "application/x-www-form-urlencoded"})
+    assert form.status_code == 400 and form.json()["message"].endswith(
+        'send a JSON object such as {"query": "how do I reset my password?"} with Content-Type: application/json'), form.json()
+    typed = client.get("/v1/search?query=refunds")  # tried in a browser's address bar
+    assert typed.status_code == 405 and typed.json() == {
+        "code": "METHOD_NOT_ALLOWED", "retryable": False,
+        "message": 'search with POST /v1/search and a JSON body such as {"query": "how do I reset my password?"}; GET is not supported'}
 
 
 def test_an_unknown_space_or_an_impossible_date_is_a_clear_client_error(client):
