@@ -130,7 +130,7 @@ def _replace(match: re.Match, mdx: bool) -> str:
         return ""  # a comment
     name = match.group("name") or ""
     lowered = name.lower()
-    component = mdx and (not name or name[0].isupper() or "." in name)  # <Tabs>, <Foo.Bar>, <> fragments
+    component = mdx and (name[:1].isupper() or "." in name or match.group(0) in ("<>", "</>"))  # <Tabs>, <Foo.Bar>, fragments
     if not component and lowered not in _INLINE and lowered not in _BLOCK:
         return match.group(0)
     heading = _HEADING.fullmatch(lowered)

@@ -223,13 +223,13 @@ def test_mdx_files_are_read_as_the_page_shows_them(tmp_path):
     raw = ("---\ntitle: Install\ntags: [setup]\n---\nimport Tabs from '@theme/Tabs';\nimport {\n  TabItem,\n} from '@theme/TabItem';\n\n"
            "export const toc = [\n  {value: 'x'},\n];\n\n# Install\n\n{/* TODO: add Windows */}\n"
            '<Tabs>\n  <TabItem value="mac" label="macOS">\n\n  Run `brew install acme`.\n\n  </TabItem>\n</Tabs>\n\n'
-           'It takes a <Highlight color="green">minute</Highlight>.\n\n```jsx\nimport Tabs from "@theme/Tabs";\n<Tabs />\n```\n')
+           'It takes a <Highlight color="green">minute</Highlight>, if a < b and c > d.\n\n```jsx\nimport Tabs from "@theme/Tabs";\n<Tabs />\n```\n')
     assert ".mdx" in DEFAULT_EXTENSIONS
     for name in ("install.mdx", "install.md"):  # Docusaurus 3 reads .md as MDX too: its imports say so
         (tmp_path / name).write_text(raw)
         doc = read_file(tmp_path / name, name, f"file:{name}", "docs")
         assert (doc.title, doc.tags) == ("Install", ("setup",))
-        assert doc.text == ("# Install\n\n  Run `brew install acme`.\n\nIt takes a minute.\n\n"
+        assert doc.text == ("# Install\n\n  Run `brew install acme`.\n\nIt takes a minute, if a < b and c > d.\n\n"
                             '```jsx\nimport Tabs from "@theme/Tabs";\n<Tabs />\n```'), name
     plain = extract_markdown("Ask the team:\n\nimport the CSV from the Settings page.\n\n<Note>kept</Note>", "x").text
     assert plain == "Ask the team:\n\nimport the CSV from the Settings page.\n\n<Note>kept</Note>"  # not MDX: nothing to strip
