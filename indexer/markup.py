@@ -146,5 +146,5 @@ def _replace(match: re.Match, mdx: bool) -> str:
 
 def _starts_line(match: re.Match) -> bool:
     """A component alone at the start of its line is a block (<Tabs>); one inside a sentence is not."""
-    before = match.string[: match.start()]
-    return not before[before.rfind("\n") + 1 :].strip()
+    line_start = match.string.rfind("\n", 0, match.start()) + 1
+    return not match.string[line_start : match.start()].strip()
