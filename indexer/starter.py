@@ -67,7 +67,8 @@ def _web_or_notion(url: str) -> Place:
     parts = urlsplit(url)
     host = (parts.hostname or "").lower()
     if any(host == h or host.endswith("." + h) for h in NOTION_HOSTS):
-        return _notion(url, _slug(parts.path.rsplit("/", 1)[-1].rsplit("-", 1)[0]) or "notion")
+        words = parts.path.rsplit("/", 1)[-1].rsplit("-", 1)[0]  # "Handbook-<id>": the page's title
+        return _notion(url, "notion" if HEX_ID.match(words) or not _slug(words) else _slug(words))
     last = parts.path.rsplit("/", 1)[-1].lower()
     site = _slug(host.removeprefix("www.").split(".")[0]) or "site"
     if last.endswith((".xml", ".xml.gz")) or "sitemap" in last:

@@ -142,8 +142,9 @@ def test_a_refusal_says_what_the_admin_can_do_about_it(site):
     site.routes["/cf"] = (403, "text/html", b"<title>Just a moment...</title>", {"cf-mitigated": "challenge", "Server": "cloudflare"})
     site.routes["/login"] = (401, "text/html", b"sign in", {"WWW-Authenticate": 'Basic realm="intranet"'})
     site.routes["/plain"] = (403, "text/html", b"no")
-    result = crawl_urls(site.source(["/cf", "/login", "/plain"]))
+    site.routes["/private"] = (403, "text/html", b"<h1>Forbidden</h1>", {"Server": "cloudflare"})  # the site's own 403, through Cloudflare
+    result = crawl_urls(site.source(["/cf", "/login", "/plain", "/private"]))
     said = {e.doc_id.rsplit("/", 1)[-1]: e.message.split(": ", 1)[1] for e in result.errors}
     assert said["cf"].startswith("HTTP 403: the site's bot protection (Cloudflare) refused the crawler; allow its user agent (static-rag/…)")
     assert said["login"] == "HTTP 401: the page needs a login; index pages readable without one, or the documents themselves as a files source"
-    assert said["plain"] == "HTTP 403"
+    assert said["plain"] == said["private"] == "HTTP 403"

@@ -352,7 +352,7 @@ def fetch_document(
         return problem(ErrorCode.WEB_GONE, "fetch", "HTTP 410 Gone: the site removed it; not indexed", level="warning")
     if response.status_code >= 400:
         retryable = response.status_code == 429 or response.status_code >= 500
-        failed = problem(ErrorCode.WEB_HTTP_STATUS, "fetch", f"HTTP {response.status_code}{_status_hint(response)}", retryable=retryable)
+        failed = problem(ErrorCode.WEB_HTTP_STATUS, "fetch", f"HTTP {response.status_code}{_status_hint(response, body)}", retryable=retryable)
         return replace(failed, retry_after=retry_after_seconds(response.headers)) if retryable else failed
     try:
         extracted, links = _extract(body, media_type, response, url, drop_parameters)
@@ -420,10 +420,15 @@ def _soft_not_found(extracted: Extracted) -> str | None:
     return next((name.strip() for name in (extracted.title, first_heading(extracted.text)) if name and SOFT_404.fullmatch(name.strip())), None)
 
 
-def _status_hint(response: httpx.Response) -> str:
+CHALLENGE_MARKS = (b"cf-chl", b"challenge-platform", b"Just a moment", b"Attention Required")  # Cloudflare's challenge page
+
+
+def _status_hint(response: httpx.Response, body: bytes) -> str:
     """What an admin can do about a refusal, when the status says more than its number."""
     status = response.status_code
-    if status in (401, 403) and (response.headers.get("cf-mitigated") or response.headers.get("server", "").lower() == "cloudflare"):
+    challenged = response.headers.get("cf-mitigated") or (
+        response.headers.get("server", "").lower() == "cloudflare" and any(mark in body[:8192] for mark in CHALLENGE_MARKS))
+    if status in (401, 403) and challenged:
         return (f": the site's bot protection (Cloudflare) refused the crawler; allow its user agent ({ROBOTS_AGENT}/…) or its "
                 "address in the site's firewall rules")
     if status == 401 or (status == 403 and response.headers.get("www-authenticate")):
