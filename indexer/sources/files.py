@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import subprocess
 import time
 from dataclasses import replace
@@ -166,9 +167,12 @@ def crawl_files(source: SourceConfig, progress=None, fetch_state: dict[str, Fetc
         except Exception as exc:  # whatever one file does to a parser, it is that file's error, never the run's
             problem(ErrorCode.FILE_EXTRACTION_FAILED, f"{type(exc).__name__}: {exc}")
         else:
+            navigation = navigation_file(relative, document.text)
             if not source.include_drafts and is_draft(document.metadata):
                 problem(ErrorCode.FILE_DRAFT, "its front matter marks it a draft (draft: true, published: false or noindex: true); "
                                               "not indexed (set include_drafts = true to index drafts)", "warning")
+            elif navigation:
+                problem(ErrorCode.FILE_NAVIGATION, f"{navigation}, not a page: not indexed", "warning")
             elif document.text.strip():
                 result.add(document)
             else:
@@ -179,6 +183,30 @@ def crawl_files(source: SourceConfig, progress=None, fetch_state: dict[str, Fetc
         if progress:
             progress(1)
     return result
+
+
+# Navigation kept as Markdown: a GitHub wiki's _Sidebar.md / _Footer.md / _Header.md frame every
+# page; an mdBook or GitBook SUMMARY.md (or a sidebar / TOC file) lists every page's title. Indexed,
+# they matched the words of every question and were cited instead of the pages they link to.
+WIKI_FRAMES = frozenset({"_sidebar", "_footer", "_header"})
+CONTENTS_NAMES = frozenset({"summary", "sidebar", "toc", "_toc", "contents"})
+LINK_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])?\s*\[[^\]]*\]\([^)]*\)\s*$")
+CONTENTS_LINK_SHARE = 0.7  # of its non-blank lines, other than headings, that are links on their own
+
+
+def navigation_file(relative: str, text: str) -> str | None:
+    """What a Markdown file is when it is navigation rather than a page ("a wiki sidebar"), or None."""
+    name, _, suffix = relative.rpartition("/")[2].lower().rpartition(".")
+    if suffix not in ("md", "markdown", "mdx"):
+        return None
+    if name in WIKI_FRAMES:
+        return f"a wiki {name.lstrip('_')}"
+    if name in CONTENTS_NAMES:
+        lines = [line for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+        links = sum(1 for line in lines if LINK_ITEM.match(line))
+        if lines and links >= CONTENTS_LINK_SHARE * len(lines):
+            return f"a table of contents ({links} links)"
+    return None
 
 
 def is_draft(metadata: dict) -> bool:
