@@ -93,17 +93,5 @@ def parse_server(raw: dict, source_names: set[str]) -> ServerConfig:
         raise ConfigError("server.api_keys: names must be unique")
     for i, origin in enumerate(values["cors_origins"]):
         _check_origin(origin, f"server.cors_origins[{i}]")
-    return ServerConfig(
-        cors_origins=tuple(values["cors_origins"]),
-        api_keys=tuple(keys),
-        requests_per_minute=values["requests_per_minute"],
-        burst=values["burst"],
-        key_requests_per_minute=values["key_requests_per_minute"],
-        key_burst=values["key_burst"],
-        max_query_chars=values["max_query_chars"],
-        max_top_k=values["max_top_k"],
-        max_offset=values["max_offset"],
-        trust_forwarded_for=values["trust_forwarded_for"],
-        default_space=values["default_space"],
-        on_embedding_failure=values["on_embedding_failure"],
-    )
+    # every key of the table is a field of the same name
+    return ServerConfig(**{**values, "cors_origins": tuple(values["cors_origins"]), "api_keys": tuple(keys)})
