@@ -32,13 +32,15 @@ def run_of(folder: Path) -> dict:
 
 
 def sources_of(folder: Path) -> dict[str, dict]:
-    """Per source of a generation: its type, its documents, and how many have no URL."""
+    """Per source of a generation: its type, its documents, how many have no URL, and how many link
+    to a Notion page only the workspace's members can open."""
     db = _open(folder)
     try:
         rows = db.execute(load_sql("documents_by_source")).fetchall()
     finally:
         db.close()
-    return {source: {"type": kind, "documents": documents, "without_url": without_url} for source, kind, documents, without_url in rows}
+    return {source: {"type": kind, "documents": documents, "without_url": without_url, "members_only": members_only}
+            for source, kind, documents, without_url, members_only in rows}
 
 
 def status(artifacts: Path) -> dict:

@@ -25,7 +25,7 @@ def last_logged(config) -> dict:
 @pytest.mark.parametrize("flags", [(), ("--full-refresh",)])
 def test_a_notion_page_that_keeps_failing_deletes_nothing_below_it(notion, tmp_path, local_embedder, flags):
     ws = notion.workspace
-    root = ws.page("Handbook", paragraph("How the team works."))
+    root = ws.page("Handbook", paragraph("How the team works."), public_url="https://acme.notion.site/Handbook-0123")
     guides = ws.page("Guides", paragraph("Everything we wrote down."), parent=root)
     for i in range(5):
         ws.page(f"Guide {i}", paragraph(f"Guide number {i} explains step {i}."), parent=guides)
@@ -33,6 +33,8 @@ def test_a_notion_page_that_keeps_failing_deletes_nothing_below_it(notion, tmp_p
                                     '[[spaces]]\nprovider = "local"\n')
     code, first = run(config)
     assert code == 0 and first["documents"]["added"] == 7
+    said = CliRunner().invoke(cli, ["status", "-c", str(config)]).output  # would the chatbot's links open for a visitor?
+    assert "wiki (notion): 7, 6 linking to notion.so pages only your workspace's members can open" in said, said
 
     ws.set_blocks(guides, paragraph("Everything we wrote down, revised."), edited="2026-11-20T10:00:00.000Z")  # so a normal run reads it too
     notion.path_faults[f"/v1/blocks/{guides}/children"] = [{"status": 503}] * 50  # every retry fails

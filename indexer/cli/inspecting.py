@@ -43,11 +43,15 @@ def status(config_path, artifacts, as_json):
 
 
 def _without_url(source: dict) -> str:
-    """What an admin should know when a source's hits cannot link to a page."""
-    if not source["without_url"]:
-        return ""
-    fix = "; set url_template on the source" if source["type"] == "files" else ""
-    return f", {source['without_url']} without a URL (their hits cannot link to a page{fix})"
+    """What an admin should know when a source's hits cannot link to a page a visitor can open."""
+    said = ""
+    if source["without_url"]:
+        fix = "; set url_template on the source" if source["type"] == "files" else ""
+        said += f", {source['without_url']} without a URL (their hits cannot link to a page{fix})"
+    if source["members_only"]:
+        said += (f", {source['members_only']} linking to notion.so pages only your workspace's members can open "
+                 "(Share → Publish a page to give visitors a link)")
+    return said
 
 
 @cli.command(context_settings=CONTEXT)

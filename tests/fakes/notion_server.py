@@ -129,9 +129,12 @@ class Workspace:
     databases: dict[str, dict] = field(default_factory=dict)
     blocks: dict[str, dict] = field(default_factory=dict)  # block id -> block object (children as ids)
 
-    def page(self, title: str, *blocks: dict, parent: str | None = None, edited: str = EDITED, properties: dict | None = None, page_id: str | None = None) -> str:
+    def page(self, title: str, *blocks: dict, parent: str | None = None, edited: str = EDITED, properties: dict | None = None, page_id: str | None = None,
+             public_url: str | None = None) -> str:
+        """`public_url`: where the page is published to the web (Share → Publish); None: only members can open it."""
         page_id = page_id or new_id()
-        self.pages[page_id] = {"title": title, "parent": parent, "edited": edited, "in_trash": False, "properties": properties or {}, "blocks": [], "database": None}
+        self.pages[page_id] = {"title": title, "parent": parent, "edited": edited, "in_trash": False, "properties": properties or {}, "blocks": [],
+                               "database": None, "public_url": public_url}
         self.set_blocks(page_id, *blocks)
         if parent in self.pages:
             self.pages[parent]["blocks"].append(self._store(block("child_page", {"title": title}), page_id, parent))
@@ -187,7 +190,7 @@ class Workspace:
         return {
             "object": "page", "id": page_id, "created_time": EDITED, "last_edited_time": page["edited"], "created_by": USER, "last_edited_by": USER,
             "cover": None, "icon": None, "parent": parent, "archived": page["in_trash"], "in_trash": page["in_trash"], "properties": properties,
-            "url": f"https://www.notion.so/{slug}-{page_id.replace('-', '')}", "public_url": None,
+            "url": f"https://www.notion.so/{slug}-{page_id.replace('-', '')}", "public_url": page.get("public_url"),
         }
 
     def database_object(self, database_id: str) -> dict:
