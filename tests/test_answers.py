@@ -88,6 +88,12 @@ def test_bad_entries_are_reported_one_by_one_and_a_broken_file_deletes_nothing(t
     legacy = crawl_answers(SourceConfig(name="faq", type="answers", path=tmp_path / "faq.csv"))  # was: the whole run failed, "unexpected UnicodeDecodeError"
     assert not legacy.listing_complete and [e.code for e in legacy.errors] == ["SOURCE_LISTING_FAILED"]
     assert 'faq.csv: not UTF-8 text (byte 32: invalid continuation byte); save it as UTF-8 (in Excel: "CSV UTF-8")' in legacy.errors[0].message
+    (tmp_path / "faq.csv").write_text("How long do refunds take?,Five business days.\nDo you ship abroad?,Yes.\n")  # no header row
+    headless = crawl_answers(SourceConfig(name="faq", type="answers", path=tmp_path / "faq.csv"))  # was: "answer 1: needs `question`"
+    assert not headless.listing_complete and [e.code for e in headless.errors] == ["SOURCE_LISTING_FAILED"]
+    assert headless.errors[0].message == ('faq: faq.csv: the first row is the header, and it names no `question` column (it reads '
+                                          '"How long do refunds take?", "Five business days."); add a first row `question,answer` '
+                                          "(and `url`, `tags` if you use them)")
     (tmp_path / "faq.yaml").write_text("answers:\n  - question: [unclosed\n")
     broken = crawl_answers(SourceConfig(name="faq", type="answers", path=tmp_path / "faq.yaml"))
     assert broken.errors[0].message.endswith("faq.yaml is not valid YAML: did not find expected ',' or ']' at line 3, column 1"), \

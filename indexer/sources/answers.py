@@ -152,11 +152,19 @@ def _file_entries(source: SourceConfig) -> tuple[list, datetime]:
         if suffix == ".toml":
             entries = tomllib.loads(text).get("answers")
         elif suffix == ".csv":
-            rows = list(csv.DictReader(io.StringIO(text), delimiter=_delimiter(text)))
+            reader = csv.DictReader(io.StringIO(text), delimiter=_delimiter(text))
+            rows = list(reader)
+            header = [(name or "").strip().lower() for name in reader.fieldnames or ()]
+            if header and not {"question", "questions"} & set(header):  # a file without a header row: its first answer was taken for one
+                shown = ", ".join(f'"{name.strip()}"' for name in (reader.fieldnames or ())[:3])
+                raise AnswersFileError(f"{path.name}: the first row is the header, and it names no `question` column (it reads {shown}); "
+                                       "add a first row `question,answer` (and `url`, `tags` if you use them)")
             entries = [{(k or "").strip().lower(): v for k, v in row.items()} for row in rows]
         else:
             loaded = load_front_matter(text, what=path.name, first_line=1)  # safe YAML: sizes and aliases bounded
             entries = loaded.get("answers") if isinstance(loaded, dict) else loaded
+    except AnswersFileError:
+        raise
     except ExtractionError as exc:  # the YAML's own complaint, with its line
         raise AnswersFileError(str(exc)) from None
     except (tomllib.TOMLDecodeError, csv.Error, ValueError) as exc:
