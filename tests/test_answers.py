@@ -88,6 +88,10 @@ def test_bad_entries_are_reported_one_by_one_and_a_broken_file_deletes_nothing(t
     legacy = crawl_answers(SourceConfig(name="faq", type="answers", path=tmp_path / "faq.csv"))  # was: the whole run failed, "unexpected UnicodeDecodeError"
     assert not legacy.listing_complete and [e.code for e in legacy.errors] == ["SOURCE_LISTING_FAILED"]
     assert 'faq.csv: not UTF-8 text (byte 32: invalid continuation byte); save it as UTF-8 (in Excel: "CSV UTF-8")' in legacy.errors[0].message
+    (tmp_path / "plain.yaml").write_text("How long do refunds take?: Five business days.\nDo you ship abroad?: Yes, within the EU.\n")
+    plain = crawl_answers(SourceConfig(name="faq", type="answers", path=tmp_path / "plain.yaml"))  # was: "expected a list of answers"
+    assert [(d.title, d.text.rsplit("\n", 1)[-1]) for d in plain.documents] == [
+        ("How long do refunds take?", "Five business days."), ("Do you ship abroad?", "Yes, within the EU.")] and not plain.errors
     (tmp_path / "faq.csv").write_text("How long do refunds take?,Five business days.\nDo you ship abroad?,Yes.\n")  # no header row
     headless = crawl_answers(SourceConfig(name="faq", type="answers", path=tmp_path / "faq.csv"))  # was: "answer 1: needs `question`"
     assert not headless.listing_complete and [e.code for e in headless.errors] == ["SOURCE_LISTING_FAILED"]

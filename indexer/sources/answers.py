@@ -163,6 +163,8 @@ def _file_entries(source: SourceConfig) -> tuple[list, datetime]:
         else:
             loaded = load_front_matter(text, what=path.name, first_line=1)  # safe YAML: sizes and aliases bounded
             entries = loaded.get("answers") if isinstance(loaded, dict) else loaded
+            if isinstance(loaded, dict) and "answers" not in loaded and loaded and all(isinstance(v, str) for v in loaded.values()):
+                entries = [{"question": str(q), "answer": a} for q, a in loaded.items()]  # "How long…?: Five days." lines
     except AnswersFileError:
         raise
     except ExtractionError as exc:  # the YAML's own complaint, with its line
