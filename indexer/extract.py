@@ -249,7 +249,7 @@ def extract_html(raw: bytes | str, url: str | None = None, fallback_title: str =
         page = lxml_html.fromstring(raw)
     except (ValueError, lxml_html.etree.ParserError) as exc:
         raise ExtractionError(f"not parseable as HTML: {exc}") from None
-    title = _meta(page, "og:title") or _without_site_name(_page_title(page), page)
+    title = _without_site_name(_meta(page, "og:title") or _page_title(page), page)  # og:title too: "Refunds - Shop Help" from WordPress SEO plugins
     try:
         summary = Readability(raw, url=url).summary(html_partial=True)
     except Exception as exc:  # readability raises bare Exceptions (Unparseable) for odd pages

@@ -41,6 +41,8 @@ def test_broken_front_matter_is_an_extraction_error():
         ("<title>Returns | Shop</title>", "Returns", "Returns"),
         ("<title>Rock - Paper - Scissors</title>", "Games", "Rock - Paper - Scissors"),
         ('<title>Returns | Shop</title><meta property="og:title" content="Returning shoes">', "Returns", "Returning shoes"),
+        # a WordPress SEO plugin's og:title carries the site's name as <title> does
+        ('<meta property="og:title" content="Returning shoes - Shop Help"><meta property="og:site_name" content="Shop Help">', "Returns", "Returning shoes"),
     ],
 )
 def test_a_page_title_loses_the_site_name_only_when_the_page_shows_it_is_one(head, body_heading, title):
