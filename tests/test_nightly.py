@@ -37,6 +37,23 @@ def test_the_ci_workflow_runs_the_readme_test_command():
     assert "make test" in readme and "run: make test" in (REPO / ".github" / "workflows" / "ci.yml").read_text()
 
 
+def test_the_nightly_job_sets_up_in_a_repository_holding_only_the_config_and_the_job():
+    """README "Deploy": your repository holds your config and the two files copied from static-rag.
+    setup-python hashes `cache-dependency-path` for its pip cache and fails the job when no file
+    matches ("No file in … matched to [pyproject.toml]"): the first night stopped before installing."""
+    import fnmatch
+
+    import yaml
+
+    deploy = (REPO / "README.md").read_text().split("**1. Your repository**", 1)[1].split("```", 2)[1]
+    layout = [line.split()[0] for line in deploy.splitlines() if line.strip()]
+    assert layout == ["index.toml", ".github/workflows/nightly-ingest.yml", ".github/scripts/nightly-ingest.sh"]
+    workflow = yaml.safe_load((REPO / ".github" / "workflows" / "nightly-ingest.yml").read_text())
+    setup = next(step for step in workflow["jobs"]["ingest"]["steps"] if "setup-python" in step.get("uses", ""))
+    patterns = setup["with"]["cache-dependency-path"].split()
+    assert any(fnmatch.fnmatch(path, pattern) for path in layout for pattern in patterns), patterns
+
+
 @pytest.fixture
 def services():
     notion, gemini = FakeNotion().start(), FakeGemini().start()
