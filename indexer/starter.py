@@ -18,7 +18,6 @@ from urllib.parse import urlsplit
 
 from indexer.errors import ConfigError
 
-PROVIDERS = {"local": None, "openai": "OPENAI_API_KEY", "gemini": "GEMINI_API_KEY"}
 NOTION_HOSTS = ("notion.so", "notion.site")
 ANSWER_FILES = (".csv", ".toml", ".yaml", ".yml")  # question/answer pairs: an answers source
 HEX_ID = re.compile(r"^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$", re.IGNORECASE)
@@ -106,9 +105,20 @@ def config_text(places: list[Place], providers: list[str]) -> str:
         out += ["[[sources]]", _line(f"name = {_quote(name)}", "the `source` search filter"), f'type = "{place.type}"',
                 *place.lines, *place.comments, ""]
     for provider in providers:
-        key = PROVIDERS[provider]
-        out += ["[[spaces]]", _line(f'provider = "{provider}"', f"{key} from the environment" if key else "the bundled model: offline, no key"), ""]
+        keys = key_variables(provider)
+        out += ["[[spaces]]", _line(f'provider = "{provider}"', f"{keys[0]} from the environment" if keys else "the bundled model: offline, no key"), ""]
     return "\n".join(out)
+
+
+def key_variables(provider: str) -> tuple[str, ...]:
+    """The environment variables a provider's key may be in, the usual one first; () for the local model."""
+    if provider == "openai":
+        from indexer.embedders.openai import KEY_VARIABLES
+    elif provider == "gemini":
+        from indexer.embedders.gemini import KEY_VARIABLES
+    else:
+        return ()
+    return KEY_VARIABLES
 
 
 def _line(code: str, comment: str) -> str:

@@ -35,6 +35,9 @@ def test_each_place_becomes_the_source_that_reads_it(tmp_path, monkeypatch):
     assert (notion.type, notion.name) == ("notion", "handbook-2"), "names stay unique"
     assert [s.provider for s in config.spaces] == ["local", "openai"]
     assert "export NOTION_TOKEN=…" in result.output and "export OPENAI_API_KEY=…" in result.output, "what is missing to run it"
+    monkeypatch.setenv("GOOGLE_API_KEY", "set")  # Gemini's key may be in either of its variables
+    gemini = init(tmp_path, monkeypatch, "handbook", "-p", "gemini", "-c", "gemini.toml")
+    assert gemini.exit_code == 0 and "GEMINI_API_KEY" not in gemini.output.split("Next:")[1], gemini.output
     assert "index run --dry-run" in result.output
 
 

@@ -8,14 +8,14 @@ from pathlib import Path
 import click
 
 from indexer.cli.base import CONTEXT, DEFAULT_CONFIG, ConfigProblem, cli, library_call
-from indexer.starter import PROVIDERS
+from indexer.models import PROVIDERS
 
 
 @cli.command(context_settings=CONTEXT)
 @click.argument("places", nargs=-1, required=True)
 @click.option("-c", "--config", "config_path", type=click.Path(dir_okay=False, path_type=Path), default=DEFAULT_CONFIG, show_default=True,
               help="The config file to write.")
-@click.option("-p", "--provider", "providers", multiple=True, type=click.Choice(list(PROVIDERS)), default=("local",), show_default=True,
+@click.option("-p", "--provider", "providers", multiple=True, type=click.Choice(PROVIDERS), default=("local",), show_default=True,
               help="An embedding space per provider (repeatable): local is the bundled model, offline; openai and gemini need their key.")
 @click.option("--force", is_flag=True, help="Overwrite the config file if it exists.")
 def init(places, config_path, providers, force):
@@ -35,7 +35,7 @@ def init(places, config_path, providers, force):
     import os
 
     from indexer.config import parse_config
-    from indexer.starter import config_text, place_of
+    from indexer.starter import config_text, key_variables, place_of
 
     if config_path.exists() and not force:
         raise ConfigProblem(f"{config_path} exists; choose another --config FILE, or add --force to overwrite it")
@@ -51,8 +51,8 @@ def init(places, config_path, providers, force):
         click.echo(f"  source {source.name!r}: {place.summary}")
     for space in config.spaces:
         click.echo(f"  space {space.space_id}")
-    missing = sorted({place.needs for place in found if place.needs} | {PROVIDERS[p] for p in providers if PROVIDERS[p]})
-    missing = [variable for variable in missing if not os.environ.get(variable, "").strip()]
+    needed = [(place.needs,) for place in found if place.needs] + [key_variables(p) for p in providers if key_variables(p)]
+    missing = sorted({names[0] for names in needed if not any(os.environ.get(name, "").strip() for name in names)})
     option = "" if config_path.name == DEFAULT_CONFIG and config_dir == Path.cwd().resolve() else f" -c {config_path}"
     steps = []
     for variable in missing:
