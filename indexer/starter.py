@@ -9,6 +9,7 @@ ones a user is likely to want written out as comments; `load_config` checks it b
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import re
@@ -108,6 +109,22 @@ def config_text(places: list[Place], providers: list[str]) -> str:
         keys = key_variables(provider)
         out += ["[[spaces]]", _line(f'provider = "{provider}"', f"{keys[0]} from the environment" if keys else "the bundled model: offline, no key"), ""]
     return "\n".join(out)
+
+
+# The nightly job (README "Deploy"): the package ships this repository's own .github files.
+NIGHTLY_FILES = (("static_rag_deploy.workflows", "nightly-ingest.yml", ".github/workflows/nightly-ingest.yml"),
+                 ("static_rag_deploy.scripts", "nightly-ingest.sh", ".github/scripts/nightly-ingest.sh"))
+
+
+def nightly_job() -> list[tuple[str, bytes]]:
+    """The nightly job's workflow and script as this version ships them: (path in a repository, bytes)."""
+    files = []
+    for package, name, target in NIGHTLY_FILES:
+        spec = importlib.util.find_spec(package)
+        # a wheel installs the folder; an editable install maps the name to .github (and adds a path hook)
+        folder = next(Path(p) for p in (spec.submodule_search_locations or ()) if Path(p).is_dir())
+        files.append((target, (folder / name).read_bytes()))
+    return files
 
 
 def key_variables(provider: str) -> tuple[str, ...]:

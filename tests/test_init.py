@@ -64,3 +64,27 @@ def test_a_folder_is_searchable_three_commands_after_init(tmp_path, monkeypatch,
     assert run.exit_code == 0 and json.loads(run.output)["total_documents"] == 2, run.output
     search = CliRunner().invoke(cli, ["search", "can I send shoes back?", "--json"])
     assert search.exit_code == 0 and json.loads(search.output)["hits"][0]["title"] == "Returns", search.output
+
+
+def test_init_writes_the_nightly_job_of_this_version(tmp_path, monkeypatch):
+    """README "Deploy" had the admin copy the workflow and its script from static-rag by hand,
+    from whatever version the repository's page showed, not the one the job installs."""
+    import os
+
+    from tests.conftest import REPO
+
+    (tmp_path / "docs").mkdir()
+    result = init(tmp_path, monkeypatch, "docs", "-p", "gemini", "--github")
+    assert result.exit_code == 0, result.output
+    for name in (".github/workflows/nightly-ingest.yml", ".github/scripts/nightly-ingest.sh"):
+        assert (tmp_path / name).read_bytes() == (REPO / name).read_bytes(), name
+    assert os.access(tmp_path / ".github/scripts/nightly-ingest.sh", os.X_OK), "the workflow runs the script as a program"
+    assert "variable STATIC_RAG_PACKAGE = static-rag @ git+https://github.com/YOUR-ORG/static-rag@v" in result.output
+    assert "secrets  GEMINI_API_KEY" in result.output and "add -p gemini" not in result.output
+    (tmp_path / ".github/scripts/nightly-ingest.sh").write_text("#!/bin/sh\necho mine\n")
+    (tmp_path / "index.toml").unlink()
+    kept = init(tmp_path, monkeypatch, "docs", "--github")
+    assert kept.exit_code == 2 and "nightly-ingest.sh exists" in kept.output, kept.output
+    assert not (tmp_path / "index.toml").exists() and (tmp_path / ".github/scripts/nightly-ingest.sh").read_text().endswith("mine\n")
+    local_only = init(tmp_path, monkeypatch, "docs", "--github", "--force")
+    assert local_only.exit_code == 0 and "add -p gemini" in local_only.output, "the job rebuilds the gemini space by default"
