@@ -86,3 +86,13 @@ class PublishRefused(StaticRagError):
 
 class MissingDependency(StaticRagError):
     """An optional dependency is not installed; the message says what to install."""
+
+
+class ExtractionError(ValueError):
+    """The input could not be parsed. `code` names the problem when it is more specific than
+    "extraction failed" (an encrypted PDF); `level = "warning"` when the file is fine but has no
+    text we can read (a scan)."""
+
+    def __init__(self, message: str, code=None, level: str = "error"):
+        super().__init__(message)
+        self.code, self.level = code, level

@@ -9,16 +9,16 @@ from __future__ import annotations
 
 import codecs
 import re
-import tomllib
 from dataclasses import dataclass, field
 from datetime import date, datetime, time, timezone
 from urllib.parse import urljoin
 
-import yaml
 from lxml import html as lxml_html
 
 from indexer.anchors import heading_text, html_heading_ids, markdown_anchors, place
 from indexer.crosscheck import cross_check
+from indexer.errors import ExtractionError
+from indexer.frontmatter import split_front_matter
 from indexer.markup import strip_markup
 
 # What the readers make of the same bytes. Raise it with any change to the text or metadata a file
@@ -32,7 +32,6 @@ BLOCK_TAGS = {"p", "div", "section", "article", "main", "header", "footer", "asi
 HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
 SKIP_TAGS = {"script", "style", "noscript", "template", "svg", "button", "nav"}
 XML_DECLARATION = re.compile(r"\A\s*<\?xml[^>]*\?>")
-YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when PyYAML has it: ~10x faster
 # Titles the writing program filled in, not the author: "Microsoft Word - handbook.docx", a file
 # name, "Document1", "Untitled Document", "PowerPoint Presentation", "Slide 1". The first heading names the document better.
 PLACEHOLDER_TITLE = re.compile(
@@ -50,8 +49,6 @@ def own_title(stored: str | None) -> str:
 
 # An image inlined as base64 (Typora, Obsidian and Notion exports): kilobytes of noise to embed and match, not text.
 DATA_URI = re.compile(r"data:[a-z]+/[\w.+-]+(?:;[\w.+-]+=[\w.+-]+)*;base64,[A-Za-z0-9+/=]*", re.IGNORECASE)
-FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|\Z)", re.DOTALL)
-TOML_FRONT_MATTER = re.compile(r"\A\+\+\+[ \t]*\r?\n(.*?)\r?\n\+\+\+[ \t]*(?:\r?\n|\Z)", re.DOTALL)  # Hugo's
 # When the date a page changed is not given as `updated_at`: Hugo's `lastmod`, Jekyll's `last_modified_at`.
 UPDATED_ALIASES = ("lastmod", "last_modified_at", "last_modified")
 
@@ -84,64 +81,6 @@ class Extracted:
     anchors: tuple[tuple[int, str], ...] = ()  # (offset in `text`, URL fragment) where a linkable heading begins
     robots: frozenset[str] = frozenset()  # an HTML page's robots meta directives for every crawler or ours (noindex, nofollow, …)
     refresh: str | None = None  # an HTML page's <meta http-equiv="refresh"> target: a redirect stub, not a page
-
-
-class ExtractionError(ValueError):
-    """The input could not be parsed. `code` names the problem when it is more specific than
-    "extraction failed" (an encrypted PDF); `level = "warning"` when the file is fine but has no
-    text we can read (a scan)."""
-
-    def __init__(self, message: str, code=None, level: str = "error"):
-        super().__init__(message)
-        self.code, self.level = code, level
-
-
-FRONT_MATTER_MAX_NODES = 10_000  # scalars, lists and mappings, aliases expanded: real front matter has tens
-FRONT_MATTER_MAX_DEPTH = 32
-
-
-def load_front_matter(text: str, what: str = "front matter", first_line: int = 2) -> dict | list | str | None:
-    """YAML front matter, safely: parsed into nodes first and refused when it would expand past
-    FRONT_MATTER_MAX_NODES (an alias bomb) or nest deeper than FRONT_MATTER_MAX_DEPTH; only then
-    are the nodes turned into Python values. `what` names the text in errors, and `first_line` is
-    its first line's number in its file (front matter follows a `---` line; a YAML file: 1)."""
-    loader = YAML_LOADER(text)
-    try:
-        node = loader.get_single_node()
-        if node is None:
-            return None
-        budget = FRONT_MATTER_MAX_NODES
-        stack = [(node, 1)]
-        while stack:  # iterative: a 20,000-deep document must not exhaust Python's stack here either
-            current, depth = stack.pop()
-            budget -= 1
-            if budget < 0:
-                raise ExtractionError(f"{what} expands to more than {FRONT_MATTER_MAX_NODES} values (YAML aliases?)")
-            if depth > FRONT_MATTER_MAX_DEPTH:
-                raise ExtractionError(f"{what} nests deeper than {FRONT_MATTER_MAX_DEPTH} levels")
-            if isinstance(current, yaml.SequenceNode):
-                stack.extend((child, depth + 1) for child in current.value)
-            elif isinstance(current, yaml.MappingNode):
-                stack.extend((part, depth + 1) for pair in current.value for part in pair)
-        return loader.construct_document(node)
-    except RecursionError:
-        raise ExtractionError(f"{what} nests deeper than {FRONT_MATTER_MAX_DEPTH} levels") from None
-    except yaml.YAMLError as exc:
-        if "nesting depth" in str(getattr(exc, "problem", "")):  # PyYAML >= 6.0.4 stops at 1,000 levels itself
-            raise ExtractionError(f"{what} nests deeper than {FRONT_MATTER_MAX_DEPTH} levels") from None
-        raise ExtractionError(f"{what} is not valid YAML: {_yaml_problem(exc, first_line)}") from None
-    finally:
-        loader.dispose()
-
-
-def _yaml_problem(exc, first_line: int) -> str:
-    """PyYAML's complaint on one line, with where it is in the file (the text begins on its line
-    `first_line`): its own message spans four lines, and a run's report shows one per problem."""
-    problem = getattr(exc, "problem", None) or getattr(exc, "context", None)
-    mark = getattr(exc, "problem_mark", None)
-    if problem and mark is not None:
-        return f"{problem} at line {mark.line + first_line}, column {mark.column + 1}"
-    return " ".join(str(exc).split())
 
 
 # Longest first: UTF-32 LE's mark begins with UTF-16 LE's.
@@ -183,19 +122,9 @@ def extract_markdown(raw: str, fallback_title: str, mdx: bool = False, url: str 
     """Front matter (YAML between `---` lines) is metadata, not text: title, url, updated_at, tags, authors.
     HTML comments and tags (and in MDX, components and import / export lines) are not text either.
     `url`: where the page is published when its front matter does not say."""
-    meta: dict = {}
-    body = raw
-    match = FRONT_MATTER.match(raw)
-    if match:
-        meta = load_front_matter(match.group(1))
-        if not isinstance(meta, dict):
-            raise ExtractionError("front matter must be a YAML mapping of key: value lines")
-        body = raw[match.end() :]
-    elif match := TOML_FRONT_MATTER.match(raw):
-        meta = _toml_front_matter(match.group(1))
-        body = raw[match.end() :]
+    meta, body = split_front_matter(raw)
     text = normalize_text(strip_markup(DATA_URI.sub("", body), mdx))  # ![logo](data:…) keeps its alt text: ![logo]()
-    url = _str_or_none(meta.pop("url", None)) or url
+    url = _own_url(meta, url)
     anchors: tuple = ()
     if url:  # headings can be linked to only where the page is published
         text, anchors = markdown_anchors(text)
@@ -212,13 +141,18 @@ def extract_markdown(raw: str, fallback_title: str, mdx: bool = False, url: str 
     )
 
 
-def _toml_front_matter(text: str) -> dict:
-    """TOML front matter between `+++` lines, as Hugo writes it."""
-    try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        where = re.sub(r"at line (\d+)", lambda m: f"at line {int(m.group(1)) + 1}", str(exc))  # the file's line: `+++` is line 1
-        raise ExtractionError(f"front matter between +++ lines is not valid TOML: {where}") from None
+def _own_url(meta: dict, published: str | None) -> str | None:
+    """Where the page says it is published: front matter `url`, or Jekyll's `permalink`. Hugo and
+    Jekyll write them as paths ("/about/"), which a chatbot cannot open: with the source's
+    `url_template` (`published`) they are read against its site; without, a path stays a path (a
+    widget on the same site can still follow it)."""
+    own = _str_or_none(meta.pop("url", None))
+    permalink = _str_or_none(meta.get("permalink"))
+    if not own and permalink and ":" not in permalink:  # "/:categories/:title/" is a pattern, not a path
+        own = permalink
+    if own and published and not own.startswith(("http://", "https://")):
+        own = urljoin(published, own)
+    return own or published
 
 
 def extract_text(raw: str, fallback_title: str) -> Extracted:

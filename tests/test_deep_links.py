@@ -136,13 +136,15 @@ def test_a_docs_folder_with_a_url_template_links_every_hit_to_its_page(tmp_path,
     (docs / "guide" / "index.md").write_text("# Guide\n\nThe guide walks through the whole product, page by page.\n")
     (docs / "faq.md").write_text("---\nurl: https://help.example.com/faq\n---\n# FAQ\n\nRefunds take five business days.\n")
     (docs / "manual.txt").write_text("Manual\n\nThe printer needs A4 paper.\n")
+    (docs / "team.md").write_text("---\npermalink: /about/team/\n---\n# Team\n\nTwelve people answer the support queue.\n")  # Jekyll: a path
 
     def hits_after_run(template: str) -> dict[str, dict]:
         config = load_config(write_config(tmp_path, f'[[sources]]\nname = "docs"\ntype = "files"\npath = "docs"\n'
                                                     f'url_template = "{template}"\n[[spaces]]\nprovider = "local"\n'))
         assert not run_index(config).errors
         with api_client(config.artifacts) as client:
-            return {q: first_hit(client, q) for q in ("HTTPS_PROXY installer", "walks through the whole product", "refunds business days", "A4 paper")}
+            return {q: first_hit(client, q) for q in ("HTTPS_PROXY installer", "walks through the whole product", "refunds business days", "A4 paper",
+                                                      "people answer the support queue")}
 
     from click.testing import CliRunner
 
@@ -150,13 +152,14 @@ def test_a_docs_folder_with_a_url_template_links_every_hit_to_its_page(tmp_path,
 
     hits_after_run("")
     status = CliRunner().invoke(cli, ["status", "-c", str(tmp_path / "index.toml")]).output
-    assert "docs (files): 4, 3 without a URL (their hits cannot link to a page; set url_template on the source)" in status, status
+    assert "docs (files): 5, 3 without a URL (their hits cannot link to a page; set url_template on the source)" in status, status
     hits = hits_after_run("https://docs.example.com/{slug}/")
     assert "without a URL" not in CliRunner().invoke(cli, ["status", "-c", str(tmp_path / "index.toml")]).output
     assert hits["HTTPS_PROXY installer"]["link"] == "https://docs.example.com/guide/install/#proxy-settings"
     assert hits["walks through the whole product"]["url"] == "https://docs.example.com/guide/"  # a folder's index.md is the folder
     assert hits["refunds business days"]["url"] == "https://help.example.com/faq", "front matter's url wins"
     assert hits["A4 paper"]["url"] == "https://docs.example.com/manual/"
+    assert hits["people answer the support queue"]["url"] == "https://docs.example.com/about/team/", "a permalink path, on the site"
     hits = hits_after_run("https://example.com/docs/{path}")  # a corrected template: the next run re-reads, the files unchanged
     assert hits["HTTPS_PROXY installer"]["url"] == "https://example.com/docs/guide/install.md"
 

@@ -29,7 +29,8 @@ from indexer.anchors import slugify
 from indexer.config import SourceConfig
 from indexer.documents import Document, FetchState
 from indexer.errors import ErrorCode, IngestError
-from indexer.extract import ExtractionError, decode_file_text, load_front_matter, not_text, parse_timestamp
+from indexer.extract import ExtractionError, decode_file_text, not_text, parse_timestamp
+from indexer.frontmatter import load_front_matter
 from indexer.sources import SourceResult
 
 FORMATS = (".toml", ".csv", ".yaml", ".yml")
