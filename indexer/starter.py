@@ -57,9 +57,17 @@ def place_of(spec: str, config_dir: Path) -> Place:
 
 
 def _folder(folder: Path, config_dir: Path) -> Place:
+    from indexer.sitegen import published_template
+
     relative = os.path.relpath(folder.resolve(), config_dir.resolve())
     name = _slug(folder.resolve().name) or "docs"
-    return Place(name, "files", [f"path = {_quote(relative.replace(os.sep, '/'))}"], f"the files in {relative}",
+    lines = [f"path = {_quote(relative.replace(os.sep, '/'))}"]
+    published = published_template(folder)
+    if published:  # the site generator's own config says where each file is published
+        template, source = published
+        lines.append(_line(f"url_template = {_quote(template)}", f"from {source}: hits link to the published pages"))
+        return Place(name, "files", lines, f"the files in {relative}, published at {template}")
+    return Place(name, "files", lines, f"the files in {relative}",
                  [_line('# url_template = "https://docs.example.com/{slug}/"', "where your site publishes each file, so hits link to it")])
 
 

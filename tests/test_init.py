@@ -88,3 +88,21 @@ def test_init_writes_the_nightly_job_of_this_version(tmp_path, monkeypatch):
     assert not (tmp_path / "index.toml").exists() and (tmp_path / ".github/scripts/nightly-ingest.sh").read_text().endswith("mine\n")
     local_only = init(tmp_path, monkeypatch, "docs", "--github", "--force")
     assert local_only.exit_code == 0 and "add -p gemini" in local_only.output, "the job rebuilds the gemini space by default"
+
+
+def test_a_docs_sites_own_config_gives_its_files_their_urls(tmp_path, monkeypatch):
+    """A MkDocs, Hugo or Docusaurus repository says in its own config where each file is published;
+    init wrote no url_template, so every hit of the first run had no link."""
+    (tmp_path / "mk" / "docs").mkdir(parents=True)
+    (tmp_path / "mk" / "mkdocs.yml").write_text("site_name: Acme\nsite_url: https://docs.acme.dev/\nmarkdown_extensions:\n  - pymdownx.emoji:\n"
+                                                "      emoji_index: !!python/name:material.extensions.emoji.twemoji\n")
+    (tmp_path / "hugo" / "content").mkdir(parents=True)
+    (tmp_path / "hugo" / "hugo.toml").write_text('baseURL = "https://example.org/"\nuglyURLs = true\n')
+    (tmp_path / "docu" / "docs").mkdir(parents=True)
+    (tmp_path / "docu" / "docusaurus.config.js").write_text("module.exports = {\n  url: 'https://acme.dev',\n  baseUrl: '/help/',\n};\n")
+    (tmp_path / "plain").mkdir()
+    result = init(tmp_path, monkeypatch, "mk/docs", "hugo/content", "docu/docs", "plain")
+    assert result.exit_code == 0, result.output
+    templates = [s.url_template for s in load_config(tmp_path / "index.toml").sources]
+    assert templates == ["https://docs.acme.dev/{slug}/", "https://example.org/{slug}.html", "https://acme.dev/help/docs/{slug}", ""]
+    assert "published at https://docs.acme.dev/{slug}/" in result.output

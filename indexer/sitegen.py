@@ -1,0 +1,99 @@
+"""Where a docs site generator publishes a folder's files, read from the generator's own config, so
+that `index init` can write a files source's `url_template` (its hits then link to the pages).
+
+- MkDocs: `mkdocs.yml` beside the folder (`docs_dir`, default docs): `site_url`, then `{slug}/`
+  (or `{slug}.html` with `use_directory_urls: false`).
+- Hugo: `hugo.toml` / `config.toml` (or .yaml) beside the content folder (`contentDir`, default
+  content): `baseURL`, then `{slug}/` (or `{slug}.html` with `uglyURLs`).
+- Docusaurus: `docusaurus.config.js` / `.ts` / `.mjs` beside the docs folder: `url` and `baseUrl`,
+  then `docs/{slug}` (or the docs plugin's `routeBasePath`). The config is JavaScript: only literal
+  strings are read, and nothing is guessed when they are not found.
+
+A config that cannot be read names nothing: the source is written without a template, as before.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+
+import yaml
+
+
+def published_template(folder: Path) -> tuple[str, str] | None:
+    """(url_template, the config file it comes from) for the files in `folder`, or None."""
+    folder = folder.resolve()
+    for reader in (_mkdocs, _hugo, _docusaurus):
+        found = reader(folder)
+        if found:
+            return found
+    return None
+
+
+class _Lenient(yaml.SafeLoader):
+    """mkdocs.yml names Python objects (`!!python/name:material.extensions.emoji.twemoji`): read as nothing."""
+
+
+_Lenient.add_multi_constructor("", lambda loader, suffix, node: None)
+_Lenient.add_multi_constructor("tag:yaml.org,2002:python/", lambda loader, suffix, node: None)
+
+
+def _mkdocs(folder: Path) -> tuple[str, str] | None:
+    for config in (folder.parent / "mkdocs.yml", folder.parent / "mkdocs.yaml", folder / "mkdocs.yml"):
+        settings = _load(config, lambda text: yaml.load(text, Loader=_Lenient))
+        if not isinstance(settings, dict) or not isinstance(settings.get("site_url"), str):
+            continue
+        if (config.parent / str(settings.get("docs_dir") or "docs")).resolve() != folder:
+            continue
+        page = "{slug}/" if settings.get("use_directory_urls", True) is not False else "{slug}.html"
+        return _join(settings["site_url"], page), config.name
+    return None
+
+
+def _hugo(folder: Path) -> tuple[str, str] | None:
+    site = folder.parent
+    for name in ("hugo.toml", "hugo.yaml", "hugo.yml", "config.toml", "config.yaml", "config.yml"):
+        settings = _load(site / name, tomllib.loads if name.endswith(".toml") else yaml.safe_load)
+        if not isinstance(settings, dict):
+            continue
+        keys = {str(k).lower(): v for k, v in settings.items()}
+        base = keys.get("baseurl")
+        if not isinstance(base, str) or not base.startswith(("http://", "https://")):
+            continue
+        if (site / str(keys.get("contentdir") or "content")).resolve() != folder:
+            continue
+        return _join(base, "{slug}.html" if keys.get("uglyurls") is True else "{slug}/"), name
+    return None
+
+
+_JS_STRING = r"""\s*:\s*['"`]([^'"`]*)['"`]"""
+
+
+def _docusaurus(folder: Path) -> tuple[str, str] | None:
+    if folder.name != "docs":  # the docs plugin's default folder; a blog's pages are dated, not its files' paths
+        return None
+    for name in ("docusaurus.config.js", "docusaurus.config.ts", "docusaurus.config.mjs"):
+        text = _load(folder.parent / name, lambda t: t)
+        if not text:
+            continue
+        url = re.search(r"\burl" + _JS_STRING, text)
+        base = re.search(r"\bbaseUrl" + _JS_STRING, text)
+        route = re.findall(r"\brouteBasePath" + _JS_STRING, text)
+        if not url or not url.group(1).startswith(("http://", "https://")) or len(route) > 1:  # several plugins: which is the docs'?
+            continue
+        prefix = _join(url.group(1), (base.group(1) if base else "/").strip("/"))
+        docs = (route[0] if route else "docs").strip("/")
+        return _join(prefix, f"{docs}/{{slug}}" if docs else "{slug}"), name
+    return None
+
+
+def _load(path: Path, parse):
+    try:
+        return parse(path.read_text(encoding="utf-8-sig")) if path.is_file() else None
+    except (OSError, UnicodeDecodeError, ValueError, yaml.YAMLError, tomllib.TOMLDecodeError):
+        return None
+
+
+def _join(base: str, tail: str) -> str:
+    return base.rstrip("/") + "/" + tail.lstrip("/") if tail else base.rstrip("/") + "/"
