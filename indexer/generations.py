@@ -21,24 +21,24 @@ def run_of(folder: Path) -> dict:
     """The ingest_runs row of a generation, timestamps as ISO strings."""
     db = _open(folder)
     try:
-        result = db.execute(load_sql("ingest_run"))
-        columns = [d[0] for d in result.description]
-        row = dict(zip(columns, result.fetchone()))
+        return _run_row(db)
     finally:
         db.close()
+
+
+def _run_row(db) -> dict:
+    result = db.execute(load_sql("ingest_run"))
+    columns = [d[0] for d in result.description]
+    row = dict(zip(columns, result.fetchone()))
     for key in ("started_at", "finished_at"):
         row[key] = row[key].isoformat() + "Z"
     return row
 
 
-def sources_of(folder: Path) -> dict[str, dict]:
+def _sources(db) -> dict[str, dict]:
     """Per source of a generation: its type, its documents, how many have no URL, and how many link
     to a Notion page only the workspace's members can open."""
-    db = _open(folder)
-    try:
-        rows = db.execute(load_sql("documents_by_source")).fetchall()
-    finally:
-        db.close()
+    rows = db.execute(load_sql("documents_by_source")).fetchall()
     return {source: {"type": kind, "documents": documents, "without_url": without_url, "members_only": members_only}
             for source, kind, documents, without_url, members_only in rows}
 
@@ -47,18 +47,23 @@ def status(artifacts: Path) -> dict:
     """The live generation, its contents, the run that built it, and the generations kept for rollback."""
     folder = current_generation(artifacts)
     manifest = read_manifest(folder)
+    db = _open(folder)  # one connection for the run that built it and its sources
+    try:
+        run, sources = _run_row(db), _sources(db)
+    finally:
+        db.close()
     return {
         "artifacts": str(Path(artifacts).resolve()),
         "generation": manifest["generation_id"],
         "built_at": manifest["created_at"],
         "documents": manifest["counts"]["documents"],
-        "sources": sources_of(folder),
+        "sources": sources,
         "spaces": {
             space_id: {"vectors": info["vectors"], "stale_documents": info.get("stale_documents", 0), "rebuilt_at": space_rebuilt_at(manifest, space_id),
                        "chance_level": ChanceLevel.of(read_level(folder / info["path"])) is not None}
             for space_id, info in manifest["spaces"].items()
         },
-        "last_run": run_of(folder),
+        "last_run": run,
         "generations": list_generations(artifacts),
     }
 
