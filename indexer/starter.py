@@ -18,10 +18,10 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from indexer.errors import ConfigError
+from indexer.sources.notion import ID as NOTION_ID
 
 NOTION_HOSTS = ("notion.so", "notion.site")
 ANSWER_FILES = (".csv", ".toml", ".yaml", ".yml")  # question/answer pairs: an answers source
-HEX_ID = re.compile(r"^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$", re.IGNORECASE)
 
 
 @dataclass
@@ -42,7 +42,7 @@ def place_of(spec: str, config_dir: Path) -> Place:
     spec = spec.strip()
     if spec.startswith(("http://", "https://")):
         return _web_or_notion(spec)
-    if HEX_ID.match(spec):
+    if NOTION_ID.fullmatch(spec):
         return _notion(spec, "notion")
     folder = Path(spec).expanduser()
     if folder.is_dir():
@@ -76,7 +76,7 @@ def _web_or_notion(url: str) -> Place:
     host = (parts.hostname or "").lower()
     if any(host == h or host.endswith("." + h) for h in NOTION_HOSTS):
         words = parts.path.rsplit("/", 1)[-1].rsplit("-", 1)[0]  # "Handbook-<id>": the page's title
-        return _notion(url, "notion" if HEX_ID.match(words) or not _slug(words) else _slug(words))
+        return _notion(url, "notion" if NOTION_ID.fullmatch(words) or not _slug(words) else _slug(words))
     last = parts.path.rsplit("/", 1)[-1].lower()
     site = _slug(host.removeprefix("www.").split(".")[0]) or "site"
     if last.endswith((".xml", ".xml.gz")) or "sitemap" in last:
