@@ -29,6 +29,7 @@ from indexer.sources import SourceResult
 # team's documents, and a folder outside git (a downloaded archive, a server's copy) has no
 # .gitignore to leave them out.
 PACKAGE_FOLDERS = frozenset({"node_modules", "bower_components", "site-packages", "__pycache__"})
+MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdx")  # read as Markdown; .mdx as MDX
 
 
 def list_files(source: SourceConfig) -> list[str]:
@@ -167,11 +168,10 @@ def crawl_files(source: SourceConfig, progress=None, fetch_state: dict[str, Fetc
         except Exception as exc:  # whatever one file does to a parser, it is that file's error, never the run's
             problem(ErrorCode.FILE_EXTRACTION_FAILED, f"{type(exc).__name__}: {exc}")
         else:
-            navigation = navigation_file(relative, document.text)
             if not source.include_drafts and is_draft(document.metadata):
                 problem(ErrorCode.FILE_DRAFT, "its front matter marks it a draft (draft: true, published: false or noindex: true); "
                                               "not indexed (set include_drafts = true to index drafts)", "warning")
-            elif navigation:
+            elif navigation := navigation_file(relative, document.text):
                 problem(ErrorCode.FILE_NAVIGATION, f"{navigation}, not a page: not indexed", "warning")
             elif document.text.strip():
                 result.add(document)
@@ -196,8 +196,8 @@ CONTENTS_LINK_SHARE = 0.7  # of its non-blank lines, other than headings, that a
 
 def navigation_file(relative: str, text: str) -> str | None:
     """What a Markdown file is when it is navigation rather than a page ("a wiki sidebar"), or None."""
-    name, _, suffix = relative.rpartition("/")[2].lower().rpartition(".")
-    if suffix not in ("md", "markdown", "mdx"):
+    name, dot, suffix = relative.rpartition("/")[2].lower().rpartition(".")
+    if dot + suffix not in MARKDOWN_SUFFIXES:
         return None
     if name in WIKI_FRAMES:
         return f"a wiki {name.lstrip('_')}"
@@ -281,7 +281,7 @@ def read_file(path: Path, relative: str, doc_id: str, source_name: str, raw: byt
         extracted = extract_pdf(raw, fallback_title)
     elif suffix == ".docx":
         extracted = extract_docx(raw, fallback_title)
-    elif suffix in (".md", ".markdown", ".mdx"):
+    elif suffix in MARKDOWN_SUFFIXES:
         extracted = extract_markdown(decode_file_text(raw), fallback_title, mdx=suffix == ".mdx", url=url)
     else:
         extracted = extract_text(decode_file_text(raw), fallback_title)
