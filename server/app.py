@@ -316,7 +316,7 @@ def _error_response(request: Request, exc: Exception) -> Response:
     if isinstance(exc, ValidationException):
         details = "; ".join(f"{_BODY_KEYS.get(e.get('key') or 'data', e.get('key'))}: {_explain(e.get('key'), str(e.get('message')))}"
                             for e in (exc.extra or []) if isinstance(e, dict))
-        return Response(ErrorBody("INVALID_REQUEST", details or _not_json(exc.detail)), status_code=400)
+        return Response(ErrorBody("INVALID_REQUEST", details or exc.detail), status_code=400)
     if isinstance(exc, HTTPException):
         codes = {404: "NOT_FOUND", 405: "METHOD_NOT_ALLOWED", 413: "REQUEST_TOO_LARGE", 415: "UNSUPPORTED_MEDIA_TYPE"}
         code = codes.get(exc.status_code, "INVALID_REQUEST" if exc.status_code < 500 else "SERVER_ERROR")
