@@ -191,7 +191,7 @@ def _fence_mark(match: re.Match) -> str:
 _STEPS = (
     (_FENCE, _fence_mark, "`~"), (_TABLE_RULE, "", "-"), (_RULE, "", "-*_"), (_HEADING, r"\1", "#"), (_QUOTE, "", ">"),
     (_ADMONITION, _admonition, (":::",)),
-    (_BULLET, _ITEM, "-*+.)"), (_WIKILINK, _wikilink, "[["), (_FOOTNOTE_MARK, "", "[^"), (_REFERENCE_DEFINITION, "", ("]:",)),
+    (_BULLET, _ITEM, "-*+.)"), (_WIKILINK, _wikilink, ("[[",)), (_FOOTNOTE_MARK, "", ("[^",)), (_REFERENCE_DEFINITION, "", ("]:",)),
     (_IMAGE, r"\1", "!"), (_LINK, r"\1", "]"), (_REFERENCE_LINK, r"\1", ("][",)), (_CODE, r"\1", "`"), (_EMPHASIS, r"\2", "*_~"),
     (_UNDERSCORE_EMPHASIS, r"\1", "_"),
 )
