@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 from indexer.config_checks import Key, check_table, in_choices, in_range, tables
 from indexer.config_server import ServerConfig, parse_server
 from indexer.errors import ConfigError
+from indexer.fileurls import URL_RULES
 from indexer.models import MODELS, PROVIDERS, ModelInfo
 from indexer.urlscope import UrlScope, compile_pattern
 
@@ -58,6 +59,7 @@ class SourceConfig:
     include_drafts: bool = False  # files, notion: also index Markdown (database rows) whose front matter (properties) mark it a draft
     id_prefix: str = ""  # files: doc_id = "file:" + id_prefix + path in the folder (two folders may share paths)
     url_template: str = ""  # files: the URL each file is published at, from {slug} or {path} (front matter `url` wins)
+    url_rules: str = "plain"  # files: how the site generator makes a file's {slug} (indexer.fileurls)
     database: str | None = None  # answers: a Notion database of Question / Answer rows (instead of `path`)
     min_answer_relevance: float | None = None  # answers: relevance a match needs to be returned; None: the default
 
@@ -127,6 +129,7 @@ SOURCE_KEYS_BY_TYPE = {
         "include_drafts": Key(bool, default=False),
         "id_prefix": Key(str, default=""),
         "url_template": Key(str, default=""),
+        "url_rules": Key(str, default="plain", choices=URL_RULES),
     },
     "urls": {
         "name": Key(str, required=True),
@@ -276,9 +279,13 @@ def _parse_source(raw: dict, index: int, base_dir: Path) -> SourceConfig:
         if prefix != prefix.strip() or any(c in prefix for c in "\\\n\t#?"):
             raise ConfigError(f"{where}.id_prefix: no spaces at either end, backslashes, tabs, newlines, # or ?; got {prefix!r} (e.g. \"{values['name']}/\")")
         _check_url_template(values["url_template"], f"{where}.url_template")
+        if values["url_rules"] != "plain" and not values["url_template"]:
+            raise ConfigError(f"{where}.url_rules: says how {values['url_rules']} makes each file's {{slug}}, but the source has no "
+                              f'url_template to fill (e.g. url_template = "https://docs.example.com/docs/{{slug}}")')
         return SourceConfig(name=values["name"], type=kind, path=folder, extensions=extensions, max_bytes=values["max_bytes"],
                             follow_symlinks=values["follow_symlinks"], respect_gitignore=values["respect_gitignore"],
-                            include_drafts=values["include_drafts"], id_prefix=prefix, url_template=values["url_template"])
+                            include_drafts=values["include_drafts"], id_prefix=prefix, url_template=values["url_template"],
+                            url_rules=values["url_rules"])
     urls, sitemaps = tuple(values["urls"]), tuple(values["sitemaps"])
     for key, listed in (("urls", urls), ("sitemaps", sitemaps)):
         for j, url in enumerate(listed):

@@ -11,6 +11,7 @@ import codecs
 import re
 from dataclasses import dataclass, field
 from datetime import date, datetime, time, timezone
+from typing import Callable
 from urllib.parse import urljoin
 
 from lxml import html as lxml_html
@@ -118,13 +119,14 @@ def decode_text(body: bytes, charset: str | None) -> str:
         return body.decode("utf-8", errors="replace")
 
 
-def extract_markdown(raw: str, fallback_title: str, mdx: bool = False, url: str | None = None) -> Extracted:
+def extract_markdown(raw: str, fallback_title: str, mdx: bool = False, url: str | Callable[[dict], str | None] | None = None) -> Extracted:
     """Front matter (YAML between `---` lines) is metadata, not text: title, url, updated_at, tags, authors.
     HTML comments and tags (and in MDX, components and import / export lines) are not text either.
-    `url`: where the page is published when its front matter does not say."""
+    `url`: where the page is published when its front matter does not say, or a function of the
+    front matter that gives it (a site's `slug`; None: the site publishes no page for it)."""
     meta, body = split_front_matter(raw)
     text = normalize_text(strip_markup(DATA_URI.sub("", body), mdx))  # ![logo](data:…) keeps its alt text: ![logo]()
-    url = _own_url(meta, url)
+    url = _own_url(meta, url(meta) if callable(url) else url)
     anchors: tuple = ()
     if url:  # headings can be linked to only where the page is published
         text, anchors = markdown_anchors(text)

@@ -4,10 +4,12 @@ that `index init` can write a files source's `url_template` (its hits then link 
 - MkDocs: `mkdocs.yml` beside the folder (`docs_dir`, default docs): `site_url`, then `{slug}/`
   (or `{slug}.html` with `use_directory_urls: false`).
 - Hugo: `hugo.toml` / `config.toml` (or .yaml) beside the content folder (`contentDir`, default
-  content): `baseURL`, then `{slug}/` (or `{slug}.html` with `uglyURLs`).
+  content): `baseURL`, then `{slug}/` (or `{slug}.html` with `uglyURLs`), by Hugo's url_rules. A
+  config with `permalinks` (sections published by a pattern of dates and titles) or
+  `disablePathToLower` publishes pages elsewhere: it names nothing.
 - Docusaurus: `docusaurus.config.js` / `.ts` / `.mjs` beside the docs folder: `url` and `baseUrl`,
-  then `docs/{slug}` (or the docs plugin's `routeBasePath`). The config is JavaScript: only literal
-  strings are read, and nothing is guessed when they are not found.
+  then `docs/{slug}` (or the docs plugin's `routeBasePath`), by Docusaurus's url_rules. The config
+  is JavaScript: only literal strings are read, and nothing is guessed when they are not found.
 
 A config that cannot be read names nothing: the source is written without a template, as before.
 """
@@ -21,8 +23,8 @@ from pathlib import Path
 import yaml
 
 
-def published_template(folder: Path) -> tuple[str, str] | None:
-    """(url_template, the config file it comes from) for the files in `folder`, or None."""
+def published_template(folder: Path) -> tuple[str, str, str] | None:
+    """(url_template, url_rules, the config file they come from) for the files in `folder`, or None."""
     folder = folder.resolve()
     for reader in (_mkdocs, _hugo, _docusaurus):
         found = reader(folder)
@@ -39,7 +41,7 @@ _Lenient.add_multi_constructor("", lambda loader, suffix, node: None)
 _Lenient.add_multi_constructor("tag:yaml.org,2002:python/", lambda loader, suffix, node: None)
 
 
-def _mkdocs(folder: Path) -> tuple[str, str] | None:
+def _mkdocs(folder: Path) -> tuple[str, str, str] | None:
     for config in (folder.parent / "mkdocs.yml", folder.parent / "mkdocs.yaml", folder / "mkdocs.yml"):
         settings = _load(config, lambda text: yaml.load(text, Loader=_Lenient))
         if not isinstance(settings, dict) or not isinstance(settings.get("site_url"), str):
@@ -47,11 +49,11 @@ def _mkdocs(folder: Path) -> tuple[str, str] | None:
         if (config.parent / str(settings.get("docs_dir") or "docs")).resolve() != folder:
             continue
         page = "{slug}/" if settings.get("use_directory_urls", True) is not False else "{slug}.html"
-        return _join(settings["site_url"], page), config.name
+        return _join(settings["site_url"], page), "plain", config.name
     return None
 
 
-def _hugo(folder: Path) -> tuple[str, str] | None:
+def _hugo(folder: Path) -> tuple[str, str, str] | None:
     site = folder.parent
     for name in ("hugo.toml", "hugo.yaml", "hugo.yml", "config.toml", "config.yaml", "config.yml"):
         settings = _load(site / name, tomllib.loads if name.endswith(".toml") else yaml.safe_load)
@@ -63,14 +65,16 @@ def _hugo(folder: Path) -> tuple[str, str] | None:
             continue
         if (site / str(keys.get("contentdir") or "content")).resolve() != folder:
             continue
-        return _join(base, "{slug}.html" if keys.get("uglyurls") is True else "{slug}/"), name
+        if keys.get("permalinks") or keys.get("disablepathtolower") is True:
+            return None
+        return _join(base, "{slug}.html" if keys.get("uglyurls") is True else "{slug}/"), "hugo", name
     return None
 
 
 _JS_STRING = r"""\s*:\s*['"`]([^'"`]*)['"`]"""
 
 
-def _docusaurus(folder: Path) -> tuple[str, str] | None:
+def _docusaurus(folder: Path) -> tuple[str, str, str] | None:
     if folder.name != "docs":  # the docs plugin's default folder; a blog's pages are dated, not its files' paths
         return None
     for name in ("docusaurus.config.js", "docusaurus.config.ts", "docusaurus.config.mjs"):
@@ -84,7 +88,7 @@ def _docusaurus(folder: Path) -> tuple[str, str] | None:
             continue
         prefix = _join(url.group(1), (base.group(1) if base else "/").strip("/"))
         docs = (route[0] if route else "docs").strip("/")
-        return _join(prefix, f"{docs}/{{slug}}" if docs else "{slug}"), name
+        return _join(prefix, f"{docs}/{{slug}}" if docs else "{slug}"), "docusaurus", name
     return None
 
 

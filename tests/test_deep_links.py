@@ -164,6 +164,58 @@ def test_a_docs_folder_with_a_url_template_links_every_hit_to_its_page(tmp_path,
     assert hits["HTTPS_PROXY installer"]["url"] == "https://example.com/docs/guide/install.md"
 
 
+def test_a_docusaurus_or_hugo_folder_links_where_the_site_publishes_each_page(tmp_path, local_embedder):
+    """Docusaurus leaves number prefixes out of its URLs and reads `slug` and `id` from front matter;
+    Hugo lower-cases paths and reads `slug`. By the file's path alone ("plain"), those hits linked to
+    pages that do not exist: the chatbot cited a 404."""
+    docs = tmp_path / "docs"
+    (docs / "02-guides").mkdir(parents=True)
+    (docs / "02-guides" / "03-install.md").write_text("# Install\n\n## Proxy settings\n\nSet HTTPS_PROXY before the installer runs.\n")
+    (docs / "02-guides" / "02-guides.md").write_text("# Guides\n\nThe guides walk through the whole product, page by page.\n")
+    (docs / "01-faq.md").write_text("---\nslug: /questions\n---\n# FAQ\n\nRefunds take five business days.\n")
+    (docs / "02-guides" / "billing.md").write_text("---\nid: invoices\n---\n# Billing\n\nInvoices are sent on the first of each month.\n")
+    (docs / "_shared-warning.mdx").write_text("Never share your API key with a support agent.\n")  # a partial, imported by pages
+
+    def hits_after_run(rules: str) -> dict[str, dict]:
+        config = load_config(write_config(tmp_path, f'[[sources]]\nname = "docs"\ntype = "files"\npath = "docs"\nextensions = [".md", ".mdx"]\n'
+                                                    f'url_template = "https://acme.dev/docs/{{slug}}"\n{rules}'
+                                                    '[[spaces]]\nprovider = "local"\n'))
+        assert not run_index(config).errors
+        with api_client(config.artifacts) as client:
+            return {q: first_hit(client, q) for q in ("HTTPS_PROXY installer", "walk through the whole product", "refunds business days",
+                                                      "invoices first of each month", "share your API key")}
+
+    hits = hits_after_run("")
+    assert hits["HTTPS_PROXY installer"]["url"] == "https://acme.dev/docs/02-guides/03-install", "plain: the path as it is"
+    hits = hits_after_run('url_rules = "docusaurus"\n')  # the files unchanged: the rules alone make the next run read them again
+    assert hits["HTTPS_PROXY installer"]["link"] == "https://acme.dev/docs/guides/install#proxy-settings"
+    assert hits["walk through the whole product"]["url"] == "https://acme.dev/docs/guides", "a file named as its folder is the folder"
+    assert hits["refunds business days"]["url"] == "https://acme.dev/docs/questions"
+    assert hits["invoices first of each month"]["url"] == "https://acme.dev/docs/guides/invoices"
+    assert hits["share your API key"]["url"] is None, "a partial is no page of its own: no link to a 404"
+
+    (tmp_path / "content" / "Posts" / "Launch Day").mkdir(parents=True)
+    (tmp_path / "content" / "Posts" / "Launch Day" / "index.md").write_text("+++\nslug = 'we-launched'\n+++\n# Launch\n\nThe doors opened at nine.\n")
+    (tmp_path / "content" / "Posts" / "Road Map.md").write_text("# Road map\n\nDark mode ships in the spring.\n")
+    config = load_config(write_config(tmp_path, '[[sources]]\nname = "site"\ntype = "files"\npath = "content"\n'
+                                                'url_template = "https://example.org/{slug}/"\nurl_rules = "hugo"\n[[spaces]]\nprovider = "local"\n'))
+    assert not run_index(config).errors
+    with api_client(config.artifacts) as client:
+        assert first_hit(client, "doors opened at nine")["url"] == "https://example.org/posts/we-launched/"
+        assert first_hit(client, "dark mode spring")["url"] == "https://example.org/posts/road-map/"
+
+
+@pytest.mark.parametrize("rules, says", [
+    ('url_rules = "gatsby"\nurl_template = "https://a.dev/{slug}"', "url_rules: must be one of plain, docusaurus, hugo; got 'gatsby'"),
+    ('url_rules = "hugo"', 'url_rules: says how hugo makes each file\'s {slug}, but the source has no url_template'),
+])
+def test_url_rules_that_cannot_apply_are_a_config_error(tmp_path, rules, says):
+    from indexer.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=re.escape(says)):
+        load_config(write_config(tmp_path, f'[[sources]]\nname = "docs"\ntype = "files"\npath = "."\n{rules}\n[[spaces]]\nprovider = "local"\n'))
+
+
 @pytest.mark.parametrize("template, says", [
     ("docs.example.com/{slug}", "must start with http:// or https://"),
     ("https://docs.example.com/", "neither {slug} nor {path}"),

@@ -101,8 +101,12 @@ def test_a_docs_sites_own_config_gives_its_files_their_urls(tmp_path, monkeypatc
     (tmp_path / "docu" / "docs").mkdir(parents=True)
     (tmp_path / "docu" / "docusaurus.config.js").write_text("module.exports = {\n  url: 'https://acme.dev',\n  baseUrl: '/help/',\n};\n")
     (tmp_path / "plain").mkdir()
-    result = init(tmp_path, monkeypatch, "mk/docs", "hugo/content", "docu/docs", "plain")
+    (tmp_path / "blog" / "content").mkdir(parents=True)  # its posts are published by date, not by path
+    (tmp_path / "blog" / "hugo.toml").write_text('baseURL = "https://blog.example.org/"\n[permalinks]\nposts = "/:year/:month/:slug/"\n')
+    result = init(tmp_path, monkeypatch, "mk/docs", "hugo/content", "docu/docs", "plain", "blog/content")
     assert result.exit_code == 0, result.output
-    templates = [s.url_template for s in load_config(tmp_path / "index.toml").sources]
-    assert templates == ["https://docs.acme.dev/{slug}/", "https://example.org/{slug}.html", "https://acme.dev/help/docs/{slug}", ""]
+    sources = load_config(tmp_path / "index.toml").sources
+    assert [s.url_template for s in sources] == ["https://docs.acme.dev/{slug}/", "https://example.org/{slug}.html", "https://acme.dev/help/docs/{slug}",
+                                                 "", ""]
+    assert [s.url_rules for s in sources] == ["plain", "hugo", "docusaurus", "plain", "plain"], "each generator's own way to a file's URL"
     assert "published at https://docs.acme.dev/{slug}/" in result.output

@@ -9,10 +9,10 @@ import subprocess
 import time
 from dataclasses import replace
 from datetime import datetime, timezone
-from functools import lru_cache
+from functools import lru_cache, partial
 from pathlib import Path
 from stat import S_ISLNK
-from urllib.parse import quote
+from typing import Callable
 
 from indexer.config import SourceConfig
 from indexer.documents import Document, FetchState
@@ -20,6 +20,7 @@ from indexer.errors import ErrorCode, IngestError
 from indexer.extract import (
     EXTRACTION_VERSION, ExtractionError, Extracted, decode_file_text, empty_page_reason, extract_html, extract_markdown, extract_text, not_text, parse_timestamp,
 )
+from indexer.fileurls import file_url
 from indexer.pdf import extract_pdf
 from indexer.word import extract_docx
 from indexer.sources import SourceResult
@@ -144,7 +145,7 @@ def crawl_files(source: SourceConfig, progress=None, fetch_state: dict[str, Fetc
                 continue
             started = time.perf_counter()
             raw = read_bytes(path, stat.st_size)
-            digest = file_validator(raw, source.name, committed.get(relative), source.url_template)
+            digest = file_validator(raw, source.name, committed.get(relative), source.url_template, source.url_rules)
             state = fetch_state.get(doc_id)
             if state is not None and state.etag == digest:
                 # The bytes the last run read, read the same way: its version stands (10,000 files: ~3 s a run).
@@ -155,8 +156,8 @@ def crawl_files(source: SourceConfig, progress=None, fetch_state: dict[str, Fetc
             same_bytes = state is not None and (state.etag or "").split("/")[0] == digest.split("/")[0]
             kept = parse_timestamp(state.last_modified) if same_bytes else None
             fallback = committed.get(relative) or kept or datetime.fromtimestamp(stat.st_mtime, tz=timezone.utc)
-            url = file_url(source.url_template, relative) if source.url_template else None
-            document = read_file(Path(path), relative, doc_id, source.name, raw, fallback, url)
+            published = partial(file_url, source.url_template, relative, source.url_rules) if source.url_template else None
+            document = read_file(Path(path), relative, doc_id, source.name, raw, fallback, published)
             document = replace(document, fetch_seconds=time.perf_counter() - started, etag=digest,
                                last_modified=document.updated_at.isoformat() if document.updated_at else None)
         except UnicodeDecodeError as exc:
@@ -219,36 +220,21 @@ def is_draft(metadata: dict) -> bool:
     return said("draft", True) or said("published", False) or said("noindex", True)
 
 
-def file_validator(raw: bytes, source_name: str, committed: datetime | None, url_template: str = "") -> str:
+def file_validator(raw: bytes, source_name: str, committed: datetime | None, url_template: str = "", url_rules: str = "plain") -> str:
     """A file's stored `etag`: "<sha256 of its bytes>/<what else its document depends on>" — the
-    source it is read into, its last commit date, the source's `url_template`, and how readers read
-    it (EXTRACTION_VERSION)."""
-    return f"{hashlib.sha256(raw).hexdigest()}/{_read_context(source_name, committed, url_template)}"
+    source it is read into, its last commit date, the source's `url_template` and `url_rules`, and
+    how readers read it (EXTRACTION_VERSION)."""
+    return f"{hashlib.sha256(raw).hexdigest()}/{_read_context(source_name, committed, url_template, url_rules)}"
 
 
 @lru_cache(maxsize=4096)  # files of a folder outside git, or of one commit, share it
-def _read_context(source_name: str, committed: datetime | None, url_template: str) -> str:
+def _read_context(source_name: str, committed: datetime | None, url_template: str, url_rules: str) -> str:
     context = f"{EXTRACTION_VERSION}\0{source_name}\0{committed.isoformat() if committed else ''}"
     if url_template:  # without one, the context of the runs before url_template existed: their files stay skipped
         context += f"\0{url_template}"
+    if url_template and url_rules != "plain":  # likewise the runs before url_rules
+        context += f"\0{url_rules}"
     return hashlib.sha256(context.encode()).hexdigest()[:16]
-
-
-# A folder's own page: `guide/index.md` is published as `guide/` (README.md on GitHub, _index.md in Hugo).
-FOLDER_PAGES = ("index", "readme", "_index")
-
-
-def file_url(template: str, relative: str) -> str:
-    """The URL a file is published at, by its source's `url_template`: `{path}` is its path in the
-    folder, `{slug}` that path without its extension, a folder's own page (index.md, README.md,
-    _index.md) being the folder — "https://docs.example.com/{slug}/" publishes guide/install.md as
-    …/guide/install/ and guide/index.md as …/guide/."""
-    folder, _, name = relative.rpartition("/")
-    stem = name.rsplit(".", 1)[0] if "." in name[1:] else name
-    slug = folder if stem.lower() in FOLDER_PAGES else f"{folder}/{stem}".lstrip("/")
-    if not slug and "{slug}" in template:  # the top folder's own page: the template up to {slug}
-        template = template[: template.index("{slug}")]
-    return template.replace("{slug}", quote(slug)).replace("{path}", quote(relative))
 
 
 def read_bytes(path: str, size: int) -> bytes:
@@ -267,22 +253,25 @@ def read_bytes(path: str, size: int) -> bytes:
 
 
 def read_file(path: Path, relative: str, doc_id: str, source_name: str, raw: bytes | None = None, updated_at: datetime | None = None,
-              url: str | None = None) -> Document:
+              url: str | Callable[[dict], str | None] | None = None) -> Document:
     """One file as a document; `updated_at` is used when the file does not say (front matter), else its
-    mtime; `url` (its source's url_template) when it does not name its own (front matter, a canonical link)."""
+    mtime; `url` (its source's url_template, or a function of the file's front matter giving it) when
+    it does not name its own (front matter, a canonical link)."""
     suffix = path.suffix.lower()
     words = path.stem.replace("-", " ").replace("_", " ").strip()
     fallback_title = words[:1].upper() + words[1:]  # "API keys.md" stays "API keys" (capitalize() made it "Api keys")
     raw = path.read_bytes() if raw is None else raw
+    published = url({}) if callable(url) else url  # where a file without front matter is published
     extracted: Extracted
     if suffix in (".html", ".htm"):
-        extracted = extract_html(raw, url=url, fallback_title=fallback_title)
+        extracted = extract_html(raw, url=published, fallback_title=fallback_title)
     elif suffix == ".pdf":
         extracted = extract_pdf(raw, fallback_title)
     elif suffix == ".docx":
         extracted = extract_docx(raw, fallback_title)
-    elif suffix in MARKDOWN_SUFFIXES:
+    elif suffix in MARKDOWN_SUFFIXES:  # its front matter may move it (`slug`) or say it is no page: its url is the extractor's
         extracted = extract_markdown(decode_file_text(raw), fallback_title, mdx=suffix == ".mdx", url=url)
+        published = None
     else:
         extracted = extract_text(decode_file_text(raw), fallback_title)
     updated_at = extracted.updated_at or updated_at or datetime.fromtimestamp(path.stat().st_mtime, tz=timezone.utc)
@@ -292,7 +281,7 @@ def read_file(path: Path, relative: str, doc_id: str, source_name: str, raw: byt
         source_type="files",
         title=extracted.title,
         text=extracted.text,
-        url=extracted.url or url,
+        url=extracted.url or published,
         path=relative,
         tags=extracted.tags,
         authors=extracted.authors,

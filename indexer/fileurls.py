@@ -1,0 +1,91 @@
+"""Where a docs site publishes each file of a files source: its `url_template` with the file's slug,
+by the rules of the generator that builds the site (the source's `url_rules`). A link that 404s is
+worse than none: the chatbot cites it, the visitor lands on an error page.
+
+- "plain" (the default): the path without its extension; a folder's index.md, README.md or
+  _index.md is the folder (guide/install.md → guide/install, guide/index.md → guide).
+- "docusaurus", as its docs plugin does: number prefixes are left out of files and folders
+  ("01-guides/02-install.md" → guides/install; "2024-05-01-notes" and "1.2-notes" are no
+  prefixes), front matter `slug` names the page (from the docs root when it starts with "/") or
+  else `id` its last segment, and index.md, README.md or a file named as its folder is the folder.
+  A file or folder whose name starts with "_" is a partial, shown inside the pages that import it,
+  never a page of its own: it has no URL.
+- "hugo": paths in lower case with spaces as hyphens; front matter `slug` replaces the last segment
+  (not a section's); index.md (a page bundle) and _index.md (a section) are their folder, README.md
+  a page like any other.
+A file's own `url` or `permalink` (front matter) is read by the extractor and wins over all of these.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from urllib.parse import quote
+
+URL_RULES = ("plain", "docusaurus", "hugo")
+FOLDER_PAGES = ("index", "readme", "_index")  # "plain": a folder's own page (README.md on GitHub, _index.md in Hugo)
+
+# Docusaurus's default number prefix parser: "01-intro", "3 - Setup", "02_guides"; not a date or a version.
+_NUMBER_PREFIX = re.compile(r"(\d+)\s*[-_.]+\s*(.*)", re.DOTALL)
+_DATE_OR_VERSION = re.compile(r"(?:\d{2}|\d{4})[-_.]\d{2}(?:[-_.](?:\d{2}|\d{4}))?|\d+[-_.]\d+")
+
+
+def file_url(template: str, relative: str, rules: str = "plain", meta: dict | None = None) -> str | None:
+    """The URL `relative` (a path in the source folder, "/"-separated) is published at, or None when
+    the site publishes no page for it. `meta`: the file's front matter, where the rules read it."""
+    folder, _, name = relative.rpartition("/")
+    stem = name.rsplit(".", 1)[0] if "." in name[1:] else name
+    meta = meta or {}
+    if rules == "docusaurus":
+        slug = _docusaurus_slug(folder, stem, meta)
+    elif rules == "hugo":
+        slug = _hugo_slug(folder, stem, meta)
+    else:
+        slug = folder if stem.lower() in FOLDER_PAGES else f"{folder}/{stem}".lstrip("/")
+    if slug is None:
+        return None
+    if not slug and "{slug}" in template:  # the top folder's own page: the template up to {slug}
+        template = template[: template.index("{slug}")]
+    return template.replace("{slug}", quote(slug)).replace("{path}", quote(relative))
+
+
+def _text(meta: dict, key: str) -> str:
+    value = meta.get(key)
+    return value.strip() if isinstance(value, (str, int)) and not isinstance(value, bool) and str(value).strip() else ""
+
+
+def _unprefixed(name: str) -> str:
+    if _DATE_OR_VERSION.match(name):
+        return name
+    found = _NUMBER_PREFIX.fullmatch(name)
+    return found.group(2) if found else name
+
+
+def _docusaurus_slug(folder: str, stem: str, meta: dict) -> str | None:
+    folders = folder.split("/") if folder else []
+    if stem.startswith("_") or any(part.startswith("_") for part in folders):
+        return None
+    if meta.get("parse_number_prefixes") is not False:
+        folders = [_unprefixed(part) for part in folders]
+        named = _unprefixed(stem)
+    else:
+        named = stem
+    base = "/".join(folders)
+    slug = _text(meta, "slug")
+    if slug.startswith("/"):
+        return slug.strip("/")
+    index_of = (folder.rpartition("/")[2] if folder else "").lower()
+    if not slug and stem.lower() in ("index", "readme", index_of):
+        return base
+    resolved = posixpath.normpath(posixpath.join("/", base, slug or _text(meta, "id") or named))
+    return resolved.strip("/")
+
+
+def _hugo_slug(folder: str, stem: str, meta: dict) -> str:
+    if stem.lower() == "_index":  # a section: `slug` does not apply
+        path = folder
+    else:
+        path = folder if stem.lower() == "index" else f"{folder}/{stem}".lstrip("/")
+        if slug := _text(meta, "slug"):
+            path = f"{path.rpartition('/')[0]}/{slug.strip('/')}".lstrip("/")
+    return path.replace(" ", "-").lower()
