@@ -8,6 +8,7 @@ and how one table's keys are checked in `config_checks.py`.
 
 from __future__ import annotations
 
+import codecs
 import ipaddress
 import re
 import tomllib
@@ -60,6 +61,7 @@ class SourceConfig:
     id_prefix: str = ""  # files: doc_id = "file:" + id_prefix + path in the folder (two folders may share paths)
     url_template: str = ""  # files: the URL each file is published at, from {slug} or {path} (front matter `url` wins)
     url_rules: str = "plain"  # files: how the site generator makes a file's {slug} (indexer.fileurls)
+    fallback_encoding: str = ""  # files: how a .md / .txt file that is not UTF-8 is read ("": it is an error)
     database: str | None = None  # answers: a Notion database of Question / Answer rows (instead of `path`)
     min_answer_relevance: float | None = None  # answers: relevance a match needs to be returned; None: the default
 
@@ -130,6 +132,7 @@ SOURCE_KEYS_BY_TYPE = {
         "id_prefix": Key(str, default=""),
         "url_template": Key(str, default=""),
         "url_rules": Key(str, default="plain", choices=URL_RULES),
+        "fallback_encoding": Key(str, default=""),
     },
     "urls": {
         "name": Key(str, required=True),
@@ -257,6 +260,19 @@ def _check_url_template(template: str, where: str) -> None:
         raise ConfigError(f"{where}: has neither {{slug}} nor {{path}}, so every file would get the same URL; got {template!r} ({example})")
 
 
+def _encoding(name: str, where: str) -> str:
+    """A text encoding Python can read, by its canonical name ("" stays "")."""
+    if not name:
+        return ""
+    try:
+        canonical = codecs.lookup(name).name
+        b"text".decode(canonical)  # "hex" and "rot13" are codecs, but not of text
+    except LookupError:
+        raise ConfigError(f"{where}: {name!r} is not a text encoding Python knows (e.g. \"cp1252\", Windows' Western European; "
+                          f"\"cp1251\", \"shift_jis\")") from None
+    return canonical
+
+
 def _resolve(base_dir: Path, value: str) -> Path:
     """A path from the config: `~` is the home folder, a relative path is the config file's folder's."""
     return base_dir / Path(value).expanduser()
@@ -285,7 +301,7 @@ def _parse_source(raw: dict, index: int, base_dir: Path) -> SourceConfig:
         return SourceConfig(name=values["name"], type=kind, path=folder, extensions=extensions, max_bytes=values["max_bytes"],
                             follow_symlinks=values["follow_symlinks"], respect_gitignore=values["respect_gitignore"],
                             include_drafts=values["include_drafts"], id_prefix=prefix, url_template=values["url_template"],
-                            url_rules=values["url_rules"])
+                            url_rules=values["url_rules"], fallback_encoding=_encoding(values["fallback_encoding"], f"{where}.fallback_encoding"))
     urls, sitemaps = tuple(values["urls"]), tuple(values["sitemaps"])
     for key, listed in (("urls", urls), ("sitemaps", sitemaps)):
         for j, url in enumerate(listed):

@@ -98,10 +98,18 @@ def byte_order_mark(body: bytes) -> tuple[str | None, bytes]:
     return None, body
 
 
-def decode_file_text(body: bytes) -> str:
-    """A text file's bytes: UTF-8, or what its byte order mark says. UnicodeDecodeError when they are not."""
+def decode_file_text(body: bytes, fallback: str = "") -> str:
+    """A text file's bytes: UTF-8, or what its byte order mark says; else, when given, the `fallback`
+    encoding (a folder of files saved as Windows "ANSI"). UnicodeDecodeError when they are none of them.
+    UTF-8 comes first because text in another encoding is almost never valid UTF-8 by chance: a folder
+    that mixes the two reads both right."""
     encoding, body = byte_order_mark(body)
-    return body.decode(encoding or "utf-8")
+    try:
+        return body.decode(encoding or "utf-8")
+    except UnicodeDecodeError:
+        if encoding or not fallback:
+            raise
+        return body.decode(fallback)
 
 
 def not_text(exc: UnicodeDecodeError) -> str:

@@ -48,7 +48,7 @@ def test_artifacts_flag_overrides_the_file(tmp_path):
         (FILES + '[[spaces]]\nprovider = "openai"\nmax_concurrency = 0\n', "spaces[0].max_concurrency: must be between 1 and 16; got 0"),
         (FILES.replace('"files"', '"ftp"') + LOCAL, "sources[0].type: must be one of files, urls, notion, answers; got 'ftp'"),
         (FILES.replace('path = "docs"\n', "") + LOCAL, "sources[0].path: required key is missing"),
-        (FILES + 'recursive = true\n' + LOCAL, "sources[0].recursive: unknown key; allowed: name, type, path, extensions, max_bytes, follow_symlinks, respect_gitignore, include_drafts, id_prefix, url_template, url_rules"),
+        (FILES + 'recursive = true\n' + LOCAL, "sources[0].recursive: unknown key; allowed: name, type, path, extensions, max_bytes, follow_symlinks, respect_gitignore, include_drafts, id_prefix, url_template, url_rules, fallback_encoding"),
         (FILES + FILES + LOCAL, "sources: names must be unique; repeated: docs"),
         (FILES + LOCAL + '[server]\ncors_origins = ["help.example.com"]\n',
          "server.cors_origins[0]: an origin is scheme://host[:port] as a browser sends it, without a path; got 'help.example.com' (e.g. 'https://help.example.com', or \"*\" for any)"),

@@ -443,7 +443,27 @@ def test_one_bad_file_never_fails_the_run(tmp_path):
         ("FILE_EXTRACTION_FAILED", "file:latin1.md"),
     ]
     assert [(w["code"], w["doc_id"]) for w in report["warnings"]] == [("FILE_EXTRACTION_EMPTY", "file:empty.md")], "never had text: left out"
-    assert "latin1.md: not UTF-8 text (byte 3: invalid continuation byte); save it as UTF-8" in [e["message"] for e in report["errors"]]
+    said = next(e["message"] for e in report["errors"] if e["doc_id"] == "file:latin1.md")
+    assert said.startswith("latin1.md: not UTF-8 text (byte 3: invalid continuation byte); save it as UTF-8") and 'fallback_encoding = "cp1252"' in said
+
+
+def test_a_folder_of_files_saved_by_windows_is_read_with_a_fallback_encoding(tmp_path):
+    """Notepad and older Office save "ANSI" text: cp1252 in Western Europe and the Americas. Such
+    files failed as "not UTF-8" however many there were; `fallback_encoding` reads them, and the
+    folder's UTF-8 files stay read as UTF-8."""
+    config = small_corpus(tmp_path)
+    (tmp_path / "docs" / "menu.txt").write_bytes("Caf\u00e9 cr\u00e8me br\u00fbl\u00e9e \u2013 the chef\u2019s dessert of the day.\n".encode("cp1252"))
+    assert run_cli("run", "-c", str(config)).exit_code == 4, "not UTF-8: one error, the run goes on"
+    config.write_text(config.read_text().replace('path = "docs"\n', 'path = "docs"\nfallback_encoding = "windows-1252"\n'))
+    (tmp_path / "docs" / "refunds.md").write_text("# Refunds\n\nA refund is paid within 30 days \u2013 na\u00efve or not.\n")  # UTF-8 beside it
+    result = run_cli("run", "-c", str(config), "--json")
+    assert result.exit_code == 0, result.output
+    hits = {h["title"]: h["text"] for h in json.loads(run_cli("search", "crème brûlée dessert", "-c", str(config), "--json").output)["hits"]}
+    assert "Caf\u00e9 cr\u00e8me br\u00fbl\u00e9e \u2013 the chef\u2019s dessert of the day." in hits["Caf\u00e9 cr\u00e8me br\u00fbl\u00e9e \u2013 the chef\u2019s dessert of the day."]
+    assert "30 days \u2013 na\u00efve" in hits["Refunds"], "a UTF-8 file is not read as cp1252 (it would read \u00e2\u20ac\u201c)"
+    config.write_text(config.read_text().replace('"windows-1252"', '"hex"'))
+    refused = run_cli("run", "-c", str(config))
+    assert refused.exit_code == 2 and "fallback_encoding: 'hex' is not a text encoding" in refused.output, refused.output
 
 
 def test_the_index_command_ends_with_the_runs_exit_code_and_all_it_printed_and_wrote(tmp_path):

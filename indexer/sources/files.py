@@ -145,7 +145,7 @@ def crawl_files(source: SourceConfig, progress=None, fetch_state: dict[str, Fetc
                 continue
             started = time.perf_counter()
             raw = read_bytes(path, stat.st_size)
-            digest = file_validator(raw, source.name, committed.get(relative), source.url_template, source.url_rules)
+            digest = file_validator(raw, source.name, committed.get(relative), source.url_template, source.url_rules, source.fallback_encoding)
             state = fetch_state.get(doc_id)
             if state is not None and state.etag == digest:
                 # The bytes the last run read, read the same way: its version stands (10,000 files: ~3 s a run).
@@ -157,11 +157,14 @@ def crawl_files(source: SourceConfig, progress=None, fetch_state: dict[str, Fetc
             kept = parse_timestamp(state.last_modified) if same_bytes else None
             fallback = committed.get(relative) or kept or datetime.fromtimestamp(stat.st_mtime, tz=timezone.utc)
             published = partial(file_url, source.url_template, relative, source.url_rules) if source.url_template else None
-            document = read_file(Path(path), relative, doc_id, source.name, raw, fallback, published)
+            document = read_file(Path(path), relative, doc_id, source.name, raw, fallback, published, source.fallback_encoding)
             document = replace(document, fetch_seconds=time.perf_counter() - started, etag=digest,
                                last_modified=document.updated_at.isoformat() if document.updated_at else None)
         except UnicodeDecodeError as exc:
-            problem(ErrorCode.FILE_EXTRACTION_FAILED, not_text(exc))
+            also = ("" if source.fallback_encoding else
+                    '; or, if the folder\'s files were saved in one other encoding, set fallback_encoding on the source (Windows "ANSI" '
+                    'in Western Europe and the Americas: fallback_encoding = "cp1252")')
+            problem(ErrorCode.FILE_EXTRACTION_FAILED, not_text(exc) + also)
         except ExtractionError as exc:
             problem(exc.code or ErrorCode.FILE_EXTRACTION_FAILED, str(exc), exc.level)
         except OSError as exc:
@@ -220,20 +223,24 @@ def is_draft(metadata: dict) -> bool:
     return said("draft", True) or said("published", False) or said("noindex", True)
 
 
-def file_validator(raw: bytes, source_name: str, committed: datetime | None, url_template: str = "", url_rules: str = "plain") -> str:
+def file_validator(raw: bytes, source_name: str, committed: datetime | None, url_template: str = "", url_rules: str = "plain",
+                   fallback_encoding: str = "") -> str:
     """A file's stored `etag`: "<sha256 of its bytes>/<what else its document depends on>" — the
-    source it is read into, its last commit date, the source's `url_template` and `url_rules`, and
-    how readers read it (EXTRACTION_VERSION)."""
-    return f"{hashlib.sha256(raw).hexdigest()}/{_read_context(source_name, committed, url_template, url_rules)}"
+    source it is read into, its last commit date, the source's `url_template`, `url_rules` and
+    `fallback_encoding`, and how readers read it (EXTRACTION_VERSION)."""
+    context = _read_context(source_name, committed, url_template, url_rules, fallback_encoding)
+    return f"{hashlib.sha256(raw).hexdigest()}/{context}"
 
 
 @lru_cache(maxsize=4096)  # files of a folder outside git, or of one commit, share it
-def _read_context(source_name: str, committed: datetime | None, url_template: str, url_rules: str) -> str:
+def _read_context(source_name: str, committed: datetime | None, url_template: str, url_rules: str, fallback_encoding: str) -> str:
     context = f"{EXTRACTION_VERSION}\0{source_name}\0{committed.isoformat() if committed else ''}"
     if url_template:  # without one, the context of the runs before url_template existed: their files stay skipped
         context += f"\0{url_template}"
     if url_template and url_rules != "plain":  # likewise the runs before url_rules
         context += f"\0{url_rules}"
+    if fallback_encoding:  # and before fallback_encoding
+        context += f"\0encoding={fallback_encoding}"
     return hashlib.sha256(context.encode()).hexdigest()[:16]
 
 
@@ -253,10 +260,11 @@ def read_bytes(path: str, size: int) -> bytes:
 
 
 def read_file(path: Path, relative: str, doc_id: str, source_name: str, raw: bytes | None = None, updated_at: datetime | None = None,
-              url: str | Callable[[dict], str | None] | None = None) -> Document:
+              url: str | Callable[[dict], str | None] | None = None, fallback_encoding: str = "") -> Document:
     """One file as a document; `updated_at` is used when the file does not say (front matter), else its
     mtime; `url` (its source's url_template, or a function of the file's front matter giving it) when
-    it does not name its own (front matter, a canonical link)."""
+    it does not name its own (front matter, a canonical link); `fallback_encoding` reads Markdown and
+    text that is not UTF-8."""
     suffix = path.suffix.lower()
     words = path.stem.replace("-", " ").replace("_", " ").strip()
     fallback_title = words[:1].upper() + words[1:]  # "API keys.md" stays "API keys" (capitalize() made it "Api keys")
@@ -270,10 +278,10 @@ def read_file(path: Path, relative: str, doc_id: str, source_name: str, raw: byt
     elif suffix == ".docx":
         extracted = extract_docx(raw, fallback_title)
     elif suffix in MARKDOWN_SUFFIXES:  # its front matter may move it (`slug`) or say it is no page: its url is the extractor's
-        extracted = extract_markdown(decode_file_text(raw), fallback_title, mdx=suffix == ".mdx", url=url)
+        extracted = extract_markdown(decode_file_text(raw, fallback_encoding), fallback_title, mdx=suffix == ".mdx", url=url)
         published = None
     else:
-        extracted = extract_text(decode_file_text(raw), fallback_title)
+        extracted = extract_text(decode_file_text(raw, fallback_encoding), fallback_title)
     updated_at = extracted.updated_at or updated_at or datetime.fromtimestamp(path.stat().st_mtime, tz=timezone.utc)
     return Document(
         doc_id=doc_id,
