@@ -59,7 +59,7 @@ def strip_markup(text: str, mdx: bool = False) -> str:
     without import / export paragraphs."""
     if not mdx and "<" not in text and "&" not in text and "{" not in text and "import" not in text:
         return text
-    segments = list(_segments(text))
+    segments = list(fenced_segments(text))
     mdx = mdx or any(not is_code and _IMPORT_LINE.search(part) for is_code, part in segments)
     out: list[str] = []
     for is_code, part in segments:
@@ -74,7 +74,7 @@ def strip_markup(text: str, mdx: bool = False) -> str:
     return "".join(out)
 
 
-def _segments(text: str):
+def fenced_segments(text: str):
     """(is_code, lines) for each run of lines; a fenced code block, fences included, is code. A
     fence not closed runs to the end of the text, as in CommonMark."""
     run: list[str] = []

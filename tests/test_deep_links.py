@@ -167,14 +167,17 @@ def test_a_docs_folder_with_a_url_template_links_every_hit_to_its_page(tmp_path,
 def test_a_docusaurus_or_hugo_folder_links_where_the_site_publishes_each_page(tmp_path, local_embedder):
     """Docusaurus leaves number prefixes out of its URLs and reads `slug` and `id` from front matter;
     Hugo lower-cases paths and reads `slug`. By the file's path alone ("plain"), those hits linked to
-    pages that do not exist: the chatbot cited a 404."""
+    pages that do not exist: the chatbot cited a 404. A Docusaurus partial is shown inside the pages
+    that import it, and is no page of its own."""
     docs = tmp_path / "docs"
     (docs / "02-guides").mkdir(parents=True)
     (docs / "02-guides" / "03-install.md").write_text("# Install\n\n## Proxy settings\n\nSet HTTPS_PROXY before the installer runs.\n")
     (docs / "02-guides" / "02-guides.md").write_text("# Guides\n\nThe guides walk through the whole product, page by page.\n")
     (docs / "01-faq.md").write_text("---\nslug: /questions\n---\n# FAQ\n\nRefunds take five business days.\n")
     (docs / "02-guides" / "billing.md").write_text("---\nid: invoices\n---\n# Billing\n\nInvoices are sent on the first of each month.\n")
-    (docs / "_shared-warning.mdx").write_text("Never share your API key with a support agent.\n")  # a partial, imported by pages
+    (docs / "_shared").mkdir()
+    (docs / "_shared" / "_key-warning.mdx").write_text("---\ntitle: ignored\n---\nNever share your API key with a support agent.\n")  # a partial
+    (docs / "03-keys.mdx").write_text("# API keys\n\nimport KeyWarning from './_shared/_key-warning.mdx';\n\nCreate a key under Settings.\n\n<KeyWarning />\n")
 
     def hits_after_run(rules: str) -> dict[str, dict]:
         config = load_config(write_config(tmp_path, f'[[sources]]\nname = "docs"\ntype = "files"\npath = "docs"\nextensions = [".md", ".mdx"]\n'
@@ -192,7 +195,11 @@ def test_a_docusaurus_or_hugo_folder_links_where_the_site_publishes_each_page(tm
     assert hits["walk through the whole product"]["url"] == "https://acme.dev/docs/guides", "a file named as its folder is the folder"
     assert hits["refunds business days"]["url"] == "https://acme.dev/docs/questions"
     assert hits["invoices first of each month"]["url"] == "https://acme.dev/docs/guides/invoices"
-    assert hits["share your API key"]["url"] is None, "a partial is no page of its own: no link to a 404"
+    assert hits["share your API key"]["url"] == "https://acme.dev/docs/keys", "a partial: found on the page that shows it"
+    assert "Create a key under Settings.\n\nNever share your API key" in hits["share your API key"]["text"]
+    (docs / "_shared" / "_key-warning.mdx").write_text("Never share your API key with a reseller.\n")
+    hits = hits_after_run('url_rules = "docusaurus"\n')
+    assert "Never share your API key with a reseller." in hits["share your API key"]["text"], "a changed partial: each page showing it is read again"
 
     (tmp_path / "content" / "Posts" / "Launch Day").mkdir(parents=True)
     (tmp_path / "content" / "Posts" / "Launch Day" / "index.md").write_text("+++\nslug = 'we-launched'\n+++\n# Launch\n\nThe doors opened at nine.\n")

@@ -272,3 +272,21 @@ def test_a_generated_docs_site_reads_without_its_heading_links_and_invisible_cha
     assert page.text.splitlines()[0] == "# Installation" and "\n## Behind a proxy\n" in page.text and "\n## Getting started with C#\n" in page.text
     assert "documentation covers" in page.text and "\u200b" not in page.text and "\u00ad" not in page.text
     assert [name for _, name in page.anchors] == ["installation", "proxy"], "headings still find their ids"
+
+
+def test_partials_are_shown_where_the_page_uses_them_and_nowhere_else(tmp_path):
+    """An MDX page shows an imported .md / .mdx file where it writes its component; an import in a
+    code block is an example, a file outside the site is not read, and a cycle ends."""
+    from indexer.partials import inline_partials
+
+    site, docs = tmp_path / "site", tmp_path / "site" / "docs"
+    docs.mkdir(parents=True)
+    (tmp_path / "secret.md").write_text("outside the site\n")
+    (docs / "_a.mdx").write_text("import B from './_b.md';\n\nA says hello.\n\n<B />\n")
+    (docs / "_b.md").write_text("import A from './_a.mdx';\n\nB says hello.\n\n<A />\n")  # a cycle
+    page = ("import A from './_a.mdx';\nimport S from '../../secret.md';\n\n# Page\n\n<A />\n\n<S />\n\n"
+            "```mdx\nimport A from './_a.mdx';\n\n<A />\n```\n")
+    text = extract_markdown(inline_partials(page, docs / "page.mdx", site), "Page", mdx=True).text
+    assert text.count("A says hello.") == 1 and text.count("B says hello.") == 1, text
+    assert "outside the site" not in text
+    assert "```mdx\nimport A from './_a.mdx';\n\n<A />\n```" in text, "code is shown as written"

@@ -1,0 +1,87 @@
+"""Partials: Markdown an MDX page imports and shows where it writes the component —
+`import Warning from './_api-key-warning.mdx'`, then `<Warning />` — Docusaurus's way to share a
+passage between pages. A reader of the page sees the passage there; without it the page's text had
+a hole, and the passage was found (if at all) in a file the site publishes as no page.
+
+Imports by a relative path or Docusaurus's `@site/` (the site's folder: the source folder's
+parent) of a .md / .mdx file inside the site's folder are followed, to a depth of MAX_DEPTH and
+never round a cycle; any other import stays what it was (a component, left out of the text).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from indexer.errors import ExtractionError
+from indexer.frontmatter import split_front_matter
+from indexer.markup import fenced_segments
+
+MAX_DEPTH = 5
+_IMPORT = re.compile(r"""^import\s+([A-Za-z_$][\w$]*)\s+from\s+(['"])([^'"\n]+\.mdx?)\2;?[ \t]*$""", re.MULTILINE)
+
+
+def imported_partials(text: str, file: Path, site: Path) -> dict[str, Path]:
+    """The component name → file of each partial `text` (the MDX of `file`) imports."""
+    found: dict[str, Path] = {}
+    for is_code, part in fenced_segments(text):
+        if is_code or "import" not in part:
+            continue
+        for match in _IMPORT.finditer(part):
+            name, target = match.group(1), match.group(3)
+            if target.startswith("@site/"):
+                path = site / target[len("@site/"):]
+            elif target.startswith(("./", "../")):
+                path = file.parent / target
+            else:
+                continue
+            try:
+                path = path.resolve()
+            except (OSError, RuntimeError):
+                continue
+            if path.is_relative_to(site) and path.is_file():
+                found[name] = path
+    return found
+
+
+def partial_bytes(raw: bytes, file: Path, site: Path) -> bytes:
+    """The bytes of every partial the Markdown `raw` shows, with their paths, for the page's validator:
+    a changed partial changes each page that shows it. b"" when it shows none."""
+    if b"import" not in raw:
+        return b""
+    parts: list[bytes] = []
+
+    def walk(text: str, at: Path, depth: int, seen: frozenset[Path]) -> None:
+        for path in imported_partials(text, at, site).values():
+            if path in seen or depth >= MAX_DEPTH:
+                continue
+            try:
+                body = path.read_bytes()
+            except OSError:
+                continue
+            parts.append(str(path).encode() + b"\0" + body)
+            walk(body.decode("utf-8", errors="replace"), path, depth + 1, seen | {path})
+
+    walk(raw.decode("utf-8", errors="replace"), file, 0, frozenset({file.resolve()}))
+    return b"\0".join(parts)
+
+
+def inline_partials(text: str, file: Path, site: Path, depth: int = 0, seen: frozenset[Path] = frozenset()) -> str:
+    """`text` with each `<Name />` (or `<Name></Name>`) of an imported partial replaced by the
+    partial's Markdown, its front matter left out and its own partials inlined."""
+    if "import" not in text:
+        return text
+    seen = seen | {file.resolve()}
+    for name, path in imported_partials(text, file, site).items():
+        if path in seen or depth >= MAX_DEPTH:
+            continue
+        use = re.compile(rf"<{re.escape(name)}(?:\s[^<>]*)?(?:/>|>\s*</{re.escape(name)}\s*>)")
+        if not use.search(text):
+            continue
+        try:
+            _, body = split_front_matter(path.read_text(encoding="utf-8-sig"))
+        except (OSError, UnicodeDecodeError, ExtractionError):
+            continue
+        body = inline_partials(body, path, site, depth + 1, seen).strip()
+        text = "".join(part if is_code else use.sub(lambda _: f"\n\n{body}\n\n", part) for is_code, part in fenced_segments(text))
+    return text
