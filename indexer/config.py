@@ -131,7 +131,7 @@ SOURCE_KEYS_BY_TYPE = {
         "include_drafts": Key(bool, default=False),
         "id_prefix": Key(str, default=""),
         "url_template": Key(str, default=""),
-        "url_rules": Key(str, default="plain", choices=URL_RULES),
+        "url_rules": Key(str, default="plain", choices=tuple(URL_RULES)),
         "fallback_encoding": Key(str, default=""),
     },
     "urls": {

@@ -13,6 +13,12 @@ worse than none: the chatbot cites it, the visitor lands on an error page.
 - "hugo": paths in lower case with spaces as hyphens; front matter `slug` replaces the last segment
   (not a section's); index.md (a page bundle) and _index.md (a section) are their folder, README.md
   a page like any other.
+- "jekyll": pages as "plain"; a post (`_posts/2024-05-01-launch.md`) at its categories (folders
+  above `_posts` and front matter `categories` / `category`, in lower case), then the date (front
+  matter `date`, else the file name's) and its title (front matter `slug`, else the file name's):
+  news/2024/05/01/launch — Jekyll's "date" and "pretty" styles; the template adds ".html" or "/".
+A folder's own page under a template that ends `{slug}.html` is the folder's index.html (MkDocs
+without directory URLs, Jekyll), not "folder.html".
 A file's own `url` or `permalink` (front matter) is read by the extractor and wins over all of these.
 """
 
@@ -22,7 +28,12 @@ import posixpath
 import re
 from urllib.parse import quote
 
-URL_RULES = ("plain", "docusaurus", "hugo")
+URL_RULES = {  # each one as `index init` explains it in the config it writes
+    "plain": "the file's path",
+    "docusaurus": "as Docusaurus makes URLs: 01- prefixes left out, front matter slug and id",
+    "hugo": "as Hugo makes URLs: lower case, front matter slug",
+    "jekyll": "as Jekyll makes URLs: posts by category, date and title",
+}
 FOLDER_PAGES = ("index", "readme", "_index")  # "plain": a folder's own page (README.md on GitHub, _index.md in Hugo)
 
 # Docusaurus's default number prefix parser: "01-intro", "3 - Setup", "02_guides"; not a date or a version.
@@ -40,8 +51,12 @@ def file_url(template: str, relative: str, rules: str = "plain", meta: dict | No
         slug = _docusaurus_slug(folder, stem, meta)
     elif rules == "hugo":
         slug = _hugo_slug(folder, stem, meta)
+    elif rules == "jekyll" and "_posts" in folder.split("/"):
+        slug = _jekyll_post_slug(folder, stem, meta)
     else:
         slug = folder if stem.lower() in FOLDER_PAGES else f"{folder}/{stem}".lstrip("/")
+        if stem.lower() in FOLDER_PAGES and template.partition("{slug}")[2].startswith("."):
+            slug = f"{slug}/index".lstrip("/")  # "{slug}.html": folder/index.html, as the site writes it
     if slug is None:
         return None
     if not slug and "{slug}" in template:  # the top folder's own page: the template up to {slug}
@@ -79,6 +94,37 @@ def _docusaurus_slug(folder: str, stem: str, meta: dict) -> str | None:
         return base
     resolved = posixpath.normpath(posixpath.join("/", base, slug or _text(meta, "id") or named))
     return resolved.strip("/")
+
+
+_POST_NAME = re.compile(r"(\d{4})-(\d{2})-(\d{2})-(.+)")
+_WRITTEN_DATE = re.compile(r"\s*(\d{4})-(\d{2})-(\d{2})")
+
+
+def _jekyll_post_slug(folder: str, stem: str, meta: dict) -> str | None:
+    named = _POST_NAME.fullmatch(stem)
+    if not named:  # Jekyll publishes no post without a date in its file name
+        return None
+    year, month, day, title = named.groups()
+    written = meta.get("date")
+    if hasattr(written, "year"):  # YAML read it as a date
+        year, month, day = f"{written.year:04d}", f"{written.month:02d}", f"{written.day:02d}"
+    elif isinstance(written, str) and (found := _WRITTEN_DATE.match(written)):
+        year, month, day = found.groups()
+    folders = folder.split("/")
+    listed = meta.get("categories", meta.get("category")) or []
+    listed = listed.split() if isinstance(listed, str) else listed if isinstance(listed, list) else [listed]
+    categories: list[str] = []
+    for category in [*folders[: folders.index("_posts")], *listed]:
+        name = str(category).strip().lower()
+        if name and name not in categories:
+            categories.append(name)
+    title = _jekyll_slugify(_text(meta, "slug") or title)
+    return "/".join([*categories, year, month, day, title])
+
+
+def _jekyll_slugify(text: str) -> str:
+    """Jekyll's slugify, "pretty" mode with case kept: what a URL cannot hold becomes a hyphen."""
+    return re.sub(r"[^\w.~!$&'()+,;=@]+", "-", text).strip("-")
 
 
 def _hugo_slug(folder: str, stem: str, meta: dict) -> str:

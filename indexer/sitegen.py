@@ -10,6 +10,10 @@ that `index init` can write a files source's `url_template` (its hits then link 
 - Docusaurus: `docusaurus.config.js` / `.ts` / `.mjs` beside the docs folder: `url` and `baseUrl`,
   then `docs/{slug}` (or the docs plugin's `routeBasePath`), by Docusaurus's url_rules. The config
   is JavaScript: only literal strings are read, and nothing is guessed when they are not found.
+- Jekyll: `_config.yml` in the folder: `url` and `baseurl`, then `{slug}.html` (or `{slug}/` with
+  `permalink: pretty`), by Jekyll's url_rules. A GitHub Pages site often leaves `url` out, as
+  GitHub fills it in: then the folder's `CNAME` names the site, or else the repository's GitHub
+  remote does (https://OWNER.github.io/REPO). Another `permalink` style names nothing.
 
 A config that cannot be read names nothing: the source is written without a template, as before.
 """
@@ -22,11 +26,13 @@ from pathlib import Path
 
 import yaml
 
+from indexer.sources.files import git_output
+
 
 def published_template(folder: Path) -> tuple[str, str, str] | None:
     """(url_template, url_rules, the config file they come from) for the files in `folder`, or None."""
     folder = folder.resolve()
-    for reader in (_mkdocs, _hugo, _docusaurus):
+    for reader in (_mkdocs, _hugo, _docusaurus, _jekyll):
         found = reader(folder)
         if found:
             return found
@@ -90,6 +96,31 @@ def _docusaurus(folder: Path) -> tuple[str, str, str] | None:
         docs = (route[0] if route else "docs").strip("/")
         return _join(prefix, f"{docs}/{{slug}}" if docs else "{slug}"), "docusaurus", name
     return None
+
+
+_GITHUB_REMOTE = re.compile(r"(?:git@github\.com:|https://github\.com/)([\w.-]+)/([\w.-]+?)(?:\.git)?/?")
+
+
+def _jekyll(folder: Path) -> tuple[str, str, str] | None:
+    settings = _load(folder / "_config.yml", yaml.safe_load)
+    if not isinstance(settings, dict) or settings.get("permalink") not in (None, "date", "pretty"):
+        return None
+    base = str(settings.get("baseurl") or "").strip()
+    url, said = settings.get("url"), "_config.yml"
+    if not isinstance(url, str) or not url.startswith(("http://", "https://")):
+        url = None
+        cname = _load(folder / "CNAME", lambda text: text.strip().lower())
+        if cname and re.fullmatch(r"[a-z0-9.-]+\.[a-z]{2,}", cname):
+            url, said = f"https://{cname}", "_config.yml and CNAME"
+        elif found := _GITHUB_REMOTE.fullmatch((git_output(folder, "remote", "get-url", "origin") or "").strip()):
+            owner, repository = found.group(1).lower(), found.group(2)
+            url, said = f"https://{owner}.github.io", "_config.yml and the GitHub remote"
+            if repository.lower() != f"{owner}.github.io" and not base:
+                base = f"/{repository}"  # a project site: GitHub Pages sets baseurl to it
+    if not url:
+        return None
+    page = "{slug}/" if settings.get("permalink") == "pretty" else "{slug}.html"
+    return _join(_join(url, base.strip("/")) if base.strip("/") else url, page), "jekyll", said
 
 
 def _load(path: Path, parse):

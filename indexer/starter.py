@@ -56,11 +56,8 @@ def place_of(spec: str, config_dir: Path) -> Place:
     raise ConfigError(f"{spec!r} is not a folder, a file of curated answers, a web page or sitemap URL (http:// or https://), or a Notion page URL or id")
 
 
-RULES_SAID = {"docusaurus": "as Docusaurus makes URLs: 01- prefixes left out, front matter slug and id",
-              "hugo": "as Hugo makes URLs: lower case, front matter slug"}
-
-
 def _folder(folder: Path, config_dir: Path) -> Place:
+    from indexer.fileurls import URL_RULES
     from indexer.sitegen import published_template
 
     relative = os.path.relpath(folder.resolve(), config_dir.resolve())
@@ -71,7 +68,7 @@ def _folder(folder: Path, config_dir: Path) -> Place:
         template, rules, source = published
         lines.append(_line(f"url_template = {_quote(template)}", f"from {source}: hits link to the published pages"))
         if rules != "plain":
-            lines.append(_line(f"url_rules = {_quote(rules)}", RULES_SAID[rules]))
+            lines.append(_line(f"url_rules = {_quote(rules)}", URL_RULES[rules]))
         return Place(name, "files", lines, f"the files in {relative}, published at {template}")
     return Place(name, "files", lines, f"the files in {relative}",
                  [_line('# url_template = "https://docs.example.com/{slug}/"', "where your site publishes each file, so hits link to it")])

@@ -212,8 +212,31 @@ def test_a_docusaurus_or_hugo_folder_links_where_the_site_publishes_each_page(tm
         assert first_hit(client, "dark mode spring")["url"] == "https://example.org/posts/road-map/"
 
 
+def test_a_jekyll_site_links_its_posts_and_leaves_its_templates_out(tmp_path, local_embedder):
+    """A Jekyll site's folder holds its layouts and includes beside its pages: they were indexed as
+    pages ("{{ content }}"), drafts too, and a post was linked at _posts/2024-05-01-launch.html,
+    where Jekyll publishes nothing."""
+    site = tmp_path / "site"
+    for folder in ("_posts", "_layouts", "_includes", "_drafts", "guide"):
+        (site / folder).mkdir(parents=True)
+    (site / "_layouts" / "default.html").write_text("<html><body><nav>Handbook menu</nav>{{ content }}</body></html>\n")
+    (site / "_includes" / "footer.html").write_text("<footer>Copyright Acme, all rights reserved</footer>\n")
+    (site / "_drafts" / "merger.md").write_text("# Merger\n\nWe are buying our largest competitor.\n")
+    (site / "_posts" / "2024-05-01-new-office.md").write_text("---\ncategories: News\n---\nThe new office in Porto opened its doors.\n")
+    (site / "guide" / "index.md").write_text("# Guide\n\nThe guide covers the badge reader.\n")
+    config = load_config(write_config(tmp_path, '[[sources]]\nname = "site"\ntype = "files"\npath = "site"\n'
+                                                 'url_template = "https://acme.github.io/handbook/{slug}.html"\nurl_rules = "jekyll"\n'
+                                                 '[[spaces]]\nprovider = "local"\n'))
+    report = run_index(config)
+    assert report.documents == 2, "the post and the guide: no layout, include or draft"
+    assert [w.code for w in report.warnings] == ["FILE_DRAFT"] and "_drafts folder" in report.warnings[0].message
+    with api_client(config.artifacts) as client:
+        assert first_hit(client, "office in Porto opened")["url"] == "https://acme.github.io/handbook/news/2024/05/01/new-office.html"
+        assert first_hit(client, "badge reader guide")["url"] == "https://acme.github.io/handbook/guide/index.html", "not guide.html"
+
+
 @pytest.mark.parametrize("rules, says", [
-    ('url_rules = "gatsby"\nurl_template = "https://a.dev/{slug}"', "url_rules: must be one of plain, docusaurus, hugo; got 'gatsby'"),
+    ('url_rules = "gatsby"\nurl_template = "https://a.dev/{slug}"', "url_rules: must be one of plain, docusaurus, hugo, jekyll; got 'gatsby'"),
     ('url_rules = "hugo"', 'url_rules: says how hugo makes each file\'s {slug}, but the source has no url_template'),
 ])
 def test_url_rules_that_cannot_apply_are_a_config_error(tmp_path, rules, says):

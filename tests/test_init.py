@@ -1,6 +1,7 @@
 """`index init`: a first config from where the documents are, that `index run` then reads as it is."""
 
 import json
+import subprocess
 
 from click.testing import CliRunner
 
@@ -103,10 +104,17 @@ def test_a_docs_sites_own_config_gives_its_files_their_urls(tmp_path, monkeypatc
     (tmp_path / "plain").mkdir()
     (tmp_path / "blog" / "content").mkdir(parents=True)  # its posts are published by date, not by path
     (tmp_path / "blog" / "hugo.toml").write_text('baseURL = "https://blog.example.org/"\n[permalinks]\nposts = "/:year/:month/:slug/"\n')
-    result = init(tmp_path, monkeypatch, "mk/docs", "hugo/content", "docu/docs", "plain", "blog/content")
+    (tmp_path / "pages" / "handbook").mkdir(parents=True)  # GitHub Pages: Jekyll, the site's URL left to GitHub
+    (tmp_path / "pages" / "handbook" / "_config.yml").write_text("title: Handbook\npermalink: pretty\n")
+    subprocess.run(["git", "init", "-q", str(tmp_path / "pages")], check=True)
+    subprocess.run(["git", "-C", str(tmp_path / "pages"), "remote", "add", "origin", "git@github.com:AcmeCorp/handbook.git"], check=True)
+    (tmp_path / "domain").mkdir()
+    (tmp_path / "domain" / "_config.yml").write_text("baseurl: /help\n")
+    (tmp_path / "domain" / "CNAME").write_text("docs.acme.dev\n")
+    result = init(tmp_path, monkeypatch, "mk/docs", "hugo/content", "docu/docs", "plain", "blog/content", "pages/handbook", "domain")
     assert result.exit_code == 0, result.output
     sources = load_config(tmp_path / "index.toml").sources
     assert [s.url_template for s in sources] == ["https://docs.acme.dev/{slug}/", "https://example.org/{slug}.html", "https://acme.dev/help/docs/{slug}",
-                                                 "", ""]
-    assert [s.url_rules for s in sources] == ["plain", "hugo", "docusaurus", "plain", "plain"], "each generator's own way to a file's URL"
+                                                 "", "", "https://acmecorp.github.io/handbook/{slug}/", "https://docs.acme.dev/help/{slug}.html"]
+    assert [s.url_rules for s in sources] == ["plain", "hugo", "docusaurus", "plain", "plain", "jekyll", "jekyll"], "each generator's own way"
     assert "published at https://docs.acme.dev/{slug}/" in result.output

@@ -98,6 +98,6 @@ def _next_steps(needed: list[tuple[str, ...]], config_dir: Path, option: str) ->
 
 def _committable(folder: Path) -> bool:
     """Whether `folder` lies in a git work tree that does not ignore it."""
-    from indexer.sources.files import _git
+    from indexer.sources.files import git_output
 
-    return _git(folder.parent, "rev-parse", "--is-inside-work-tree") is not None and _git(folder.parent, "check-ignore", "-q", str(folder)) is None
+    return git_output(folder.parent, "rev-parse", "--is-inside-work-tree") is not None and git_output(folder.parent, "check-ignore", "-q", str(folder)) is None

@@ -31,6 +31,9 @@ from indexer.sources import SourceResult
 # team's documents, and a folder outside git (a downloaded archive, a server's copy) has no
 # .gitignore to leave them out.
 PACKAGE_FOLDERS = frozenset({"node_modules", "bower_components", "site-packages", "__pycache__"})
+# A Jekyll site's folder holds its templates and build beside its pages: `_layouts/default.html`
+# indexed as a page is "{{ content }}" and its Liquid, `_site/` every page a second time.
+SITE_BUILD_FOLDERS = frozenset({"_layouts", "_includes", "_sass", "_data", "_plugins", "_site"})
 MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdx")  # read as Markdown; .mdx as MDX
 
 
@@ -52,7 +55,7 @@ def list_files(source: SourceConfig) -> list[str]:
                 if entry.name.startswith(".") or (partials_hidden and entry.name.startswith("_")):
                     continue
                 if entry.is_dir(follow_symlinks=False):  # linked folders are not entered
-                    if entry.name not in PACKAGE_FOLDERS:
+                    if entry.name not in PACKAGE_FOLDERS and entry.name not in SITE_BUILD_FOLDERS:
                         folders.append(entry.path)
                 elif os.path.splitext(entry.name)[1].lower() in source.extensions and _is_file(entry):
                     found.append(entry.path)
@@ -65,7 +68,7 @@ def _not_ignored(folder: Path, found: list[str]) -> list[str]:
     """`found` without the files git ignores (.gitignore, .git/info/exclude, the global excludes):
     build output such as `_build/html` or `site/` would index every page a second time, and a
     scheduled run on a fresh checkout never sees them. Unchanged outside a git work tree or without git."""
-    listed = _git(folder, "ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory", "--", ".")
+    listed = git_output(folder, "ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory", "--", ".")
     if not listed:
         return found
     ignored = [os.path.join(os.fspath(folder), name) for name in listed.split("\0") if name]
@@ -74,7 +77,7 @@ def _not_ignored(folder: Path, found: list[str]) -> list[str]:
     return [path for path in found if path not in files and not path.startswith(folders)]
 
 
-def _git(folder: Path, *args: str) -> str | None:
+def git_output(folder: Path, *args: str) -> str | None:
     """git's output in `folder`; None when it is not a work tree, git is missing or fails."""
     try:
         done = subprocess.run(["git", "-C", str(folder), *args], capture_output=True, text=True, timeout=120, check=False)
@@ -94,11 +97,11 @@ def git_dates(folder: Path) -> dict[str, datetime]:
     """Path (relative to `folder`) → the commit date of the last commit that touched it, for the
     files git tracks and has no uncommitted change to; {} outside a git work tree or without git.
     One `git log` for the whole folder."""
-    log = _git(folder, "log", "--format=%x00%cI", "--name-only", "--relative", "--no-renames", "--", ".")
+    log = git_output(folder, "log", "--format=%x00%cI", "--name-only", "--relative", "--no-renames", "--", ".")
     if log is None:
         return {}
-    changed = _git(folder, "status", "--porcelain", "--untracked-files=no", "--no-renames", "--", ".") or ""
-    prefix = (_git(folder, "rev-parse", "--show-prefix") or "").strip()
+    changed = git_output(folder, "status", "--porcelain", "--untracked-files=no", "--no-renames", "--", ".") or ""
+    prefix = (git_output(folder, "rev-parse", "--show-prefix") or "").strip()
     dirty = {line[3:].removeprefix(prefix) for line in changed.splitlines() if len(line) > 3}
     dates: dict[str, datetime] = {}
     when = None
@@ -176,9 +179,8 @@ def crawl_files(source: SourceConfig, progress=None, fetch_state: dict[str, Fetc
         except Exception as exc:  # whatever one file does to a parser, it is that file's error, never the run's
             problem(ErrorCode.FILE_EXTRACTION_FAILED, f"{type(exc).__name__}: {exc}")
         else:
-            if not source.include_drafts and is_draft(document.metadata):
-                problem(ErrorCode.FILE_DRAFT, "its front matter marks it a draft (draft: true, published: false or noindex: true); "
-                                              "not indexed (set include_drafts = true to index drafts)", "warning")
+            if not source.include_drafts and (drafted := draft_reason(relative, document.metadata)):
+                problem(ErrorCode.FILE_DRAFT, f"{drafted}; not indexed (set include_drafts = true to index drafts)", "warning")
             elif navigation := navigation_file(relative, document.text):
                 problem(ErrorCode.FILE_NAVIGATION, f"{navigation}, not a page: not indexed", "warning")
             elif document.text.strip():
@@ -217,14 +219,19 @@ def navigation_file(relative: str, text: str) -> str | None:
     return None
 
 
-def is_draft(metadata: dict) -> bool:
-    """Front matter that keeps a page off the published site (Hugo and Docusaurus `draft: true`,
-    Jekyll `published: false`, `noindex: true`): not for a chatbot to cite either."""
+def draft_reason(relative: str, metadata: dict) -> str | None:
+    """Why a file is kept off the published site, or None: its front matter (Hugo and Docusaurus
+    `draft: true`, Jekyll `published: false`, `noindex: true`) or Jekyll's `_drafts` folder. Not
+    for a chatbot to cite either."""
     def said(key: str, value: bool) -> bool:
         given = metadata.get(key)
         return given is value or (isinstance(given, str) and given.strip().lower() == str(value).lower())
 
-    return said("draft", True) or said("published", False) or said("noindex", True)
+    if said("draft", True) or said("published", False) or said("noindex", True):
+        return "its front matter marks it a draft (draft: true, published: false or noindex: true)"
+    if "_drafts" in relative.split("/")[:-1]:
+        return "it is in a _drafts folder, which Jekyll does not publish"
+    return None
 
 
 def file_validator(raw: bytes, source_name: str, committed: datetime | None, url_template: str = "", url_rules: str = "plain",
