@@ -24,11 +24,13 @@ from indexer.markup import strip_markup
 
 # What the readers make of the same bytes. Raise it with any change to the text or metadata a file
 # is read as: a files source skips reading a file whose bytes (and this) are the last run's.
-EXTRACTION_VERSION = 3  # 2: byte order marks read, not kept as text; no base64 data URIs; file-name titles keep their capitals;
+EXTRACTION_VERSION = 4  # 2: byte order marks read, not kept as text; no base64 data URIs; file-name titles keep their capitals;
 #                         titles a program filled in ("Microsoft Word - x.docx", "Untitled Document") give way to the first heading
 #                         3: Markdown without HTML comments and tags, Hugo shortcodes and Liquid tags; .mdx read as
 #                         Markdown (indexer/markup.py); Hugo's TOML front matter; lastmod / last_modified_at as updated_at;
 #                         Word with tracked changes accepted and without hidden text
+#                         4: .rst read as reStructuredText (indexer/rst.py); MDX partials shown in the pages that import
+#                         them; Jekyll's _drafts as drafts; url_rules
 BLOCK_TAGS = {"p", "div", "section", "article", "main", "header", "footer", "aside", "figure", "figcaption", "dl", "dd", "dt", "form", "details", "summary", "center"}
 HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
 SKIP_TAGS = {"script", "style", "noscript", "template", "svg", "button", "nav"}

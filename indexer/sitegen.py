@@ -14,6 +14,8 @@ that `index init` can write a files source's `url_template` (its hits then link 
   `permalink: pretty`), by Jekyll's url_rules. A GitHub Pages site often leaves `url` out, as
   GitHub fills it in: then the folder's `CNAME` names the site, or else the repository's GitHub
   remote does (https://OWNER.github.io/REPO). Another `permalink` style names nothing.
+- Sphinx: `conf.py` in the folder: a literal `html_baseurl`, then `{slug}.html` (Read the Docs sets
+  it when it builds, so a conf.py without one names nothing).
 
 A config that cannot be read names nothing: the source is written without a template, as before.
 """
@@ -32,7 +34,7 @@ from indexer.sources.files import git_output
 def published_template(folder: Path) -> tuple[str, str, str] | None:
     """(url_template, url_rules, the config file they come from) for the files in `folder`, or None."""
     folder = folder.resolve()
-    for reader in (_mkdocs, _hugo, _docusaurus, _jekyll):
+    for reader in (_mkdocs, _hugo, _docusaurus, _jekyll, _sphinx):
         found = reader(folder)
         if found:
             return found
@@ -121,6 +123,11 @@ def _jekyll(folder: Path) -> tuple[str, str, str] | None:
         return None
     page = "{slug}/" if settings.get("permalink") == "pretty" else "{slug}.html"
     return _join(_join(url, base.strip("/")) if base.strip("/") else url, page), "jekyll", said
+
+
+def _sphinx(folder: Path) -> tuple[str, str, str] | None:
+    found = re.search(r"""^html_baseurl\s*=\s*['"](https?://[^'"]+)['"]""", _load(folder / "conf.py", lambda t: t) or "", re.MULTILINE)
+    return (_join(found.group(1), "{slug}.html"), "plain", "conf.py") if found else None
 
 
 def _load(path: Path, parse):

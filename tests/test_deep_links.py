@@ -2,6 +2,7 @@
 `<a name>`, Markdown slugs), a Notion block, a PDF page (tests/test_pdf_docx.py)."""
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -233,6 +234,30 @@ def test_a_jekyll_site_links_its_posts_and_leaves_its_templates_out(tmp_path, lo
     with api_client(config.artifacts) as client:
         assert first_hit(client, "office in Porto opened")["url"] == "https://acme.github.io/handbook/news/2024/05/01/new-office.html"
         assert first_hit(client, "badge reader guide")["url"] == "https://acme.github.io/handbook/guide/index.html", "not guide.html"
+
+
+def test_a_sphinx_folder_is_read_as_its_built_pages_read(tmp_path, local_embedder):
+    """A Sphinx (Read the Docs) folder is reStructuredText: .rst was not a default extension, so a
+    docs folder indexed only its requirements.txt; listed by hand, its pages read as markup
+    ("=====", ".. note::", ":func:`~acme.connect`") with no headings to link to."""
+    docs = tmp_path / "docs"
+    (docs / "_templates").mkdir(parents=True)
+    (docs / "_templates" / "layout.html").write_text("<html><body>{% block body %}{% endblock %} Acme theme</body></html>\n")
+    (docs / "install.rst").write_text((Path(__file__).parent / "fakes" / "sphinx-page.rst").read_text())
+    (docs / "index.rst").write_text("Acme\n====\n\nAcme moves parcels between warehouses.\n\n.. toctree::\n\n   install\n")
+    config = load_config(write_config(tmp_path, '[[sources]]\nname = "docs"\ntype = "files"\npath = "docs"\n'
+                                                'url_template = "https://docs.acme.dev/{slug}.html"\n[[spaces]]\nprovider = "local"\n'))
+    report = run_index(config)
+    assert report.documents == 2 and not report.errors, "the pages, not the theme's template"
+    with api_client(config.artifacts) as client:
+        proxy = first_hit(client, "HTTPS_PROXY environment variable before connecting")
+        assert proxy["title"] == "Installing the Agent" and proxy["heading_path"][-1] == "Proxy settings"
+        assert proxy["link"] == "https://docs.acme.dev/install.html#proxy-settings", "the id Sphinx gives the section"
+        assert "Set `HTTPS_PROXY` before calling `connect`." in proxy["text"]
+        note = first_hit(client, "outbound HTTPS to the API")
+        assert "Note: The agent needs outbound HTTPS to `api.acme.dev`." in note["text"]
+        assert "price goes up in March" not in note["text"] and ".. " not in note["text"] and "===" not in note["text"]
+        assert first_hit(client, "parcels between warehouses")["url"] == "https://docs.acme.dev/index.html"
 
 
 @pytest.mark.parametrize("rules, says", [

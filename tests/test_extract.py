@@ -290,3 +290,26 @@ def test_partials_are_shown_where_the_page_uses_them_and_nowhere_else(tmp_path):
     assert text.count("A says hello.") == 1 and text.count("B says hello.") == 1, text
     assert "outside the site" not in text
     assert "```mdx\nimport A from './_a.mdx';\n\n<A />\n```" in text, "code is shown as written"
+
+
+def test_restructuredtext_reads_as_the_built_page_reads():
+    """What Sphinx shows of a page: titles as headings with docutils' ids, code as code, a note's
+    words, a role's title; not comments, link targets, substitution definitions or table borders."""
+    from pathlib import Path
+
+    from indexer.rst import rst_to_markdown
+
+    text = rst_to_markdown((Path(__file__).parent / "fakes" / "sphinx-page.rst").read_text())
+    lines = text.splitlines()
+    assert [line for line in lines if line.startswith("#")] == [
+        "# Installing the Agent {#installing-the-agent}", "## Requirements {#requirements}", "## Configuration {#configuration}",
+        "### Proxy settings {#proxy-settings}"]
+    assert "Acme Agent runs on Linux and macOS. See the FAQ and\nupgrading or the download page." in text
+    assert "```\ncurl -sSL https://acme.dev/install.sh | sh\n```" in text and "Run the installer:" in text
+    assert '```python\nimport acme\nacme.connect(host="localhost")\n```' in text, "options such as :linenos: are not code"
+    for line in ("Note: The agent needs outbound HTTPS to `api.acme.dev`.", "Warning: Never run the agent as root.",
+                 "Set `HTTPS_PROXY` before calling `connect`.", "`connect(host, port=443)`", "Opens a connection to the Acme API.",
+                 "Version added 2.1: The `port` argument.", "Setting | Default", "timeout | 30 s", "Windows is not supported."):
+        assert line in lines, line
+    for hidden in ("price goes up", "orphan", "install-guide", "replace::", "maxdepth", "upgrading\n", "+---", "On this page", "[#]"):
+        assert hidden not in text, hidden

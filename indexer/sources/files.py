@@ -1,4 +1,4 @@
-"""A folder of .md / .mdx / .txt / .html / .pdf / .docx files. doc_id = `file:<id_prefix><path relative to the folder>`."""
+"""A folder of .md / .mdx / .rst / .txt / .html / .pdf / .docx files. doc_id = `file:<id_prefix><path relative to the folder>`."""
 
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ from indexer.extract import (
 from indexer.fileurls import file_url
 from indexer.partials import inline_partials, partial_bytes
 from indexer.pdf import extract_pdf
+from indexer.rst import rst_to_markdown
 from indexer.word import extract_docx
 from indexer.sources import SourceResult
 
@@ -32,8 +33,9 @@ from indexer.sources import SourceResult
 # .gitignore to leave them out.
 PACKAGE_FOLDERS = frozenset({"node_modules", "bower_components", "site-packages", "__pycache__"})
 # A Jekyll site's folder holds its templates and build beside its pages: `_layouts/default.html`
-# indexed as a page is "{{ content }}" and its Liquid, `_site/` every page a second time.
-SITE_BUILD_FOLDERS = frozenset({"_layouts", "_includes", "_sass", "_data", "_plugins", "_site"})
+# indexed as a page is "{{ content }}" and its Liquid, `_site/` every page a second time; so does a
+# Sphinx project's (`_templates`, `_static`, `_build`).
+SITE_BUILD_FOLDERS = frozenset({"_layouts", "_includes", "_sass", "_data", "_plugins", "_site", "_templates", "_static", "_build"})
 MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdx")  # read as Markdown; .mdx as MDX
 
 
@@ -288,6 +290,8 @@ def read_file(path: Path, relative: str, doc_id: str, source_name: str, raw: byt
         extracted = extract_pdf(raw, fallback_title)
     elif suffix == ".docx":
         extracted = extract_docx(raw, fallback_title)
+    elif suffix == ".rst":  # its headings' ids are docutils', where the page is published
+        extracted = extract_markdown(rst_to_markdown(decode_file_text(raw, fallback_encoding), ids=bool(published)), fallback_title, url=published)
     elif suffix in MARKDOWN_SUFFIXES:  # its front matter may move it (`slug`) or say it is no page: its url is the extractor's
         text = decode_file_text(raw, fallback_encoding)
         extracted = extract_markdown(inline_partials(text, path, site) if site else text, fallback_title, mdx=suffix == ".mdx", url=url)

@@ -1,0 +1,218 @@
+"""reStructuredText (Sphinx, Read the Docs) as the Markdown the rest of the reader understands: what a
+reader of the built page sees, with its structure.
+
+- Section titles (underlined, or over- and underlined) become `#` headings, levels in the order
+  their styles first appear, each with the id docutils gives it (`{#id}`), so hits link to them.
+- Directives: code (`code-block`, `::` literal blocks, `doctest`) becomes fenced code; admonitions
+  (`note`, `warning`, `versionadded`, ...) keep their text after their name ("Note: ..."); an API
+  entry (`.. function:: connect(host)`) keeps its signature and text; what draws no text on the
+  page (`toctree`, `image`, `index`, `include`, `raw`, `meta`, automodule's) and comments, link
+  targets and substitution definitions are left out; any other directive keeps its text.
+- Inline markup reads as its words: ``code`` as `code`, :role:`title <target>` as its title
+  (:func:`~pkg.mod.connect` as `connect`), `link <url>`_ as "link", footnote marks go.
+Without docutils: Sphinx's roles and directives are not docutils', and a reader that fails on
+them would index nothing of the page.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+ADORNMENT = re.compile(r"""([!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~])\1{2,}\s*""")
+DIRECTIVE = re.compile(r"\.\.\s+(?:\|[^|]+\|\s+)?([\w:.+-]+)::(?:\s+(.*))?")
+CODE = {"code-block", "code", "sourcecode", "doctest", "testcode", "testoutput", "testsetup", "parsed-literal", "math", "productionlist"}
+SILENT = {"toctree", "index", "include", "literalinclude", "raw", "image", "meta", "contents", "highlight", "currentmodule", "module",
+          "sectionauthor", "moduleauthor", "codeauthor", "tabularcolumns", "role", "default-role", "title", "only", "ifconfig",
+          "automodule", "autoclass", "autofunction", "automethod", "autoattribute", "autodata", "autoexception", "autosummary",
+          "graphviz", "inheritance-diagram", "plot", "mermaid", "include-markdown", "program", "default-domain", "sidebar-links"}
+ADMONITIONS = {"note", "warning", "tip", "important", "caution", "danger", "attention", "hint", "error", "seealso", "todo",
+               "versionadded", "versionchanged", "deprecated", "versionremoved", "admonition"}
+API = {"function", "class", "method", "attribute", "data", "exception", "decorator", "decoratormethod", "classmethod",
+       "staticmethod", "property", "envvar", "option", "describe", "object", "type", "module-level", "confval"}
+FILE_WIDE = {"orphan", "nocomments", "nosearch", "tocdepth", "hide-toc", "hide-navigation", "og:description", "html_theme.sidebar_secondary.remove"}
+
+_ROLE = re.compile(r":(?:[\w.+-]+:)*([\w.+-]+):`([^`]+)`")
+_LITERAL = re.compile(r"``(.+?)``")
+_LINK = re.compile(r"`([^`<]*?)\s*<[^`>]*>`__?")
+_NAMED_REF = re.compile(r"`([^`]+)`__?")
+_WORD_REF = re.compile(r"(?<=[A-Za-z0-9])__?(?=[\s.,;:!?)\]]|$)")
+_FOOTNOTE_REF = re.compile(r"\s?\[(?:#[\w-]*|\*|\d+|[A-Za-z][\w.-]*)\]_")
+_SUBSTITUTION = re.compile(r"\|([^|\s][^|]*?)\|(?:__?)?")
+CODE_ROLES = {"func", "meth", "class", "mod", "attr", "data", "exc", "obj", "const", "envvar", "file", "command", "program",
+              "option", "samp", "kbd", "code", "member", "var", "type", "macro", "struct", "enum", "confval"}
+
+
+def rst_to_markdown(text: str, ids: bool = True) -> str:
+    """`text` (reStructuredText) as Markdown; see the module's docstring. `ids`: each heading's
+    docutils id as `{#id}` (which the Markdown reader takes for a link target only where the page
+    is published: without a URL, leave them out)."""
+    lines = text.replace("\r\n", "\n").expandtabs(8).split("\n")
+    substitutions = {m.group(1): m.group(2).strip() for m in re.finditer(r"^\.\.\s+\|([^|]+)\|\s+replace::\s*(.*)$", text, re.MULTILINE)}
+    return re.sub(r"\n{3,}", "\n\n", _Converter(substitutions, ids).convert(lines)).strip() + "\n"
+
+
+class _Converter:
+    def __init__(self, substitutions: dict[str, str], ids: bool):
+        self.substitutions = substitutions
+        self.with_ids = ids
+        self.styles: list[tuple[str, bool]] = []  # heading styles in the order they first appear
+        self.ids: set[str] = set()
+
+    def convert(self, lines: list[str]) -> str:
+        out: list[str] = []
+        i, n = 0, len(lines)
+        while i < n:
+            line = lines[i]
+            stripped = line.strip()
+            if not stripped:
+                out.append("")
+                i += 1
+                continue
+            heading = self._heading(lines, i, out)
+            if heading:
+                title, used = heading
+                out.append(title)
+                i += used
+                continue
+            if stripped.startswith(".. ") or stripped == "..":
+                block, i = _block(lines, i)
+                out.append(self._explicit(stripped, block))
+                continue
+            if ADORNMENT.fullmatch(stripped) or re.fullmatch(r"[+=|-][-=+| ]*[+=|]|=+( +=+)+|-+( +-+)+", stripped):
+                i += 1  # a transition, or a table's border
+                continue
+            if stripped.endswith("::") and not DIRECTIVE.match(stripped):
+                said = stripped[:-2].rstrip()
+                if said:
+                    out.append(self._inline(said + (":" if not stripped.endswith(" ::") else "")))
+                block, i = _block(lines, i)
+                if block:
+                    out.append("\n```\n" + "\n".join(_dedent(block)).strip("\n") + "\n```\n")
+                continue
+            if stripped.startswith("|") and stripped.endswith("|") and len(stripped) > 1:  # a grid table's row
+                out.append(" | ".join(self._inline(c.strip()) for c in stripped.strip("|").split("|") if c.strip()))
+            elif re.fullmatch(r":([\w:.-]+):.*", stripped) and stripped.split(":")[1] in FILE_WIDE:
+                pass
+            elif stripped.startswith("| "):  # a line block
+                out.append(self._inline(stripped[2:]))
+            else:
+                out.append(self._inline(re.sub(r"^#\.\s", "- ", stripped)))
+            i += 1
+        return "\n".join(out)
+
+    def _heading(self, lines: list[str], i: int, out: list[str]) -> tuple[str, int] | None:
+        """A section title at line i: (its Markdown heading, lines it takes), or None."""
+        line = lines[i]
+        n = len(lines)
+        if out and out[-1].strip() and not out[-1].startswith("#"):
+            return None  # a title starts a block
+        over = ADORNMENT.fullmatch(line.strip()) and not line[:1].isspace()
+        if over and i + 2 < n and lines[i + 1].strip() and ADORNMENT.fullmatch(lines[i + 2].strip() or "-") \
+                and lines[i + 2].strip()[0] == line.strip()[0]:
+            return self._title(lines[i + 1].strip(), (line.strip()[0], True)), 3
+        if line[:1].isspace() or i + 1 >= n or ADORNMENT.fullmatch(line.strip()):
+            return None
+        under = lines[i + 1].rstrip()
+        if ADORNMENT.fullmatch(under) and not under[:1].isspace() and len(under) >= min(len(line.strip()), 4):
+            return self._title(line.strip(), (under[0], False)), 2
+        return None
+
+    def _title(self, raw: str, style: tuple[str, bool]) -> str:
+        if style not in self.styles:
+            self.styles.append(style)
+        words = self._inline(raw).replace("`", "")
+        anchor = make_id(words)
+        if anchor in self.ids or not anchor:
+            anchor = f"id{len(self.ids) + 1}"  # docutils numbers a title whose id is taken
+        self.ids.add(anchor)
+        level = "#" * min(self.styles.index(style) + 1, 6)
+        return f"{level} {words} {{#{anchor}}}" if self.with_ids else f"{level} {words}"
+
+    def _explicit(self, first: str, block: list[str]) -> str:
+        """An explicit markup block: a directive, a footnote, or a comment / target / substitution (nothing)."""
+        found = DIRECTIVE.match(first)
+        if not found:
+            footnote = re.match(r"\.\.\s+\[[^\]]+\]\s+(.*)", first)
+            if footnote:
+                return self._inline(" ".join([footnote.group(1), *(b.strip() for b in block)]))
+            return ""  # a comment, a link target or a substitution definition
+        name = found.group(1).split(":")[-1].lower()
+        argument = (found.group(2) or "").strip()
+        if first.startswith(".. |"):
+            return ""
+        content = _dedent(_without_options(block))
+        if name in SILENT:
+            return ""
+        if name in CODE:
+            language = argument.split()[0] if argument and name in ("code-block", "code", "sourcecode") else ""
+            return f"\n```{language}\n" + "\n".join(content).strip("\n") + "\n```\n"
+        body = self.convert(content).strip() if content else ""
+        if name in ADMONITIONS:
+            label = argument if name == "admonition" else name.replace("version", "version ").capitalize()
+            if name.startswith(("version", "deprecated")) and argument:
+                label = f"{label} {argument}"
+            elif argument and name != "admonition":
+                body = f"{self._inline(argument)} {body}".strip()
+            return f"{label}: {body}".strip()
+        if name in API or found.group(1).startswith(("py:", "c:", "cpp:", "js:", "rst:", "std:")):
+            signature = f"`{argument}`" if argument else ""
+            return "\n\n".join(part for part in (signature, body) if part)
+        return "\n\n".join(part for part in (self._inline(argument) if name in ("rubric", "topic", "sidebar") else "", body) if part)
+
+    def _inline(self, text: str) -> str:
+        text = _FOOTNOTE_REF.sub("", text)
+        text = _ROLE.sub(_role, text)
+        text = _LITERAL.sub(lambda m: f"`{m.group(1)}`", text)
+        text = _LINK.sub(lambda m: m.group(1), text)
+        text = _NAMED_REF.sub(lambda m: m.group(1), text)
+        text = _WORD_REF.sub("", text)
+        return _SUBSTITUTION.sub(lambda m: self.substitutions.get(m.group(1), m.group(1)), text)
+
+
+def _role(match: re.Match) -> str:
+    role, content = match.group(1).lower(), match.group(2)
+    titled = re.fullmatch(r"(.*?)\s*<([^<>]*)>", content, re.DOTALL)
+    if titled and titled.group(1):
+        content = titled.group(1)
+    elif content.startswith("~"):
+        content = content[1:].rsplit(".", 1)[-1]
+    content = content.lstrip("!")
+    if role == "rfc":
+        return f"RFC {content}"
+    if role == "pep":
+        return f"PEP {content}"
+    return f"`{content}`" if role in CODE_ROLES else content
+
+
+def make_id(text: str) -> str:
+    """The id docutils gives a section title (docutils.nodes.make_id)."""
+    ascii_text = unicodedata.normalize("NFKD", text.lower()).encode("ascii", "ignore").decode("ascii")
+    return re.sub(r"^[-0-9]+|-+$", "", re.sub(r"[^a-z0-9]+", "-", " ".join(ascii_text.split())))
+
+
+def _block(lines: list[str], i: int) -> tuple[list[str], int]:
+    """The indented lines after line i (blank lines within kept), and the index after them."""
+    start = len(lines[i]) - len(lines[i].lstrip())
+    j, block = i + 1, []
+    while j < len(lines) and (not lines[j].strip() or len(lines[j]) - len(lines[j].lstrip()) > start):
+        block.append(lines[j])
+        j += 1
+    while block and not block[-1].strip():
+        block.pop()
+        j -= 1
+    return block, j
+
+
+def _without_options(block: list[str]) -> list[str]:
+    """A directive's block without its `:option: value` lines (the first lines, up to a blank one)."""
+    k = 0
+    while k < len(block) and re.match(r"\s*:[\w-]+:", block[k]):
+        k += 1
+    return block[k:]
+
+
+def _dedent(block: list[str]) -> list[str]:
+    indents = [len(b) - len(b.lstrip()) for b in block if b.strip()]
+    cut = min(indents) if indents else 0
+    return [b[cut:] for b in block]
