@@ -243,12 +243,14 @@ def test_a_sphinx_folder_is_read_as_its_built_pages_read(tmp_path, local_embedde
     docs = tmp_path / "docs"
     (docs / "_templates").mkdir(parents=True)
     (docs / "_templates" / "layout.html").write_text("<html><body>{% block body %}{% endblock %} Acme theme</body></html>\n")
+    (docs / "_build" / "html").mkdir(parents=True)  # a local build, outside git: every page a second time
+    (docs / "_build" / "html" / "index.html").write_text("<html><body><h1>Acme</h1><p>Acme moves parcels between warehouses.</p></body></html>\n")
     (docs / "install.rst").write_text((Path(__file__).parent / "fakes" / "sphinx-page.rst").read_text())
     (docs / "index.rst").write_text("Acme\n====\n\nAcme moves parcels between warehouses.\n\n.. toctree::\n\n   install\n")
     config = load_config(write_config(tmp_path, '[[sources]]\nname = "docs"\ntype = "files"\npath = "docs"\n'
                                                 'url_template = "https://docs.acme.dev/{slug}.html"\n[[spaces]]\nprovider = "local"\n'))
     report = run_index(config)
-    assert report.documents == 2 and not report.errors, "the pages, not the theme's template"
+    assert report.documents == 2 and not report.errors, "the pages, not the theme's template or the build"
     with api_client(config.artifacts) as client:
         proxy = first_hit(client, "HTTPS_PROXY environment variable before connecting")
         assert proxy["title"] == "Installing the Agent" and proxy["heading_path"][-1] == "Proxy settings"

@@ -207,13 +207,14 @@ def test_file_dates_come_from_git_and_a_new_mtime_alone_changes_nothing(tmp_path
 
 
 def test_files_git_ignores_are_left_out_as_a_fresh_checkout_would_leave_them(tmp_path):
-    """A docs folder with its built site beside it (`_build/`, ignored): before, every page was
-    indexed twice, once as Markdown and once as the built HTML — and not on the nightly's checkout."""
+    """A docs folder with its built site beside it (MkDocs' `site/`, ignored): before, every page was
+    indexed twice, once as Markdown and once as the built HTML — and not on the nightly's checkout.
+    (Sphinx's `_build/` and Jekyll's `_site/` are never listed: tests/test_deep_links.py.)"""
     docs = tmp_path / "docs"
-    (docs / "_build" / "html").mkdir(parents=True)
-    (docs / ".gitignore").write_text("_build/\n*.draft.md\n")
+    (docs / "site" / "html").mkdir(parents=True)
+    (docs / ".gitignore").write_text("site/\n*.draft.md\n")
     (docs / "refunds.md").write_text("# Refunds\n\nRefunds take five days.\n")
-    (docs / "_build" / "html" / "refunds.html").write_text("<html><body><h1>Refunds</h1><p>Refunds take five days.</p></body></html>")
+    (docs / "site" / "html" / "refunds.html").write_text("<html><body><h1>Refunds</h1><p>Refunds take five days.</p></body></html>")
     (docs / "pricing.draft.md").write_text("# Pricing\n\nNot decided yet.\n")
     git(tmp_path, "init", "-q")
     git(tmp_path, "add", "docs")
@@ -227,7 +228,7 @@ def test_files_git_ignores_are_left_out_as_a_fresh_checkout_would_leave_them(tmp
 
     assert planned(files_config(tmp_path)) == ["file:refunds.md", "file:shipping.md"]
     everything = planned(files_config(tmp_path, "respect_gitignore = false\n"))
-    assert everything == ["file:_build/html/refunds.html", "file:pricing.draft.md", "file:refunds.md", "file:shipping.md"]
+    assert everything == ["file:pricing.draft.md", "file:refunds.md", "file:shipping.md", "file:site/html/refunds.html"]
 
 
 def test_a_wikis_sidebar_and_a_books_table_of_contents_are_not_pages(tmp_path):
