@@ -233,18 +233,23 @@ def test_files_git_ignores_are_left_out_as_a_fresh_checkout_would_leave_them(tmp
 
 def test_a_wikis_sidebar_and_a_books_table_of_contents_are_not_pages(tmp_path):
     """A GitHub wiki's _Sidebar.md and an mdBook's SUMMARY.md list every page's title: indexed,
-    they matched the words of every question and were cited instead of the pages."""
+    they matched the words of every question and were cited instead of the pages. A docs folder's
+    requirements.txt (the theme Read the Docs installs) is no page either."""
     docs = tmp_path / "docs"
     (docs / "book").mkdir(parents=True)
     (docs / "_Sidebar.md").write_text("* [Home](Home)\n* [Refunds](Refunds)\n")
     (docs / "book" / "SUMMARY.md").write_text("# Summary\n\n- [Refunds](./refunds.md)\n- [Shipping](./shipping.md)\n  - [Customs](./customs.md)\n")
     (docs / "book" / "refunds.md").write_text("# Refunds\n\nRefunds take five days.\n")
     (docs / "summary.md").write_text("# Summary of the year\n\nSales grew; [details](report.md) are in the report.\n")  # a page
+    (docs / "requirements.txt").write_text("# the theme Read the Docs installs\nsphinx>=7\nfuro==2024.1.29\nmyst-parser[linkify]\n")
+    (docs / "system-requirements.txt").write_text("The agent needs 8 GB of memory.\n")  # a page
     code, plan = run(files_config(tmp_path), "--dry-run")
-    assert code == 0 and sorted(d["doc_id"] for d in plan["decisions"]) == ["file:book/refunds.md", "file:summary.md"], plan
+    assert code == 0 and sorted(d["doc_id"] for d in plan["decisions"]) == ["file:book/refunds.md", "file:summary.md",
+                                                                           "file:system-requirements.txt"], plan
     said = sorted((w["code"], w["message"]) for w in plan["warnings"])
     assert said == [("FILE_NAVIGATION", "_Sidebar.md: a wiki sidebar, not a page: not indexed"),
-                    ("FILE_NAVIGATION", "book/SUMMARY.md: a table of contents (3 links), not a page: not indexed")]
+                    ("FILE_NAVIGATION", "book/SUMMARY.md: a table of contents (3 links), not a page: not indexed"),
+                    ("FILE_NAVIGATION", "requirements.txt: a pip requirements file, not a page: not indexed")]
 
 
 def test_installed_packages_are_never_indexed_even_outside_git(tmp_path):

@@ -206,9 +206,18 @@ LINK_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])?\s*\[[^\]]*\]\([^)]*\)\s*$")
 CONTENTS_LINK_SHARE = 0.7  # of its non-blank lines, other than headings, that are links on their own
 
 
+# A docs folder's requirements.txt (Read the Docs installs the theme from it) is no page: indexed,
+# "sphinx\nfuro>=2024.1" was a document, and its url_template link a 404.
+REQUIREMENT_LINE = re.compile(r"\s*(?:#.*|-[rcef]\s+\S.*|--[\w-]+(?:[ =]\S+)?|(?:git\+|https?://)\S+"
+                              r"|[A-Za-z0-9][\w.-]*(?:\[[\w,\s-]*\])?\s*(?:[<>=!~]=?=?\s*[\w.*+!-]+\s*,?\s*)*(?:;.*)?)?\s*")
+
+
 def navigation_file(relative: str, text: str) -> str | None:
-    """What a Markdown file is when it is navigation rather than a page ("a wiki sidebar"), or None."""
+    """What a file is when it is navigation or a build's list rather than a page ("a wiki sidebar"), or None."""
     name, dot, suffix = relative.rpartition("/")[2].lower().rpartition(".")
+    if suffix == "txt" and ("requirements" in name or "constraints" in name) and text.strip() \
+            and all(REQUIREMENT_LINE.fullmatch(line) for line in text.splitlines()):
+        return "a pip requirements file"
     if dot + suffix not in MARKDOWN_SUFFIXES:
         return None
     if name in WIKI_FRAMES:
