@@ -21,6 +21,7 @@ from indexer.crosscheck import cross_check
 from indexer.errors import ExtractionError
 from indexer.frontmatter import split_front_matter
 from indexer.markup import strip_markup
+from indexer.myst import myst_to_markdown
 
 # What the readers make of the same bytes. Raise it with any change to the text or metadata a file
 # is read as: a files source skips reading a file whose bytes (and this) are the last run's.
@@ -135,7 +136,7 @@ def extract_markdown(raw: str, fallback_title: str, mdx: bool = False, url: str 
     `url`: where the page is published when its front matter does not say, or a function of the
     front matter that gives it (a site's `slug`; None: the site publishes no page for it)."""
     meta, body = split_front_matter(raw)
-    text = normalize_text(strip_markup(DATA_URI.sub("", body), mdx))  # ![logo](data:…) keeps its alt text: ![logo]()
+    text = normalize_text(strip_markup(myst_to_markdown(DATA_URI.sub("", body)), mdx))  # ![logo](data:…) keeps its alt text: ![logo]()
     url = _own_url(meta, url(meta) if callable(url) else url)
     anchors: tuple = ()
     if url:  # headings can be linked to only where the page is published

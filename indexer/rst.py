@@ -162,7 +162,7 @@ class _Converter:
 
     def _inline(self, text: str) -> str:
         text = _FOOTNOTE_REF.sub("", text)
-        text = _ROLE.sub(_role, text)
+        text = _ROLE.sub(lambda m: role_text(m.group(1), m.group(2)), text)
         text = _LITERAL.sub(lambda m: f"`{m.group(1)}`", text)
         text = _LINK.sub(lambda m: m.group(1), text)
         text = _NAMED_REF.sub(lambda m: m.group(1), text)
@@ -170,8 +170,9 @@ class _Converter:
         return _SUBSTITUTION.sub(lambda m: self.substitutions.get(m.group(1), m.group(1)), text)
 
 
-def _role(match: re.Match) -> str:
-    role, content = match.group(1).lower(), match.group(2)
+def role_text(role: str, content: str) -> str:
+    """What a role shows: its title, or its target's last name."""
+    role = role.lower()
     titled = re.fullmatch(r"(.*?)\s*<([^<>]*)>", content, re.DOTALL)
     if titled and titled.group(1):
         content = titled.group(1)

@@ -313,3 +313,26 @@ def test_restructuredtext_reads_as_the_built_page_reads():
         assert line in lines, line
     for hidden in ("price goes up", "orphan", "install-guide", "replace::", "maxdepth", "upgrading\n", "+---", "On this page", "[#]"):
         assert hidden not in text, hidden
+
+
+def test_myst_markdown_reads_as_the_built_page_reads():
+    """MyST (Sphinx with Markdown, Jupyter Book): a ```{note} was kept as code, a role read
+    "{ref}`…`", a `(label)=` target and a `%` comment were words."""
+    from pathlib import Path
+
+    page = extract_markdown((Path(__file__).parent / "fakes" / "myst-page.md").read_text(), "Page", url="https://docs.acme.dev/install/")
+    lines = page.text.splitlines()
+    assert page.title == "Installing" and page.anchors == ((0, "installing-the-agent"),)
+    for line in ("The agent runs on Linux. See the FAQ and `connect`.", "Note: The agent needs outbound HTTPS.",
+                 "Warning: Never run it as root.", "```python", "Linux", "Use the deb package.", "Use Homebrew.",
+                 "Note: Written in reStructuredText.", "50% of users read this line."):
+        assert line in lines, line
+    assert "```{r}\nsummary(cars)\n```" in page.text, "a fence MyST does not define is code, as written"
+    assert 'x = "{ref}`not a role in code`"' in page.text
+    for hidden in ("install-guide", "price goes up", "{note}", "toctree", "upgrading", ":linenos:", "maxdepth", "{ref}`the"):
+        assert hidden not in page.text, hidden
+
+
+def test_markdown_that_is_not_myst_keeps_its_braces_percent_lines_and_code():
+    text = "% Release notes\n\nCapture `{ident}` in format strings; `Iterator::eq{_by}` and `&{number}` too.\n\n(draft)= stays.\n"
+    assert extract_markdown(text, "Notes").text == text.strip()

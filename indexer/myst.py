@@ -1,0 +1,110 @@
+"""MyST Markdown (Sphinx with Markdown, Jupyter Book, Read the Docs) as the built page reads: its
+directives are fences with a name in braces — ```{note} … ``` or :::{warning} … ::: —, its roles
+{ref}`Title <label>`, its targets `(label)=` lines and its comments `%` lines.
+
+Read as plain Markdown, a `{note}` was code (kept as written, "```{note}" and all), a role read
+"{ref}`…`", a target was words. The directives read as indexer/rst.py reads their reStructuredText
+twins: admonitions keep their words ("Note: …"), code stays code, `toctree` and `image` go,
+`eval-rst` is read as reStructuredText. A fence whose name MyST does not define (Quarto's ```{r},
+```{python}) is code and stays as written.
+"""
+
+from __future__ import annotations
+
+import re
+
+from indexer.rst import ADMONITIONS, API, CODE, SILENT, role_text, rst_to_markdown
+
+_OPEN = re.compile(r"^[ \t]*(`{3,}|~{3,}|:{3,})\{([\w:.+-]+)\}[ \t]*(.*)$")
+_ANY_OPEN = re.compile(r"^[ \t]*(?:`{3,}|~{3,}|:{3,})\{[\w:.+-]+\}", re.MULTILINE)
+_CODE_FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})")
+# An inline code span, or a role: a code span right after {name}. Spans are read left to right, so a
+# `{ident}` inside code is code.
+_SPAN = re.compile(r"(?:\{(?:[\w.+-]+:)*([\w.+-]+)\})?(`+)(.+?)\2")
+_TARGET = re.compile(r"[ \t]*\([\w.:-]+\)=[ \t]*")
+_OPTION = re.compile(r"[ \t]*:[\w-]+:")
+CONTENT = {"tab-set", "tab-item", "tab", "tabbed", "dropdown", "card", "grid", "grid-item", "grid-item-card", "card-carousel",
+           "margin", "sidebar", "topic", "epigraph", "pull-quote", "highlights", "glossary", "list-table", "table", "csv-table",
+           "rubric", "container", "div", "centered", "hlist", "figure", "panels", "compound", "line-block", "parsed-literal"}
+TITLED = {"tab-item", "tab", "dropdown", "card", "grid-item-card", "topic", "sidebar", "rubric", "table", "list-table", "csv-table"}
+
+
+def myst_to_markdown(text: str) -> str:
+    """`text` with its MyST directives, roles, targets and comments read; Markdown that has none is
+    returned as it is."""
+    if "{" not in text or not (_ANY_OPEN.search(text) or ("}`" in text and any(m.group(1) for m in _SPAN.finditer(text)))):
+        return text  # not MyST: its `%` lines and `(x)=` lines are text
+    lines = text.split("\n")
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        opened = _OPEN.match(line)
+        if opened:
+            fence, name, argument = opened.groups()
+            end = _closing(lines, i + 1, fence)
+            read = _directive(name, argument.strip(), lines[i + 1:end], lines[i:end + 1])
+            out.append(f"\n{read}\n" if read else "")  # a block of its own
+            i = end + 1
+            continue
+        code = _CODE_FENCE.match(line)
+        if code:  # plain code, to its closing fence, as written
+            end = _closing(lines, i + 1, code.group(1))
+            out.extend(lines[i:end + 1])
+            i = end + 1
+            continue
+        if not _TARGET.fullmatch(line) and not line.lstrip().startswith("%"):
+            out.append(_SPAN.sub(_role, line) if "}`" in line else line)
+        i += 1
+    return "\n".join(out)  # normalize_text takes the blank lines a block left down to one
+
+
+def _role(span: re.Match) -> str:
+    return role_text(span.group(1), span.group(3)) if span.group(1) else span.group(0)
+
+
+def _closing(lines: list[str], start: int, fence: str) -> int:
+    """The index of the line that closes `fence` (the same character, at least as many, alone), or the last line."""
+    closer = re.compile(rf"[ \t]*{re.escape(fence[0])}{{{len(fence)},}}[ \t]*")
+    for j in range(start, len(lines)):
+        if closer.fullmatch(lines[j]):
+            return j
+    return len(lines) - 1
+
+
+def _directive(name: str, argument: str, body: list[str], written: list[str]) -> str:
+    kind = name.split(":")[-1].lower()
+    body = _without_options(body)
+    if kind in CODE or kind == "code-cell":
+        language = argument.split()[0] if argument else ""
+        return f"```{language}\n" + "\n".join(body).strip("\n") + "\n```"
+    if kind == "eval-rst":
+        return rst_to_markdown("\n".join(body), ids=False)
+    if kind in SILENT:
+        return ""
+    content = myst_to_markdown("\n".join(body)).strip()
+    if kind in ADMONITIONS:
+        label = argument if kind == "admonition" else kind.replace("version", "version ").capitalize()
+        if kind.startswith(("version", "deprecated")) and argument:
+            label = f"{label} {argument}"
+        elif argument and kind != "admonition":
+            content = f"{argument} {content}".strip()
+        return f"{label}: {content}".strip()
+    if kind in API:
+        return "\n\n".join(part for part in (f"`{argument}`" if argument else "", content) if part)
+    if kind in CONTENT:
+        return "\n\n".join(part for part in (argument if kind in TITLED else "", content) if part)
+    return "\n".join(written)  # not MyST's: code such as Quarto's ```{r}
+
+
+def _without_options(body: list[str]) -> list[str]:
+    """A directive's body without its options: `:key: value` lines, or a `---` YAML block, at its top."""
+    if body and body[0].strip() == "---":
+        for j in range(1, len(body)):
+            if body[j].strip() == "---":
+                return body[j + 1:]
+        return body
+    k = 0
+    while k < len(body) and _OPTION.match(body[k]):
+        k += 1
+    return body[k:]
