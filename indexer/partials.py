@@ -6,6 +6,9 @@ a hole, and the passage was found (if at all) in a file the site publishes as no
 Imports by a relative path or Docusaurus's `@site/` (the site's folder: the source folder's
 parent) of a .md / .mdx file inside the site's folder are followed, to a depth of MAX_DEPTH and
 never round a cycle; any other import stays what it was (a component, left out of the text).
+
+reStructuredText's `.. include:: ../README.rst` (a Sphinx index page that shows the project's
+README) is read in place by indexer/rst.py; here its file counts toward the page's validator too.
 """
 
 from __future__ import annotations
@@ -44,15 +47,34 @@ def imported_partials(text: str, file: Path, site: Path) -> dict[str, Path]:
     return found
 
 
+_RST_INCLUDE = re.compile(r"^[ \t]*\.\.[ \t]+include::[ \t]*(\S+)", re.MULTILINE)
+
+
+def included_rst(target: str, file: Path, site: Path) -> Path | None:
+    """The file an `.. include:: target` in `file` reads, when it lies inside `site`."""
+    try:
+        path = (file.parent / target).resolve()
+    except (OSError, RuntimeError):
+        return None
+    return path if path.is_relative_to(site) and path.is_file() else None
+
+
+def _shown(text: str, file: Path, site: Path) -> list[Path]:
+    if file.suffix.lower() == ".rst":
+        return [p for t in _RST_INCLUDE.findall(text) if (p := included_rst(t, file, site))]
+    return list(imported_partials(text, file, site).values())
+
+
 def partial_bytes(raw: bytes, file: Path, site: Path) -> bytes:
-    """The bytes of every partial the Markdown `raw` shows, with their paths, for the page's validator:
-    a changed partial changes each page that shows it. b"" when it shows none."""
-    if b"import" not in raw:
+    """The bytes of every partial the Markdown (MDX imports) or reStructuredText (`.. include::`)
+    `raw` shows, with their paths, for the page's validator: a changed partial changes each page
+    that shows it. b"" when it shows none."""
+    if b"import" not in raw and b"include::" not in raw:
         return b""
     parts: list[bytes] = []
 
     def walk(text: str, at: Path, depth: int, seen: frozenset[Path]) -> None:
-        for path in imported_partials(text, at, site).values():
+        for path in _shown(text, at, site):
             if path in seen or depth >= MAX_DEPTH:
                 continue
             try:

@@ -18,6 +18,9 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from pathlib import Path
+
+from indexer.partials import included_rst
 
 ADORNMENT = re.compile(r"""([!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~])\1{2,}\s*""")
 DIRECTIVE = re.compile(r"\.\.\s+(?:\|[^|]+\|\s+)?([\w:.+-]+)::(?:\s+(.*))?")
@@ -43,23 +46,33 @@ CODE_ROLES = {"func", "meth", "class", "mod", "attr", "data", "exc", "obj", "con
               "option", "samp", "kbd", "code", "member", "var", "type", "macro", "struct", "enum", "confval"}
 
 
-def rst_to_markdown(text: str, ids: bool = True) -> str:
+def rst_to_markdown(text: str, ids: bool = True, file: Path | None = None, site: Path | None = None) -> str:
     """`text` (reStructuredText) as Markdown; see the module's docstring. `ids`: each heading's
     docutils id as `{#id}` (which the Markdown reader takes for a link target only where the page
-    is published: without a URL, leave them out)."""
+    is published: without a URL, leave them out). `file` and `site`: where the text is, so that an
+    `.. include::` of a file inside `site` shows that file's text (indexer.partials.included_rst)."""
     lines = text.replace("\r\n", "\n").expandtabs(8).split("\n")
     substitutions = {m.group(1): m.group(2).strip() for m in re.finditer(r"^\.\.\s+\|([^|]+)\|\s+replace::\s*(.*)$", text, re.MULTILINE)}
-    return re.sub(r"\n{3,}", "\n\n", _Converter(substitutions, ids).convert(lines)).strip() + "\n"
+    converter = _Converter(substitutions, ids, site)
+    return re.sub(r"\n{3,}", "\n\n", converter.convert(lines, file)).strip() + "\n"
 
 
 class _Converter:
-    def __init__(self, substitutions: dict[str, str], ids: bool):
+    def __init__(self, substitutions: dict[str, str], ids: bool, site: Path | None):
         self.substitutions = substitutions
         self.with_ids = ids
+        self.site = site
+        self.files: list[Path] = []  # the file being read, and each that included it
         self.styles: list[tuple[str, bool]] = []  # heading styles in the order they first appear
         self.ids: set[str] = set()
 
-    def convert(self, lines: list[str]) -> str:
+    def convert(self, lines: list[str], file: Path | None = None) -> str:
+        if file is not None:
+            self.files.append(file)
+            try:
+                return self.convert(lines)
+            finally:
+                self.files.pop()
         out: list[str] = []
         i, n = 0, len(lines)
         while i < n:
@@ -141,6 +154,8 @@ class _Converter:
         argument = (found.group(2) or "").strip()
         if first.startswith(".. |"):
             return ""
+        if name == "include" and self.files and self.site:
+            return self._include(argument, block)
         content = _dedent(_without_options(block))
         if name in SILENT:
             return ""
@@ -159,6 +174,27 @@ class _Converter:
             signature = f"`{argument}`" if argument else ""
             return "\n\n".join(part for part in (signature, body) if part)
         return "\n\n".join(part for part in (self._inline(argument) if name in ("rubric", "topic", "sidebar") else "", body) if part)
+
+    def _include(self, target: str, block: list[str]) -> str:
+        """The text of an included file (its :start-after: / :end-before: part), read in place."""
+        path = included_rst(target, self.files[-1], self.site)
+        if path is None or path in self.files or len(self.files) > 5:
+            return ""
+        try:
+            text = path.read_text(encoding="utf-8-sig")
+        except (OSError, UnicodeDecodeError):
+            return ""
+        options = dict(re.findall(r"^\s*:([\w-]+):\s*(.*?)\s*$", "\n".join(block), re.MULTILINE))
+        if options.get("start-after") and options["start-after"] in text:
+            text = text.split(options["start-after"], 1)[1]
+        if options.get("end-before") and options["end-before"] in text:
+            text = text.split(options["end-before"], 1)[0]
+        lines = text.replace("\r\n", "\n").expandtabs(8).split("\n")
+        if "literal" in options or "code" in options:
+            return "\n```\n" + "\n".join(lines).strip("\n") + "\n```\n"
+        if path.suffix.lower() in (".md", ".markdown"):  # MyST's include of Markdown: read as it is
+            return "\n".join(lines)
+        return self.convert(lines, path)
 
     def _inline(self, text: str) -> str:
         text = _FOOTNOTE_REF.sub("", text)

@@ -153,7 +153,7 @@ def crawl_files(source: SourceConfig, progress=None, fetch_state: dict[str, Fetc
                 continue
             started = time.perf_counter()
             raw = read_bytes(path, stat.st_size)
-            shown = partial_bytes(raw, Path(path), site) if relative.lower().endswith(MARKDOWN_SUFFIXES) else b""
+            shown = partial_bytes(raw, Path(path), site) if relative.lower().endswith((*MARKDOWN_SUFFIXES, ".rst")) else b""
             digest = file_validator(raw + shown, source.name, committed.get(relative), source.url_template, source.url_rules, source.fallback_encoding)
             state = fetch_state.get(doc_id)
             if state is not None and state.etag == digest:
@@ -300,7 +300,8 @@ def read_file(path: Path, relative: str, doc_id: str, source_name: str, raw: byt
     elif suffix == ".docx":
         extracted = extract_docx(raw, fallback_title)
     elif suffix == ".rst":  # its headings' ids are docutils', where the page is published
-        extracted = extract_markdown(rst_to_markdown(decode_file_text(raw, fallback_encoding), ids=bool(published)), fallback_title, url=published)
+        text = rst_to_markdown(decode_file_text(raw, fallback_encoding), ids=bool(published), file=path.resolve(), site=site)
+        extracted = extract_markdown(text, fallback_title, url=published)
     elif suffix in MARKDOWN_SUFFIXES:  # its front matter may move it (`slug`) or say it is no page: its url is the extractor's
         text = decode_file_text(raw, fallback_encoding)
         extracted = extract_markdown(inline_partials(text, path, site) if site else text, fallback_title, mdx=suffix == ".mdx", url=url)
