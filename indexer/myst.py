@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from indexer.rst import ADMONITIONS, API, CODE, SILENT, role_text, rst_to_markdown
+from indexer.rst import ADMONITIONS, API, CODE, SILENT, admonition_text, api_text, role_text, rst_to_markdown
 
 _OPEN = re.compile(r"^[ \t]*(`{3,}|~{3,}|:{3,})\{([\w:.+-]+)\}[ \t]*(.*)$")
 _ANY_OPEN = re.compile(r"^[ \t]*(?:`{3,}|~{3,}|:{3,})\{[\w:.+-]+\}", re.MULTILINE)
@@ -84,14 +84,9 @@ def _directive(name: str, argument: str, body: list[str], written: list[str]) ->
         return ""
     content = myst_to_markdown("\n".join(body)).strip()
     if kind in ADMONITIONS:
-        label = argument if kind == "admonition" else kind.replace("version", "version ").capitalize()
-        if kind.startswith(("version", "deprecated")) and argument:
-            label = f"{label} {argument}"
-        elif argument and kind != "admonition":
-            content = f"{argument} {content}".strip()
-        return f"{label}: {content}".strip()
+        return admonition_text(kind, argument, content)
     if kind in API:
-        return "\n\n".join(part for part in (f"`{argument}`" if argument else "", content) if part)
+        return api_text(argument, content)
     if kind in CONTENT:
         return "\n\n".join(part for part in (argument if kind in TITLED else "", content) if part)
     return "\n".join(written)  # not MyST's: code such as Quarto's ```{r}

@@ -164,15 +164,9 @@ class _Converter:
             return f"\n```{language}\n" + "\n".join(content).strip("\n") + "\n```\n"
         body = self.convert(content).strip() if content else ""
         if name in ADMONITIONS:
-            label = argument if name == "admonition" else name.replace("version", "version ").capitalize()
-            if name.startswith(("version", "deprecated")) and argument:
-                label = f"{label} {argument}"
-            elif argument and name != "admonition":
-                body = f"{self._inline(argument)} {body}".strip()
-            return f"{label}: {body}".strip()
+            return admonition_text(name, self._inline(argument), body)
         if name in API or found.group(1).startswith(("py:", "c:", "cpp:", "js:", "rst:", "std:")):
-            signature = f"`{argument}`" if argument else ""
-            return "\n\n".join(part for part in (signature, body) if part)
+            return api_text(argument, body)
         return "\n\n".join(part for part in (self._inline(argument) if name in ("rubric", "topic", "sidebar") else "", body) if part)
 
     def _include(self, target: str, block: list[str]) -> str:
@@ -204,6 +198,21 @@ class _Converter:
         text = _NAMED_REF.sub(lambda m: m.group(1), text)
         text = _WORD_REF.sub("", text)
         return _SUBSTITUTION.sub(lambda m: self.substitutions.get(m.group(1), m.group(1)), text)
+
+
+def admonition_text(name: str, argument: str, body: str) -> str:
+    """An admonition as its words: "Note: …", "Version added 2.1: …", a generic one's own title."""
+    label = argument if name == "admonition" else name.replace("version", "version ").capitalize()
+    if name.startswith(("version", "deprecated")) and argument:
+        label = f"{label} {argument}"
+    elif argument and name != "admonition":
+        body = f"{argument} {body}".strip()
+    return f"{label}: {body}".strip()
+
+
+def api_text(signature: str, body: str) -> str:
+    """An API entry (`.. function:: connect(host)`): its signature as code, then its text."""
+    return "\n\n".join(part for part in (f"`{signature}`" if signature else "", body) if part)
 
 
 def role_text(role: str, content: str) -> str:
