@@ -1,6 +1,7 @@
 """Hits link to the place they quote: the nearest linkable heading above the passage (HTML ids,
 `<a name>`, Markdown slugs), a Notion block, a PDF page (tests/test_pdf_docx.py)."""
 
+import json
 import re
 from pathlib import Path
 
@@ -266,6 +267,39 @@ def test_a_sphinx_folder_is_read_as_its_built_pages_read(tmp_path, local_embedde
     assert run_index(config).counts["updated"] == 1, "a changed include: the page that shows it is read again"
     with api_client(config.artifacts) as client:
         assert "between warehouses and ports." in first_hit(client, "parcels between warehouses")["text"]
+
+
+def test_check_links_finds_the_hits_that_would_cite_a_missing_page(tmp_path, site, local_embedder):
+    """A url_template that does not match the site links every hit to a 404, and nothing said so:
+    `index check-links` requests the hits' URLs and names those that do not open."""
+    from click.testing import CliRunner
+
+    from indexer.cli import cli
+
+    docs = tmp_path / "docs"
+    (docs / "01-guides").mkdir(parents=True)
+    for name, words in (("01-install", "Install the agent with one command."), ("02-proxy", "Set HTTPS_PROXY for the agent."),
+                        ("03-upgrade", "Upgrade the agent in place.")):
+        (docs / "01-guides" / f"{name}.md").write_text(f"# {name[3:].title()}\n\n{words}\n")
+        site.routes[f"/docs/guides/{name[3:]}"] = (200, "text/html", f"<h1>{name[3:]}</h1>".encode())  # as Docusaurus publishes it
+    template = site.url("/docs/{slug}")
+
+    def check(rules: str, *args: str):
+        write_config(tmp_path, f'[[sources]]\nname = "docs"\ntype = "files"\npath = "docs"\nurl_template = "{template}"\n{rules}'
+                               '[[spaces]]\nprovider = "local"\n')
+        assert not run_index(load_config(tmp_path / "index.toml")).errors
+        return CliRunner().invoke(cli, ["check-links", "-c", str(tmp_path / "index.toml"), *args])
+
+    wrong = check("")
+    assert wrong.exit_code == 4, wrong.output
+    assert "Checked 3 of 3 document URLs: 0 open, 3 not found" in wrong.output
+    assert f"broken: HTTP 404 {site.url('/docs/01-guides/01-install')} (file:01-guides/01-install.md, source docs): check the source's url_template and url_rules" in wrong.output
+    fixed = check('url_rules = "docusaurus"\n', "--sample", "2")
+    assert fixed.exit_code == 0 and "Checked 2 of 3 document URLs: 2 open, 0 not found" in fixed.output, fixed.output
+    assert sum(1 for path in site.requests if path.startswith("/docs/guides/")) == 2, "HEAD refused (501): one GET each, no more"
+    site.close()
+    gone = check('url_rules = "docusaurus"\n', "--json", "--timeout", "1")
+    assert gone.exit_code == 1 and json.loads(gone.output)["counts"]["unreachable"] == 3, "the site down: nothing could be checked"
 
 
 @pytest.mark.parametrize("rules, says", [

@@ -60,7 +60,8 @@ def test_a_folder_is_searchable_three_commands_after_init(tmp_path, monkeypatch,
     docs.mkdir()
     (docs / "returns.md").write_text("# Returns\n\nUnworn shoes can be returned within 60 days for a full refund.\n")
     (docs / "shipping.md").write_text("# Shipping\n\nParcels inside the country arrive in two working days.\n")
-    assert init(tmp_path, monkeypatch, "docs").exit_code == 0
+    started = init(tmp_path, monkeypatch, "docs")
+    assert started.exit_code == 0 and "check-links" not in started.output, "no URLs written: nothing to check"
     run = CliRunner().invoke(cli, ["run", "--json"])
     assert run.exit_code == 0 and json.loads(run.output)["total_documents"] == 2, run.output
     search = CliRunner().invoke(cli, ["search", "can I send shoes back?", "--json"])
@@ -121,3 +122,4 @@ def test_a_docs_sites_own_config_gives_its_files_their_urls(tmp_path, monkeypatc
                                                  "https://acme.readthedocs.io/en/latest/{slug}.html"]
     assert [s.url_rules for s in sources] == ["plain", "hugo", "docusaurus", "plain", "plain", "jekyll", "jekyll", "plain"], "each generator's own way"
     assert "published at https://docs.acme.dev/{slug}/" in result.output
+    assert "index check-links" in result.output, "links were written: the next steps say how to check them"

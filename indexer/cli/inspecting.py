@@ -1,13 +1,14 @@
-"""Looking at what was built: `index status`, `runs`, `report`, `diff`, and `rollback`."""
+"""Looking at what was built: `index status`, `runs`, `report`, `diff`, `rollback`, and `check-links`."""
 
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import click
 
-from indexer.cli.base import CONTEXT, artifacts_dir, cli, config_options, json_option, library_call
+from indexer.cli.base import CONTEXT, EXIT_DOCUMENT_ERRORS, artifacts_dir, cli, config_options, json_option, library_call
 
 
 @cli.command(context_settings=CONTEXT)
@@ -180,3 +181,43 @@ def rollback(generation, config_path, artifacts, as_json):
         click.echo(json.dumps({"from": before, "to": after}))
     else:
         click.echo(f"CURRENT now names {after} (was {before}).")
+
+
+@cli.command(name="check-links", context_settings=CONTEXT)
+@config_options
+@json_option
+@click.option("-n", "--sample", default=20, show_default=True, type=click.IntRange(0, 100_000),
+              help="How many document URLs to request, spread over every source (0: all of them).")
+@click.option("-s", "--source", default=None, help="Only this source's documents.")
+@click.option("--timeout", default=5.0, show_default=True, type=click.FloatRange(0.5, 60), help="Seconds to wait for each URL.")
+def check_links(config_path, artifacts, as_json, sample, source, timeout):
+    """Request a sample of the hits' document URLs and name each that does not open.
+
+    A files source's URLs come from its url_template and url_rules; nothing else checks them
+    against the site. Exit 4 when a URL answers 404 or 410 (a hit would cite a missing page),
+    1 when none could be reached.
+
+    \b
+    Examples:
+        index check-links
+        index check-links --source docs --sample 0 --json
+    """
+    from indexer.linkcheck import check_links as check
+
+    report = library_call(check, artifacts_dir(config_path, artifacts), sample, source, timeout)
+    counts = report["counts"]
+    if as_json:
+        click.echo(json.dumps(report, indent=2))
+    elif not report["checked"]:
+        click.echo(f"No document has a URL{f' in source {source!r}' if source else ''}: there is nothing to check.")
+    else:
+        click.echo(f"Checked {report['checked']} of {report['with_url']} document URLs: {counts['open']} open, {counts['broken']} not found, "
+                   f"{counts['restricted']} behind a login, {counts['error']} server errors, {counts['unreachable']} unreachable.")
+        for link in report["links"]:
+            said = f"HTTP {link['status']}" if link["status"] is not None else link["problem"]
+            fix = f": {link['fix']}" if link["verdict"] == "broken" and link["fix"] else ""
+            click.echo(f"  {link['verdict']}: {said} {link['url']} ({link['doc_id']}, source {link['source']}){fix}")
+    if counts["broken"]:
+        sys.exit(EXIT_DOCUMENT_ERRORS)
+    if report["checked"] and counts["unreachable"] == report["checked"]:
+        sys.exit(1)

@@ -71,7 +71,7 @@ def init(places, config_path, providers, github, force):
 
     needed = [(place.needs,) for place in found if place.needs] + [key_variables(p) for p in providers if key_variables(p)]
     option = "" if config_path.name == DEFAULT_CONFIG and config_dir == Path.cwd().resolve() else f" -c {config_path}"
-    steps = _next_steps(needed, config_dir, option)
+    steps = _next_steps(needed, config_dir, option, linked=any(source.url_template for source in config.sources))
     width = max(len(command) for command, _ in steps)
     click.echo("Next:")
     for command, why in steps:
@@ -83,8 +83,9 @@ def init(places, config_path, providers, github, force):
             click.echo(f"  secrets  {', '.join(sorted({names[0] for names in needed}))}")
 
 
-def _next_steps(needed: list[tuple[str, ...]], config_dir: Path, option: str) -> list[tuple[str, str]]:
-    """(command, why) for what is left before the first run: keys the environment lacks, then the run."""
+def _next_steps(needed: list[tuple[str, ...]], config_dir: Path, option: str, linked: bool = False) -> list[tuple[str, str]]:
+    """(command, why) for what is left before the first run: keys the environment lacks, then the
+    run (and, where a url_template was written, the check that its links open)."""
     missing = sorted({names[0] for names in needed if not any(os.environ.get(name, "").strip() for name in names)})
     steps = []
     for variable in missing:
@@ -92,8 +93,9 @@ def _next_steps(needed: list[tuple[str, ...]], config_dir: Path, option: str) ->
         steps.append((f"export {variable}=…", where))
     if _committable(config_dir / "artifacts"):
         steps.append(("echo /artifacts/ >> .gitignore", "generations are build output, not for version control"))
+    check = [(f"index check-links{option}", "do the hits' links open on the published site?")] if linked else []
     return steps + [(f"index run{option} --dry-run", "what would be indexed, and what it would cost"), (f"index run{option}", "index it"),
-                    (f"index serve{option}", "search it at http://127.0.0.1:8000/")]
+                    *check, (f"index serve{option}", "search it at http://127.0.0.1:8000/")]
 
 
 def _committable(folder: Path) -> bool:
