@@ -81,6 +81,7 @@ def job(tmp_path, services):
         "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"),
         "GITHUB_OUTPUT": str(tmp_path / "outputs"),
         "OUT": str(tmp_path / "dist"),
+        "CHECK_LINKS": "0",  # the pages link to notion.so: tests reach loopback servers only
     }
     return tmp_path, env, ws
 
@@ -190,3 +191,23 @@ def test_the_eval_gate_can_refuse_a_generation_that_answers_what_it_should_not(j
     assert "vs astronomy (1 off-topic questions)" in result.stdout, "every folder of the list is asked"
     assert "Gate not met: gemini-embedding-001-768 answerable vs holidays: off_topic_answered = 1.0000 > 0" in result.stdout
     assert (tmp_path / "artifacts" / "CURRENT").read_text().strip() == first, "rolled back"
+
+
+def test_the_job_warns_when_hits_link_to_missing_pages(job, site):
+    """A url_template that does not match the site (or a site that moved its pages) sent every
+    visitor a chatbot cited to an error page, and each night's job was green without a word."""
+    tmp_path, env, _ = job
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "refunds.md").write_text("# Refunds\n\nA refund takes five days.\n")
+    (docs / "holidays.md").write_text("# Holidays\n\nEveryone has thirty days of paid holiday.\n")
+    site.routes["/help/refunds/"] = (200, "text/html", b"<h1>Refunds</h1>")  # holidays is not on the site
+    config = write_config(tmp_path, f'[[sources]]\nname = "docs"\ntype = "files"\npath = "docs"\nurl_template = "{site.url("/help/{slug}/")}"\n'
+                                    '[[spaces]]\nprovider = "gemini"\n')
+    result = nightly(tmp_path, {**env, "STATIC_RAG_CONFIG": str(config)}, CHECK_LINKS="5")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "::warning::some document URLs answer 404" in result.stdout
+    summary = (tmp_path / "summary.md").read_text()
+    assert "#### Links: some hits link to a missing page" in summary
+    assert f"broken: HTTP 404 {site.url('/help/holidays/')} (file:holidays.md, source docs)" in summary
+    assert (tmp_path / "dist" / "generation.tar.gz").exists(), "the generation is still packed: a warning, not a failure"

@@ -14,6 +14,8 @@
 #   EVAL_DATASET          a BEIR folder labeled against your own documents
 #   EVAL_OFF_TOPIC        folders of questions your documents should not answer, separated by ":"
 #                         (e.g. a copy of bench/everyday): `--off-topic` for the gate's [answerable] limits
+#   CHECK_LINKS           how many document URLs `index check-links` requests after the run (default 20;
+#                         0: none); one that answers 404 is a warning in the summary, never a failed job
 #   OUT                   where run.json, run.log and the archive go (default: dist)
 #   INDEX                 the index command (default: index)
 #   STATIC_RAG_PACKAGE    what `install` installs (default: this checkout, "."; in your own repository a
@@ -105,6 +107,26 @@ if [[ -n ${EVAL_GATE:-} && ( -n ${EVAL_DATASET:-} || -n ${EVAL_OFF_TOPIC:-} ) ]]
     exit "$gate"
   fi
   printf '\n#### Evaluation gate: passed\n' >>"$SUMMARY"
+fi
+
+if [[ ${CHECK_LINKS:-20} != 0 ]]; then
+  # Do the hits' links open? A url_template that does not match the site, or a site that moved its
+  # pages, sends every visitor a chatbot cites to an error page, and nothing else would say so.
+  "$INDEX" check-links --sample "${CHECK_LINKS:-20}" >"$OUT/links.txt" 2>&1
+  links=$?
+  if [[ $links == 4 ]]; then
+    {
+      echo
+      echo "#### Links: some hits link to a missing page"
+      echo
+      echo '```'
+      head -n 30 "$OUT/links.txt"
+      echo '```'
+    } >>"$SUMMARY"
+    echo "::warning::some document URLs answer 404: hits would cite missing pages (see the job summary)"
+  elif [[ $links != 0 ]]; then
+    echo "::notice::the document URLs could not be checked (index check-links exited $links): $(tail -n 1 "$OUT/links.txt")"
+  fi
 fi
 
 "$INDEX" pack "$generation" -o "$OUT/generation.tar.gz" --latest || exit 1  # latest.json: what `index pull` reads
