@@ -26,7 +26,7 @@ ADORNMENT = re.compile(r"""([!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~])\1{2,}\s*""")
 DIRECTIVE = re.compile(r"\.\.\s+(?:\|[^|]+\|\s+)?([\w:.+-]+)::(?:\s+(.*))?")
 CODE = {"code-block", "code", "sourcecode", "doctest", "testcode", "testoutput", "testsetup", "parsed-literal", "math", "productionlist"}
 SILENT = {"toctree", "index", "include", "literalinclude", "raw", "image", "meta", "contents", "highlight", "currentmodule", "module",
-          "sectionauthor", "moduleauthor", "codeauthor", "tabularcolumns", "role", "default-role", "title", "only", "ifconfig",
+          "sectionauthor", "moduleauthor", "codeauthor", "tabularcolumns", "role", "default-role", "title",
           "automodule", "autoclass", "autofunction", "automethod", "autoattribute", "autodata", "autoexception", "autosummary",
           "graphviz", "inheritance-diagram", "plot", "mermaid", "include-markdown", "program", "default-domain", "sidebar-links"}
 ADMONITIONS = {"note", "warning", "tip", "important", "caution", "danger", "attention", "hint", "error", "seealso", "todo",

@@ -309,7 +309,8 @@ def test_restructuredtext_reads_as_the_built_page_reads():
     assert '```python\nimport acme\nacme.connect(host="localhost")\n```' in text, "options such as :linenos: are not code"
     for line in ("Note: The agent needs outbound HTTPS to `api.acme.dev`.", "Warning: Never run the agent as root.",
                  "Set `HTTPS_PROXY` before calling `connect`.", "`connect(host, port=443)`", "Opens a connection to the Acme API.",
-                 "Version added 2.1: The `port` argument.", "Setting | Default", "timeout | 30 s", "Windows is not supported."):
+                 "Version added 2.1: The `port` argument.", "Setting | Default", "timeout | 30 s", "Windows is not supported.",
+                 "The web page shows this paragraph."):
         assert line in lines, line
     for hidden in ("price goes up", "orphan", "install-guide", "replace::", "maxdepth", "upgrading\n", "+---", "On this page", "[#]"):
         assert hidden not in text, hidden
