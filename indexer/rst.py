@@ -200,6 +200,16 @@ class _Converter:
         return _SUBSTITUTION.sub(lambda m: self.substitutions.get(m.group(1), m.group(1)), text)
 
 
+def rst_empty_reason(raw: bytes) -> str:
+    """Why a page read as no text: Sphinx builds its text from elsewhere (`.. automodule::`,
+    `.. cmake-module::`, an include outside the folder)."""
+    named = sorted({m.decode() for m in re.findall(rb"^\.\.\s+([\w:.+-]+)::", raw, re.MULTILINE)} - {"toctree", "index", "meta", "contents"})
+    if not named:
+        return "no text found"
+    return (f"no text of its own: Sphinx builds it from elsewhere ({', '.join(f'.. {n}::' for n in named[:3])}); "
+            "to index such pages, index the built site (a urls source with its sitemap)")
+
+
 def admonition_text(name: str, argument: str, body: str) -> str:
     """An admonition as its words: "Note: …", "Version added 2.1: …", a generic one's own title."""
     label = argument if name == "admonition" else name.replace("version", "version ").capitalize()

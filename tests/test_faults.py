@@ -424,3 +424,17 @@ def test_drafts_are_not_indexed_and_a_page_turned_draft_is_removed(tmp_path):
     assert code == 0 and second["documents"]["deleted"] == 1 and second["total_documents"] == 3, second
     code, everything = run(files_config(tmp_path, "include_drafts = true\n"))
     assert code == 0 and everything["total_documents"] == 7
+
+
+def test_a_sphinx_page_built_from_elsewhere_says_how_to_index_it(tmp_path):
+    """An autodoc page (`.. automodule::`, CMake's `.. cmake-module::`) has no text of its own in
+    its .rst: "no text found" left the admin guessing."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "client.rst").write_text(".. automodule:: acme.client\n   :members:\n")
+    (docs / "guide.rst").write_text("Guide\n=====\n\nThe guide has words of its own.\n")
+    code, plan = run(files_config(tmp_path), "--dry-run")
+    assert code == 0 and [d["doc_id"] for d in plan["decisions"]] == ["file:guide.rst"], plan
+    said = [e["message"] for e in plan["errors"] + plan["warnings"]]
+    assert said == ["client.rst: no text of its own: Sphinx builds it from elsewhere (.. automodule::); "
+                    "to index such pages, index the built site (a urls source with its sitemap); left out"], said

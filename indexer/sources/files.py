@@ -23,7 +23,7 @@ from indexer.extract import (
 from indexer.fileurls import file_url
 from indexer.partials import inline_partials, partial_bytes
 from indexer.pdf import extract_pdf
-from indexer.rst import rst_to_markdown
+from indexer.rst import rst_empty_reason, rst_to_markdown
 from indexer.word import extract_docx
 from indexer.sources import SourceResult
 
@@ -188,7 +188,8 @@ def crawl_files(source: SourceConfig, progress=None, fetch_state: dict[str, Fetc
             elif document.text.strip():
                 result.add(document)
             else:
-                reason = empty_page_reason(raw) if relative.lower().endswith((".html", ".htm")) else "no text found"
+                reason = empty_page_reason(raw) if relative.lower().endswith((".html", ".htm")) else \
+                    rst_empty_reason(raw) if relative.lower().endswith(".rst") else "no text found"
                 result.errors.append(
                     IngestError(ErrorCode.FILE_EXTRACTION_EMPTY, "extract", f"{relative}: {reason}", doc_id=doc_id, source=source.name)
                 )
