@@ -8,11 +8,13 @@ parent) of a .md / .mdx file inside the site's folder are followed, to a depth o
 never round a cycle; any other import stays what it was (a component, left out of the text).
 
 reStructuredText's `.. include:: ../README.rst` (a Sphinx index page that shows the project's
-README) is read in place by indexer/rst.py; here its file counts toward the page's validator too.
+README) is read in place by indexer/rst.py; here its file counts toward the page's validator too,
+and an included .txt fragment is no document of its own.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -57,6 +59,25 @@ def included_rst(target: str, file: Path, site: Path) -> Path | None:
     except (OSError, RuntimeError):
         return None
     return path if path.is_relative_to(site) and path.is_file() else None
+
+
+def included_text_files(paths: list[str], site: Path) -> set[str]:
+    """The .txt files among `paths` that an .rst page among them includes: Sphinx shows them inside
+    that page and builds no page of them (CMake's help includes 45 such fragments), so they are
+    not documents of their own."""
+    wanted = {os.path.realpath(p): p for p in paths if p.lower().endswith(".txt")}
+    found: set[str] = set()
+    for page in (p for p in paths if wanted and p.lower().endswith(".rst")):
+        try:
+            raw = Path(page).read_bytes()
+        except OSError:
+            continue
+        if b"include::" in raw:
+            for target in _RST_INCLUDE.findall(raw.decode("utf-8", errors="replace")):
+                path = included_rst(target, Path(page), site)
+                if path is not None and str(path) in wanted:
+                    found.add(wanted[str(path)])
+    return found
 
 
 def _shown(text: str, file: Path, site: Path) -> list[Path]:

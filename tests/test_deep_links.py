@@ -248,7 +248,9 @@ def test_a_sphinx_folder_is_read_as_its_built_pages_read(tmp_path, local_embedde
     (docs / "_build" / "html" / "index.html").write_text("<html><body><h1>Acme</h1><p>Acme moves parcels between warehouses.</p></body></html>\n")
     (docs / "install.rst").write_text((Path(__file__).parent / "fakes" / "sphinx-page.rst").read_text())
     (tmp_path / "README.rst").write_text("Acme\n====\n\n.. badges\n\nAcme moves parcels between warehouses.\n")  # the project's README
-    (docs / "index.rst").write_text("Acme\n====\n\n.. include:: ../README.rst\n   :start-after: .. badges\n\n.. toctree::\n\n   install\n")
+    (docs / "index.rst").write_text("Acme\n====\n\n.. include:: ../README.rst\n   :start-after: .. badges\n\n.. include:: disclaimer.txt\n\n"
+                                    ".. toctree::\n\n   install\n")
+    (docs / "disclaimer.txt").write_text("Acme is **not** a courier: parcels travel by licensed carriers.\n")  # a fragment, no page
     config = load_config(write_config(tmp_path, '[[sources]]\nname = "docs"\ntype = "files"\npath = "docs"\n'
                                                 'url_template = "https://docs.acme.dev/{slug}.html"\n[[spaces]]\nprovider = "local"\n'))
     report = run_index(config)
@@ -263,6 +265,7 @@ def test_a_sphinx_folder_is_read_as_its_built_pages_read(tmp_path, local_embedde
         assert "price goes up in March" not in note["text"] and ".. " not in note["text"] and "===" not in note["text"]
         home = first_hit(client, "parcels between warehouses")
         assert home["url"] == "https://docs.acme.dev/index.html" and "Acme moves parcels between warehouses." in home["text"], "the README it includes"
+        assert "Acme is **not** a courier" in home["text"], "an included .txt is part of the page, and no page of its own (2 documents)"
     (tmp_path / "README.rst").write_text("Acme\n====\n\n.. badges\n\nAcme moves parcels between warehouses and ports.\n")
     assert run_index(config).counts["updated"] == 1, "a changed include: the page that shows it is read again"
     with api_client(config.artifacts) as client:

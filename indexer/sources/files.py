@@ -21,7 +21,7 @@ from indexer.extract import (
     EXTRACTION_VERSION, ExtractionError, Extracted, decode_file_text, empty_page_reason, extract_html, extract_markdown, extract_text, not_text, parse_timestamp,
 )
 from indexer.fileurls import file_url
-from indexer.partials import inline_partials, partial_bytes
+from indexer.partials import included_text_files, inline_partials, partial_bytes
 from indexer.pdf import extract_pdf
 from indexer.rst import rst_empty_reason, rst_to_markdown
 from indexer.word import extract_docx
@@ -132,7 +132,11 @@ def crawl_files(source: SourceConfig, progress=None, fetch_state: dict[str, Fetc
     site = root.parent  # where partials may be imported from: a docs folder's site (Docusaurus's @site)
     committed = git_dates(source.path)
     prefix = os.path.join(str(source.path), "")
-    for path in paths if paths is not None else list_files(source):
+    listed = paths if paths is not None else list_files(source)
+    fragments = included_text_files(listed, site)  # shown inside the .rst pages that include them
+    for path in listed:
+        if path in fragments:
+            continue
         relative = path.removeprefix(prefix).replace(os.sep, "/")  # list_files walks source.path: a string cut, not relative_to's parsing
         doc_id = f"file:{source.id_prefix}{relative}"
 
