@@ -136,8 +136,8 @@ def extract_markdown(raw: str, fallback_title: str, mdx: bool = False, url: str 
     `url`: where the page is published when its front matter does not say, or a function of the
     front matter that gives it (a site's `slug`; None: the site publishes no page for it)."""
     meta, body = split_front_matter(raw)
-    text = normalize_text(strip_markup(myst_to_markdown(DATA_URI.sub("", body)), mdx))  # ![logo](data:…) keeps its alt text: ![logo]()
     url = _own_url(meta, url(meta) if callable(url) else url)
+    text = normalize_text(strip_markup(myst_to_markdown(DATA_URI.sub("", body), ids=bool(url)), mdx))  # ![logo](data:…) keeps its alt text: ![logo]()
     anchors: tuple = ()
     if url:  # headings can be linked to only where the page is published
         text, anchors = markdown_anchors(text)

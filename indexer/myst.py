@@ -2,7 +2,8 @@
 directives are fences with a name in braces — ```{note} … ``` or :::{warning} … ::: —, its roles
 {ref}`Title <label>`, its targets `(label)=` lines and its comments `%` lines.
 
-Read as plain Markdown, a `{note}` was code (kept as written, "```{note}" and all), a role read
+Its headings get the ids Sphinx gives their sections (docutils', not GitHub's slugs). Read as
+plain Markdown, a `{note}` was code (kept as written, "```{note}" and all), a role read
 "{ref}`…`", a target was words. The directives read as indexer/rst.py reads their reStructuredText
 twins: admonitions keep their words ("Note: …"), code stays code, `toctree` and `image` go,
 `eval-rst` is read as reStructuredText. A fence whose name MyST does not define (Quarto's ```{r},
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from indexer.rst import ADMONITIONS, API, CODE, SILENT, admonition_text, api_text, role_text, rst_to_markdown
+from indexer.rst import ADMONITIONS, API, CODE, SILENT, admonition_text, api_text, make_id, role_text, rst_to_markdown
 
 _OPEN = re.compile(r"^[ \t]*(`{3,}|~{3,}|:{3,})\{([\w:.+-]+)\}[ \t]*(.*)$")
 _ANY_OPEN = re.compile(r"^[ \t]*(?:`{3,}|~{3,}|:{3,})\{[\w:.+-]+\}", re.MULTILINE)
@@ -21,6 +22,7 @@ _CODE_FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})")
 # An inline code span, or a role: a code span right after {name}. Spans are read left to right, so a
 # `{ident}` inside code is code.
 _SPAN = re.compile(r"(?:\{(?:[\w.+-]+:)*([\w.+-]+)\})?(`+)(.+?)\2")
+_HEADING = re.compile(r"(#{1,6}) +(.+?)[ \t#]*$")
 _TARGET = re.compile(r"[ \t]*\([\w.:-]+\)=[ \t]*")
 _OPTION = re.compile(r"[ \t]*:[\w-]+:")
 CONTENT = {"tab-set", "tab-item", "tab", "tabbed", "dropdown", "card", "grid", "grid-item", "grid-item-card", "card-carousel",
@@ -29,9 +31,9 @@ CONTENT = {"tab-set", "tab-item", "tab", "tabbed", "dropdown", "card", "grid", "
 TITLED = {"tab-item", "tab", "dropdown", "card", "grid-item-card", "topic", "sidebar", "rubric", "table", "list-table", "csv-table"}
 
 
-def myst_to_markdown(text: str) -> str:
+def myst_to_markdown(text: str, ids: bool = True) -> str:
     """`text` with its MyST directives, roles, targets and comments read; Markdown that has none is
-    returned as it is."""
+    returned as it is. `ids`: give each heading Sphinx's id (only where the page is published)."""
     if "{" not in text or not (_ANY_OPEN.search(text) or ("}`" in text and any(m.group(1) for m in _SPAN.finditer(text)))):
         return text  # not MyST: its `%` lines and `(x)=` lines are text
     lines = text.split("\n")
@@ -54,9 +56,20 @@ def myst_to_markdown(text: str) -> str:
             i = end + 1
             continue
         if not _TARGET.fullmatch(line) and not line.lstrip().startswith("%"):
-            out.append(_SPAN.sub(_role, line) if "}`" in line else line)
+            line = _SPAN.sub(_role, line) if "}`" in line else line
+            out.append(_with_id(line) if ids else line)
         i += 1
     return "\n".join(out)  # normalize_text takes the blank lines a block left down to one
+
+
+def _with_id(line: str) -> str:
+    """A heading with the id Sphinx gives its section (docutils', not GitHub's slug: `acme_cli 2.0`
+    is #acme-cli-2-0), so that a hit links to it; a line that is no heading, or names its id, as it is."""
+    heading = _HEADING.match(line)
+    if not heading or "{#" in line:
+        return line
+    anchor = make_id(heading.group(2).replace("`", ""))
+    return f"{line} {{#{anchor}}}" if anchor else line
 
 
 def _role(span: re.Match) -> str:
@@ -82,7 +95,7 @@ def _directive(name: str, argument: str, body: list[str], written: list[str]) ->
         return rst_to_markdown("\n".join(body), ids=False)
     if kind in SILENT:
         return ""
-    content = myst_to_markdown("\n".join(body)).strip()
+    content = myst_to_markdown("\n".join(body), ids=False).strip()
     if kind in ADMONITIONS:
         return admonition_text(kind, argument, content)
     if kind in API:

@@ -323,7 +323,10 @@ def test_myst_markdown_reads_as_the_built_page_reads():
 
     page = extract_markdown((Path(__file__).parent / "fakes" / "myst-page.md").read_text(), "Page", url="https://docs.acme.dev/install/")
     lines = page.text.splitlines()
-    assert page.title == "Installing" and page.anchors == ((0, "installing-the-agent"),)
+    assert page.title == "Installing" and [anchor for _, anchor in page.anchors] == ["installing-the-agent", "use-acme-cli-2-0"], \
+        "the ids Sphinx gives the sections (GitHub's slug would be use-acme_cli-20)"
+    unpublished = extract_markdown((Path(__file__).parent / "fakes" / "myst-page.md").read_text(), "Page")
+    assert "## Use `acme_cli` 2.0\n" in unpublished.text and "{#" not in unpublished.text, "no URL: no link targets, and no ids in the text"
     for line in ("The agent runs on Linux. See the FAQ and `connect`.", "Note: The agent needs outbound HTTPS.",
                  "Warning: Never run it as root.", "```python", "Linux", "Use the deb package.", "Use Homebrew.",
                  "Note: Written in reStructuredText.", "50% of users read this line."):
