@@ -130,6 +130,17 @@ def _sphinx(folder: Path) -> tuple[str, str, str] | None:
     return (_join(found.group(1), "{slug}.html"), "plain", "conf.py") if found else None
 
 
+def unpublished_hint(folder: Path) -> tuple[str, str, str] | None:
+    """For a folder a generator builds but whose config names no site URL: (a url_template to
+    complete, its url_rules, what the generator is), for `index init` to write as a comment."""
+    folder = folder.resolve()
+    if (folder / "conf.py").is_file():  # Sphinx; on Read the Docs the URL is the project's
+        return "https://YOUR-PROJECT.readthedocs.io/en/latest/{slug}.html", "plain", "Sphinx (conf.py has no html_baseurl)"
+    if (folder / "_config.yml").is_file():
+        return "https://YOUR-SITE/{slug}.html", "jekyll", "Jekyll (_config.yml has no url)"
+    return None
+
+
 def _load(path: Path, parse):
     try:
         return parse(path.read_text(encoding="utf-8-sig")) if path.is_file() else None

@@ -58,7 +58,7 @@ def place_of(spec: str, config_dir: Path) -> Place:
 
 def _folder(folder: Path, config_dir: Path) -> Place:
     from indexer.fileurls import URL_RULES
-    from indexer.sitegen import published_template
+    from indexer.sitegen import published_template, unpublished_hint
 
     relative = os.path.relpath(folder.resolve(), config_dir.resolve())
     name = _slug(folder.resolve().name) or "docs"
@@ -70,6 +70,13 @@ def _folder(folder: Path, config_dir: Path) -> Place:
         if rules != "plain":
             lines.append(_line(f"url_rules = {_quote(rules)}", URL_RULES[rules]))
         return Place(name, "files", lines, f"the files in {relative}, published at {template}")
+    hint = unpublished_hint(folder)
+    if hint:  # the generator is known, its site's URL is not
+        template, rules, generator = hint
+        comments = [_line(f"# url_template = {_quote(template)}", f"{generator}: where the site is, so hits link to it")]
+        if rules != "plain":
+            comments.append(_line(f"# url_rules = {_quote(rules)}", URL_RULES[rules]))
+        return Place(name, "files", lines, f"the files in {relative} ({generator.split(' (')[0]}: set url_template so hits link)", comments)
     return Place(name, "files", lines, f"the files in {relative}",
                  [_line('# url_template = "https://docs.example.com/{slug}/"', "where your site publishes each file, so hits link to it")])
 

@@ -123,3 +123,8 @@ def test_a_docs_sites_own_config_gives_its_files_their_urls(tmp_path, monkeypatc
     assert [s.url_rules for s in sources] == ["plain", "hugo", "docusaurus", "plain", "plain", "jekyll", "jekyll", "plain"], "each generator's own way"
     assert "published at https://docs.acme.dev/{slug}/" in result.output
     assert "index check-links" in result.output, "links were written: the next steps say how to check them"
+    (tmp_path / "rtd").mkdir()  # Sphinx on Read the Docs: conf.py names no URL
+    (tmp_path / "rtd" / "conf.py").write_text("project = 'Acme'\nhtml_theme = 'furo'\n")
+    unnamed = init(tmp_path, monkeypatch, "rtd", "--force")
+    assert unnamed.exit_code == 0 and "the files in rtd (Sphinx: set url_template so hits link)" in unnamed.output, unnamed.output
+    assert '# url_template = "https://YOUR-PROJECT.readthedocs.io/en/latest/{slug}.html"' in (tmp_path / "index.toml").read_text()
