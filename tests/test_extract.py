@@ -340,3 +340,22 @@ def test_myst_markdown_reads_as_the_built_page_reads():
 def test_markdown_that_is_not_myst_keeps_its_braces_percent_lines_and_code():
     text = "% Release notes\n\nCapture `{ident}` in format strings; `Iterator::eq{_by}` and `&{number}` too.\n\n(draft)= stays.\n"
     assert extract_markdown(text, "Notes").text == text.strip()
+
+
+def test_a_jupyter_notebook_reads_as_its_rendered_page(tmp_path):
+    """Jupyter Book pages and worked examples are notebooks: JSON, which was no default extension
+    and, listed, would be indexed as JSON text. Markdown cells, code, and text outputs (cut short)."""
+    from pathlib import Path
+
+    from indexer.sources.files import read_file
+
+    notebook = Path(__file__).parent / "fakes" / "forecast.ipynb"
+    document = read_file(notebook, "forecast.ipynb", "file:forecast.ipynb", "docs", url="https://docs.acme.dev/forecast.html")
+    assert document.title == "Forecasting parcel volume" and [a for _, a in document.anchors] == ["forecasting-parcel-volume", "results"]
+    text = document.text
+    assert "This notebook predicts next week's parcel volume per warehouse." in text
+    assert '```python\nimport pandas as pd\nvolume = pd.read_csv("volume.csv")\n```' in text
+    assert "Porto: 1200 parcels\nLisbon: 3400 parcels\nrow 0" in text and "row 19\n… (10 more lines)" in text and "row 20" not in text
+    assert "KeyError: 'Faro'" in text and "Note: Faro has no warehouse yet." in text
+    for hidden in ("iVBORw0", "Figure size", "raw cell", "kernelspec", "execution_count", '"cell_type"'):
+        assert hidden not in text, hidden

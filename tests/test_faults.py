@@ -2,6 +2,7 @@
 turn into lost documents, and every run, failed or not, can be seen afterwards."""
 
 import json
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -424,6 +425,19 @@ def test_drafts_are_not_indexed_and_a_page_turned_draft_is_removed(tmp_path):
     assert code == 0 and second["documents"]["deleted"] == 1 and second["total_documents"] == 3, second
     code, everything = run(files_config(tmp_path, "include_drafts = true\n"))
     assert code == 0 and everything["total_documents"] == 7
+
+
+def test_a_notebook_that_is_no_notebook_fails_alone(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "forecast.ipynb").write_bytes((Path(__file__).parent / "fakes" / "forecast.ipynb").read_bytes())
+    (docs / "broken.ipynb").write_text('{"cells": [')  # a save cut short
+    (docs / "old.ipynb").write_text('{"worksheets": [], "nbformat": 3}')
+    code, plan = run(files_config(tmp_path), "--dry-run")
+    assert code == 0 and plan["documents"]["added"] == 1 and plan["documents"]["failed"] == 2, plan
+    said = sorted(e["message"] for e in plan["errors"])
+    assert said[0].startswith("broken.ipynb: not a Jupyter notebook: its JSON cannot be read (Expecting value"), said
+    assert said[1] == "old.ipynb: not a Jupyter notebook: no list of cells (nbformat 4 writes one; open and save it in Jupyter to convert an older one)"
 
 
 def test_a_sphinx_page_built_from_elsewhere_says_how_to_index_it(tmp_path):

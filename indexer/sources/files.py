@@ -1,4 +1,4 @@
-"""A folder of .md / .mdx / .rst / .txt / .html / .pdf / .docx files. doc_id = `file:<id_prefix><path relative to the folder>`."""
+"""A folder of .md / .mdx / .rst / .ipynb / .txt / .html / .pdf / .docx files. doc_id = `file:<id_prefix><path relative to the folder>`."""
 
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ from indexer.extract import (
 )
 from indexer.fileurls import file_url
 from indexer.partials import included_text_files, inline_partials, partial_bytes
+from indexer.notebook import notebook_to_markdown
 from indexer.pdf import extract_pdf
 from indexer.rst import rst_empty_reason, rst_to_markdown
 from indexer.word import extract_docx
@@ -304,6 +305,8 @@ def read_file(path: Path, relative: str, doc_id: str, source_name: str, raw: byt
         extracted = extract_pdf(raw, fallback_title)
     elif suffix == ".docx":
         extracted = extract_docx(raw, fallback_title)
+    elif suffix == ".ipynb":
+        extracted = extract_markdown(notebook_to_markdown(raw), fallback_title, url=published)
     elif suffix == ".rst":  # its headings' ids are docutils', where the page is published
         text = rst_to_markdown(decode_file_text(raw, fallback_encoding), ids=bool(published), file=path.resolve(), site=site)
         extracted = extract_markdown(text, fallback_title, url=published)
