@@ -24,7 +24,7 @@ from indexer.models import MODELS, PROVIDERS, ModelInfo
 from indexer.urlscope import UrlScope, compile_pattern
 
 SOURCE_TYPES = ("files", "urls", "notion", "answers")
-DEFAULT_EXTENSIONS = (".md", ".markdown", ".mdx", ".rst", ".ipynb", ".txt", ".html", ".htm", ".pdf", ".docx")
+DEFAULT_EXTENSIONS = (".md", ".markdown", ".mdx", ".rst", ".adoc", ".asciidoc", ".ipynb", ".txt", ".html", ".htm", ".pdf", ".docx")
 
 
 # Query parameters that only say where a visitor came from, dropped from URLs; `name*` matches a prefix.

@@ -31,7 +31,7 @@ EXTRACTION_VERSION = 4  # 2: byte order marks read, not kept as text; no base64 
 #                         Markdown (indexer/markup.py); Hugo's TOML front matter; lastmod / last_modified_at as updated_at;
 #                         Word with tracked changes accepted and without hidden text
 #                         4: .rst read as reStructuredText (indexer/rst.py), MyST directives and roles (indexer/myst.py),
-#                         .ipynb as notebooks (indexer/notebook.py); MDX partials shown in the pages that import them;
+#                         .adoc as AsciiDoc (indexer/asciidoc.py), .ipynb as notebooks (indexer/notebook.py); MDX partials shown in the pages that import them;
 #                         Jekyll's _drafts as drafts; url_rules
 BLOCK_TAGS = {"p", "div", "section", "article", "main", "header", "footer", "aside", "figure", "figcaption", "dl", "dd", "dt", "form", "details", "summary", "center"}
 HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}

@@ -8,8 +8,9 @@ parent) of a .md / .mdx file inside the site's folder are followed, to a depth o
 never round a cycle; any other import stays what it was (a component, left out of the text).
 
 reStructuredText's `.. include:: ../README.rst` (a Sphinx index page that shows the project's
-README) is read in place by indexer/rst.py; here its file counts toward the page's validator too,
-and an included .txt fragment is no document of its own.
+README) is read in place by indexer/rst.py, AsciiDoc's `include::x.adoc[]` by indexer/asciidoc.py;
+here their files count toward the page's validator too, and an included .txt fragment is no
+document of its own.
 """
 
 from __future__ import annotations
@@ -50,10 +51,11 @@ def imported_partials(text: str, file: Path, site: Path) -> dict[str, Path]:
 
 
 _RST_INCLUDE = re.compile(r"^[ \t]*\.\.[ \t]+include::[ \t]*(\S+)", re.MULTILINE)
+_ADOC_INCLUDE = re.compile(r"^include::([^\[\s]+)\[", re.MULTILINE)
 
 
-def included_rst(target: str, file: Path, site: Path) -> Path | None:
-    """The file an `.. include:: target` in `file` reads, when it lies inside `site`."""
+def included_file(target: str, file: Path, site: Path) -> Path | None:
+    """The file an include (`.. include:: target`, `include::target[]`) in `file` reads, when it lies inside `site`."""
     try:
         path = (file.parent / target).resolve()
     except (OSError, RuntimeError):
@@ -61,28 +63,31 @@ def included_rst(target: str, file: Path, site: Path) -> Path | None:
     return path if path.is_relative_to(site) and path.is_file() else None
 
 
-def included_text_files(paths: list[str], site: Path) -> set[str]:
-    """The .txt files among `paths` that an .rst page among them includes: Sphinx shows them inside
-    that page and builds no page of them (CMake's help includes 45 such fragments), so they are
-    not documents of their own."""
-    wanted = {os.path.realpath(p): p for p in paths if p.lower().endswith(".txt")}
+def included_fragments(paths: list[str], site: Path) -> set[str]:
+    """The files among `paths` that a page among them includes and that are no pages of their own:
+    a .txt an .rst page includes (Sphinx builds no page of it; CMake's help includes 45 such), an
+    .adoc another .adoc includes (Antora's partials, Asciidoctor's shared passages). The page shows
+    their text; indexed alone, they were a second copy at a URL no site builds."""
+    fragments = {".rst": (".txt",), ".adoc": (".adoc", ".asciidoc", ".txt"), ".asciidoc": (".adoc", ".asciidoc", ".txt")}
+    wanted = {os.path.realpath(p): p for p in paths if p.lower().endswith((".txt", ".adoc", ".asciidoc"))}
     found: set[str] = set()
-    for page in (p for p in paths if wanted and p.lower().endswith(".rst")):
+    for page in (p for p in paths if wanted and p.lower().endswith(tuple(fragments))):
         try:
             raw = Path(page).read_bytes()
         except OSError:
             continue
         if b"include::" in raw:
-            for target in _RST_INCLUDE.findall(raw.decode("utf-8", errors="replace")):
-                path = included_rst(target, Path(page), site)
-                if path is not None and str(path) in wanted:
+            for path in _shown(raw.decode("utf-8", errors="replace"), Path(page), site):
+                if str(path) in wanted and str(path).lower().endswith(fragments[Path(page).suffix.lower()]):
                     found.add(wanted[str(path)])
     return found
 
 
 def _shown(text: str, file: Path, site: Path) -> list[Path]:
     if file.suffix.lower() == ".rst":
-        return [p for t in _RST_INCLUDE.findall(text) if (p := included_rst(t, file, site))]
+        return [p for t in _RST_INCLUDE.findall(text) if (p := included_file(t, file, site))]
+    if file.suffix.lower() in (".adoc", ".asciidoc"):
+        return [p for t in _ADOC_INCLUDE.findall(text) if "$" not in t and (p := included_file(t, file, site))]
     return list(imported_partials(text, file, site).values())
 
 

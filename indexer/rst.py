@@ -20,7 +20,7 @@ import re
 import unicodedata
 from pathlib import Path
 
-from indexer.partials import included_rst
+from indexer.partials import included_file
 
 ADORNMENT = re.compile(r"""([!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~])\1{2,}\s*""")
 DIRECTIVE = re.compile(r"\.\.\s+(?:\|[^|]+\|\s+)?([\w:.+-]+)::(?:\s+(.*))?")
@@ -50,7 +50,7 @@ def rst_to_markdown(text: str, ids: bool = True, file: Path | None = None, site:
     """`text` (reStructuredText) as Markdown; see the module's docstring. `ids`: each heading's
     docutils id as `{#id}` (which the Markdown reader takes for a link target only where the page
     is published: without a URL, leave them out). `file` and `site`: where the text is, so that an
-    `.. include::` of a file inside `site` shows that file's text (indexer.partials.included_rst)."""
+    `.. include::` of a file inside `site` shows that file's text (indexer.partials.included_file)."""
     lines = text.replace("\r\n", "\n").expandtabs(8).split("\n")
     substitutions = {m.group(1): m.group(2).strip() for m in re.finditer(r"^\.\.\s+\|([^|]+)\|\s+replace::\s*(.*)$", text, re.MULTILINE)}
     converter = _Converter(substitutions, ids, site)
@@ -171,7 +171,7 @@ class _Converter:
 
     def _include(self, target: str, block: list[str]) -> str:
         """The text of an included file (its :start-after: / :end-before: part), read in place."""
-        path = included_rst(target, self.files[-1], self.site)
+        path = included_file(target, self.files[-1], self.site)
         if path is None or path in self.files or len(self.files) > 5:
             return ""
         try:

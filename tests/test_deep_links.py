@@ -305,6 +305,26 @@ def test_check_links_finds_the_hits_that_would_cite_a_missing_page(tmp_path, sit
     assert gone.exit_code == 1 and json.loads(gone.output)["counts"]["unreachable"] == 3, "the site down: nothing could be checked"
 
 
+def test_an_asciidoc_folder_links_its_sections_and_shows_its_includes(tmp_path, local_embedder):
+    docs = tmp_path / "docs"
+    (docs / "partials").mkdir(parents=True)
+    (docs / "partials" / "support.adoc").write_text("Support answers within one business day.\n")
+    (docs / "install.adoc").write_text((Path(__file__).parent / "fakes" / "asciidoc-page.adoc").read_text()
+                                       + "\n== Support\n\ninclude::partials/support.adoc[]\n")
+    config = load_config(write_config(tmp_path, '[[sources]]\nname = "docs"\ntype = "files"\npath = "docs"\n'
+                                                'url_template = "https://docs.acme.dev/{slug}.html"\n[[spaces]]\nprovider = "local"\n'))
+    assert not run_index(config).errors
+    with api_client(config.artifacts) as client:
+        proxy = first_hit(client, "press Ctrl+C then set HTTPS_PROXY")
+        assert proxy["link"] == "https://docs.acme.dev/install.html#proxy" and proxy["title"] == "Installing the Agent"
+        support = first_hit(client, "how fast does support answer")
+        assert support["link"] == "https://docs.acme.dev/install.html#_support" and "within one business day" in support["text"]
+    (docs / "partials" / "support.adoc").write_text("Support answers within one hour.\n")
+    assert run_index(config).counts["updated"] == 1, "the page that includes it (the partial is no document of its own)"
+    with api_client(config.artifacts) as client:
+        assert "within one hour" in first_hit(client, "how fast does support answer")["text"]
+
+
 @pytest.mark.parametrize("rules, says", [
     ('url_rules = "gatsby"\nurl_template = "https://a.dev/{slug}"', "url_rules: must be one of plain, docusaurus, hugo, jekyll; got 'gatsby'"),
     ('url_rules = "hugo"', 'url_rules: says how hugo makes each file\'s {slug}, but the source has no url_template'),

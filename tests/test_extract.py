@@ -359,3 +359,24 @@ def test_a_jupyter_notebook_reads_as_its_rendered_page(tmp_path):
     assert "KeyError: 'Faro'" in text and "Note: Faro has no warehouse yet." in text
     for hidden in ("iVBORw0", "Figure size", "raw cell", "kernelspec", "execution_count", '"cell_type"'):
         assert hidden not in text, hidden
+
+
+def test_asciidoc_reads_as_the_rendered_page_reads():
+    """AsciiDoc (Asciidoctor, Antora) was no default extension, and listed it read as markup:
+    `== Requirements`, `----` fences, `[NOTE]`, `xref:faq.adoc[the FAQ]`, `:toc: left`."""
+    from pathlib import Path
+
+    from indexer.asciidoc import asciidoc_to_markdown
+
+    page = extract_markdown(asciidoc_to_markdown((Path(__file__).parent / "fakes" / "asciidoc-page.adoc").read_text()), "Page",
+                            url="https://docs.acme.dev/install.html")
+    lines = page.text.splitlines()
+    assert page.title == "Installing the Agent"
+    assert [a for _, a in page.anchors] == ["_installing_the_agent", "_requirements", "proxy", "_version_2_0_notes"], "Asciidoctor's ids"
+    for line in ("Acme Agent runs on Linux and macOS.", "See the FAQ, the proxy section or the download page.", "- Python 3.11 or newer",
+                 "Note: The agent needs outbound HTTPS to `api.acme.dev`.", "Warning: Never run the agent as root.", "Run the installer",
+                 "```bash", "curl -sSL https://acme.dev/install.sh | sh", "Press Ctrl+C to stop, then set `HTTPS_PROXY`.",
+                 "Setting | Default", "timeout | 30 s", "Upgrade in place."):
+        assert line in lines, line
+    for hidden in ("Jane Doe", "v2.1", ":toc:", "{product}", "price goes up", "internal only", "footnote", "diagram.png", "|===", "[source"):
+        assert hidden not in page.text, hidden

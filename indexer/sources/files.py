@@ -1,4 +1,4 @@
-"""A folder of .md / .mdx / .rst / .ipynb / .txt / .html / .pdf / .docx files. doc_id = `file:<id_prefix><path relative to the folder>`."""
+"""A folder of .md / .mdx / .rst / .adoc / .ipynb / .txt / .html / .pdf / .docx files. doc_id = `file:<id_prefix><path relative to the folder>`."""
 
 from __future__ import annotations
 
@@ -20,8 +20,9 @@ from indexer.errors import ErrorCode, IngestError
 from indexer.extract import (
     EXTRACTION_VERSION, ExtractionError, Extracted, decode_file_text, empty_page_reason, extract_html, extract_markdown, extract_text, not_text, parse_timestamp,
 )
+from indexer.asciidoc import asciidoc_to_markdown
 from indexer.fileurls import file_url
-from indexer.partials import included_text_files, inline_partials, partial_bytes
+from indexer.partials import included_fragments, inline_partials, partial_bytes
 from indexer.notebook import notebook_to_markdown
 from indexer.pdf import extract_pdf
 from indexer.rst import rst_empty_reason, rst_to_markdown
@@ -134,7 +135,7 @@ def crawl_files(source: SourceConfig, progress=None, fetch_state: dict[str, Fetc
     committed = git_dates(source.path)
     prefix = os.path.join(str(source.path), "")
     listed = paths if paths is not None else list_files(source)
-    fragments = included_text_files(listed, site)  # shown inside the .rst pages that include them
+    fragments = included_fragments(listed, site)  # shown inside the pages that include them
     for path in listed:
         if path in fragments:
             continue
@@ -158,7 +159,7 @@ def crawl_files(source: SourceConfig, progress=None, fetch_state: dict[str, Fetc
                 continue
             started = time.perf_counter()
             raw = read_bytes(path, stat.st_size)
-            shown = partial_bytes(raw, Path(path), site) if relative.lower().endswith((*MARKDOWN_SUFFIXES, ".rst")) else b""
+            shown = partial_bytes(raw, Path(path), site) if relative.lower().endswith((*MARKDOWN_SUFFIXES, ".rst", ".adoc", ".asciidoc")) else b""
             digest = file_validator(raw + shown, source.name, committed.get(relative), source.url_template, source.url_rules, source.fallback_encoding)
             state = fetch_state.get(doc_id)
             if state is not None and state.etag == digest:
@@ -305,6 +306,9 @@ def read_file(path: Path, relative: str, doc_id: str, source_name: str, raw: byt
         extracted = extract_pdf(raw, fallback_title)
     elif suffix == ".docx":
         extracted = extract_docx(raw, fallback_title)
+    elif suffix in (".adoc", ".asciidoc"):
+        text = asciidoc_to_markdown(decode_file_text(raw, fallback_encoding), bool(published), path.resolve(), site)
+        extracted = extract_markdown(text, fallback_title, url=published)
     elif suffix == ".ipynb":
         extracted = extract_markdown(notebook_to_markdown(raw), fallback_title, url=published)
     elif suffix == ".rst":  # its headings' ids are docutils', where the page is published
