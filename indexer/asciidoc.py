@@ -36,7 +36,7 @@ _INLINE = [
     (re.compile(r"\bmenu:([^\s\[]+)\[([^\]]*)\]"), lambda m: " > ".join(p for p in (m.group(1), *m.group(2).split(">")) if p.strip())),
     (re.compile(r"\bfootnote(?:ref)?:[\w-]*\[(?:[^\]\\]|\\.)*\]"), lambda m: ""),
     (re.compile(r"\bpass:[a-z,]*\[([^\]]*)\]"), lambda m: m.group(1)),
-    (re.compile(r"(?<![\w+])\+([^+\n]+)\+(?![\w+])"), lambda m: f"`{m.group(1)}`"),
+    (re.compile(r"(?<![\w+])\+([^+\n]+)\+(?![\w+])"), lambda m: m.group(1)),  # passthrough: `+*.war+` is `*.war`
     (re.compile(r"(?<![\w#])#([^#\n]+)#(?![\w#])"), lambda m: m.group(1)),
 ]
 
@@ -68,7 +68,7 @@ def asciidoc_to_markdown(text: str, ids: bool = True, file: Path | None = None, 
         if re.match(r"\.[^\s.]", stripped) and i < len(lines) and lines[i].strip():
             pending["title"] = stripped[1:]  # a block title, shown above its block
             continue
-        if (title := _TITLE.match(line)) is not None and not line.startswith("===="):
+        if (title := _TITLE.match(line)) is not None:  # "====" alone is an example block's delimiter: no title
             words = _inline(title.group(2), attributes)
             anchor = pending.pop("id", None) or (_auto_id(words, attributes) if ids else None)
             out += ["", f"{'#' * len(title.group(1))} {words}" + (f" {{#{anchor}}}" if ids and anchor else ""), ""]

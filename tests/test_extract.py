@@ -372,11 +372,12 @@ def test_asciidoc_reads_as_the_rendered_page_reads():
                             url="https://docs.acme.dev/install.html")
     lines = page.text.splitlines()
     assert page.title == "Installing the Agent"
-    assert [a for _, a in page.anchors] == ["_installing_the_agent", "_requirements", "proxy", "_version_2_0_notes"], "Asciidoctor's ids"
+    assert [a for _, a in page.anchors] == ["_installing_the_agent", "_requirements", "proxy", "_version_2_0_notes", "_rollback"], \
+        "Asciidoctor's ids, four levels deep"
     for line in ("Acme Agent runs on Linux and macOS.", "See the FAQ, the proxy section or the download page.", "- Python 3.11 or newer",
                  "Note: The agent needs outbound HTTPS to `api.acme.dev`.", "Warning: Never run the agent as root.", "Run the installer",
                  "```bash", "curl -sSL https://acme.dev/install.sh | sh", "Press Ctrl+C to stop, then set `HTTPS_PROXY`.",
-                 "Setting | Default", "timeout | 30 s", "Upgrade in place."):
+                 "Setting | Default", "timeout | 30 s", "Upgrade in place.", "#### Rollback", "Keep the `*.war` files of the last release."):
         assert line in lines, line
     for hidden in ("Jane Doe", "v2.1", ":toc:", "{product}", "price goes up", "internal only", "footnote", "diagram.png", "|===", "[source"):
         assert hidden not in page.text, hidden
