@@ -176,10 +176,7 @@ def crawl_files(source: SourceConfig, progress=None, fetch_state: dict[str, Fetc
             document = replace(document, fetch_seconds=time.perf_counter() - started, etag=digest,
                                last_modified=document.updated_at.isoformat() if document.updated_at else None)
         except UnicodeDecodeError as exc:
-            also = ("" if source.fallback_encoding else
-                    '; or, if the folder\'s files were saved in one other encoding, set fallback_encoding on the source (Windows "ANSI" '
-                    'in Western Europe and the Americas: fallback_encoding = "cp1252")')
-            problem(ErrorCode.FILE_EXTRACTION_FAILED, not_text(exc) + also)
+            problem(ErrorCode.FILE_EXTRACTION_FAILED, not_text(exc) + ("" if source.fallback_encoding else FALLBACK_HINT))
         except ExtractionError as exc:
             problem(exc.code or ErrorCode.FILE_EXTRACTION_FAILED, str(exc), exc.level)
         except OSError as exc:
@@ -187,21 +184,30 @@ def crawl_files(source: SourceConfig, progress=None, fetch_state: dict[str, Fetc
         except Exception as exc:  # whatever one file does to a parser, it is that file's error, never the run's
             problem(ErrorCode.FILE_EXTRACTION_FAILED, f"{type(exc).__name__}: {exc}")
         else:
-            if not source.include_drafts and (drafted := draft_reason(relative, document.metadata)):
-                problem(ErrorCode.FILE_DRAFT, f"{drafted}; not indexed (set include_drafts = true to index drafts)", "warning")
-            elif navigation := navigation_file(relative, document.text):
-                problem(ErrorCode.FILE_NAVIGATION, f"{navigation}, not a page: not indexed", "warning")
-            elif document.text.strip():
-                result.add(document)
+            if left_out := _not_a_page(source, relative, document, raw):
+                problem(*left_out)
             else:
-                reason = empty_page_reason(raw) if relative.lower().endswith((".html", ".htm")) else \
-                    rst_empty_reason(raw) if relative.lower().endswith(".rst") else "no text found"
-                result.errors.append(
-                    IngestError(ErrorCode.FILE_EXTRACTION_EMPTY, "extract", f"{relative}: {reason}", doc_id=doc_id, source=source.name)
-                )
+                result.add(document)
         if progress:
             progress(1)
     return result
+
+
+FALLBACK_HINT = ('; or, if the folder\'s files were saved in one other encoding, set fallback_encoding on the source (Windows "ANSI" '
+                 'in Western Europe and the Americas: fallback_encoding = "cp1252")')
+
+
+def _not_a_page(source: SourceConfig, relative: str, document: Document, raw: bytes) -> tuple[ErrorCode, str, str] | None:
+    """Why a file that was read is still not indexed — (code, message, level) — or None for a page."""
+    if not source.include_drafts and (drafted := draft_reason(relative, document.metadata)):
+        return ErrorCode.FILE_DRAFT, f"{drafted}; not indexed (set include_drafts = true to index drafts)", "warning"
+    if navigation := navigation_file(relative, document.text):
+        return ErrorCode.FILE_NAVIGATION, f"{navigation}, not a page: not indexed", "warning"
+    if document.text.strip():
+        return None
+    lower = relative.lower()
+    reason = empty_page_reason(raw) if lower.endswith((".html", ".htm")) else rst_empty_reason(raw) if lower.endswith(".rst") else "no text found"
+    return ErrorCode.FILE_EXTRACTION_EMPTY, reason, "error"
 
 
 # Navigation kept as Markdown: a GitHub wiki's _Sidebar.md / _Footer.md / _Header.md frame every
