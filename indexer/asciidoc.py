@@ -84,7 +84,7 @@ def asciidoc_to_markdown(text: str, ids: bool = True, file: Path | None = None, 
         if stripped.startswith("include::") and file is not None and site is not None:
             out.append(_include(stripped, file, site, depth, ids))
             continue
-        if stripped.startswith(("image::", "video::", "audio::", "toc::")) or stripped in ("<<<", "'''", "+"):
+        if stripped.startswith(("image::", "video::", "audio::", "toc::", "ifdef::", "ifndef::", "ifeval::", "endif::")) or stripped in ("<<<", "'''", "+"):
             continue
         if "title" in pending:
             out.append(_inline(pending.pop("title"), attributes))

@@ -379,5 +379,7 @@ def test_asciidoc_reads_as_the_rendered_page_reads():
                  "```bash", "curl -sSL https://acme.dev/install.sh | sh", "Press Ctrl+C to stop, then set `HTTPS_PROXY`.",
                  "Setting | Default", "timeout | 30 s", "Upgrade in place.", "#### Rollback", "Keep the `*.war` files of the last release."):
         assert line in lines, line
-    for hidden in ("Jane Doe", "v2.1", ":toc:", "{product}", "price goes up", "internal only", "footnote", "diagram.png", "|===", "[source"):
+    assert "You are reading this on GitHub." in lines, "a conditional's text stays; its ifdef / endif lines go"
+    for hidden in ("Jane Doe", "v2.1", ":toc:", "{product}", "price goes up", "internal only", "footnote", "diagram.png", "|===", "[source",
+                   "ifdef::", "endif::"):
         assert hidden not in page.text, hidden
