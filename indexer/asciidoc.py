@@ -10,8 +10,8 @@ what the rendered page shows.
 - Inline: `xref:install.adoc[Installing]`, `<<proxy,the proxy section>>`, `https://…[the site]`
   and `image:x.png[a diagram]` read as their text; `kbd:[Ctrl+C]` and `btn:[Save]` as the keys;
   footnotes go.
-- `include::other.adoc[]` of a file inside the site's folder reads that file in place
-  (indexer.partials); Antora's resource ids (`partial$x.adoc`) are not followed.
+- `include::other.adoc[]` of a file inside the site's folder reads that file in place, and so
+  does an Antora resource id (`include::partial$x.adoc[]`; indexer.partials).
 """
 
 from __future__ import annotations
@@ -131,7 +131,7 @@ def _block(delimiter: str, body: list[str], pending: dict, attributes: dict, fil
 
 def _include(line: str, file: Path, site: Path, depth: int, ids: bool) -> str:
     target = line[len("include::"):].split("[", 1)[0]
-    path = included_file(target, file, site) if "$" not in target and depth < 5 else None
+    path = included_file(target, file, site) if depth < 5 else None
     if path is None:
         return ""
     try:

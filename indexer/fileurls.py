@@ -17,6 +17,9 @@ worse than none: the chatbot cites it, the visitor lands on an error page.
   above `_posts` and front matter `categories` / `category`, in lower case), then the date (front
   matter `date`, else the file name's) and its title (front matter `slug`, else the file name's):
   news/2024/05/01/launch — Jekyll's "date" and "pretty" styles; the template adds ".html" or "/".
+- "antora": only `modules/<module>/pages/` holds pages: `modules/ROOT/pages/install/linux.adoc`
+  is install/linux, `modules/admin/pages/users.adoc` admin/users (the template holds the site,
+  the component's name and version); partials, examples, images and nav.adoc are no pages.
 A folder's own page under a template that ends `{slug}.html` is the folder's index.html (MkDocs
 without directory URLs, Jekyll), not "folder.html".
 A file's own `url` or `permalink` (front matter) is read by the extractor and wins over all of these.
@@ -33,6 +36,7 @@ URL_RULES = {  # each one as `index init` explains it in the config it writes
     "docusaurus": "as Docusaurus makes URLs: 01- prefixes left out, front matter slug and id",
     "hugo": "as Hugo makes URLs: lower case, front matter slug",
     "jekyll": "as Jekyll makes URLs: posts by category, date and title",
+    "antora": "as Antora makes URLs: modules/ROOT/pages/x.adoc is x, other modules a folder each",
 }
 FOLDER_PAGES = ("index", "readme", "_index")  # "plain": a folder's own page (README.md on GitHub, _index.md in Hugo)
 
@@ -53,6 +57,10 @@ def file_url(template: str, relative: str, rules: str = "plain", meta: dict | No
         slug = _hugo_slug(folder, stem, meta)
     elif rules == "jekyll" and "_posts" in folder.split("/"):
         slug = _jekyll_post_slug(folder, stem, meta)
+    elif rules == "antora":
+        slug = _antora_slug(folder, stem)
+        if slug is not None and stem == "index" and not template.partition("{slug}")[2].startswith("."):
+            slug = slug[: -len("index")].rstrip("/")  # indexify and drop styles: a folder's index.adoc is the folder
     else:
         slug = folder if stem.lower() in FOLDER_PAGES else f"{folder}/{stem}".lstrip("/")
         if stem.lower() in FOLDER_PAGES and template.partition("{slug}")[2].startswith("."):
@@ -125,6 +133,14 @@ def _jekyll_post_slug(folder: str, stem: str, meta: dict) -> str | None:
 def _jekyll_slugify(text: str) -> str:
     """Jekyll's slugify, "pretty" mode with case kept: what a URL cannot hold becomes a hyphen."""
     return re.sub(r"[^\w.~!$&'()+,;=@]+", "-", text).strip("-")
+
+
+def _antora_slug(folder: str, stem: str) -> str | None:
+    parts = folder.split("/")
+    if len(parts) < 3 or parts[0] != "modules" or parts[2] != "pages":
+        return None  # a partial, an example, an image, nav.adoc: no page
+    module = [] if parts[1] == "ROOT" else [parts[1]]
+    return "/".join([*module, *parts[3:], stem])
 
 
 def _hugo_slug(folder: str, stem: str, meta: dict) -> str:

@@ -54,8 +54,21 @@ _RST_INCLUDE = re.compile(r"^[ \t]*\.\.[ \t]+include::[ \t]*(\S+)", re.MULTILINE
 _ADOC_INCLUDE = re.compile(r"^include::([^\[\s]+)\[", re.MULTILINE)
 
 
+_ANTORA_ID = re.compile(r"(?:(?P<module>[\w.-]+):)?(?P<family>partial|example)\$(?P<path>.+)")
+
+
 def included_file(target: str, file: Path, site: Path) -> Path | None:
-    """The file an include (`.. include:: target`, `include::target[]`) in `file` reads, when it lies inside `site`."""
+    """The file an include (`.. include:: target`, `include::target[]`) in `file` reads, when it
+    lies inside `site`. An Antora resource id (`partial$x.adoc`, `admin:example$y.py`) is read in
+    the component's `modules/<module>/partials/` (or `examples/`), the file's own module by default."""
+    antora = _ANTORA_ID.fullmatch(target)
+    if antora:
+        parts = file.parts
+        if "modules" not in parts[:-2]:
+            return None
+        at = len(parts) - 1 - parts[::-1].index("modules")
+        module = antora.group("module") or parts[at + 1]
+        target = str(Path(*parts[: at + 1], module, antora.group("family") + "s", antora.group("path")))
     try:
         path = (file.parent / target).resolve()
     except (OSError, RuntimeError):
@@ -87,7 +100,7 @@ def _shown(text: str, file: Path, site: Path) -> list[Path]:
     if file.suffix.lower() == ".rst":
         return [p for t in _RST_INCLUDE.findall(text) if (p := included_file(t, file, site))]
     if file.suffix.lower() in (".adoc", ".asciidoc"):
-        return [p for t in _ADOC_INCLUDE.findall(text) if "$" not in t and (p := included_file(t, file, site))]
+        return [p for t in _ADOC_INCLUDE.findall(text) if (p := included_file(t, file, site))]
     return list(imported_partials(text, file, site).values())
 
 

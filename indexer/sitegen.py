@@ -14,6 +14,9 @@ that `index init` can write a files source's `url_template` (its hits then link 
   `permalink: pretty`), by Jekyll's url_rules. A GitHub Pages site often leaves `url` out, as
   GitHub fills it in: then the folder's `CNAME` names the site, or else the repository's GitHub
   remote does (https://OWNER.github.io/REPO). Another `permalink` style names nothing.
+- Antora: `antora.yml` in the folder (`name`, `version`) and the playbook beside it or one folder
+  up (`antora-playbook.yml`: `site.url`, `urls.html_extension_style`): `{url}/{name}/{version}/{slug}.html`,
+  by Antora's url_rules.
 - Sphinx: `conf.py` in the folder: a literal `html_baseurl`, then `{slug}.html` (Read the Docs sets
   it when it builds, so a conf.py without one names nothing).
 
@@ -34,7 +37,7 @@ from indexer.sources.files import git_output
 def published_template(folder: Path) -> tuple[str, str, str] | None:
     """(url_template, url_rules, the config file they come from) for the files in `folder`, or None."""
     folder = folder.resolve()
-    for reader in (_mkdocs, _hugo, _docusaurus, _jekyll, _sphinx):
+    for reader in (_mkdocs, _hugo, _docusaurus, _jekyll, _antora, _sphinx):
         found = reader(folder)
         if found:
             return found
@@ -125,6 +128,32 @@ def _jekyll(folder: Path) -> tuple[str, str, str] | None:
     return _join(_join(url, base.strip("/")) if base.strip("/") else url, page), "jekyll", said
 
 
+def _antora_component(folder: Path) -> str | None:
+    """`name/version` (or `name` when unversioned) of the Antora component in `folder`, or None."""
+    component = _load(folder / "antora.yml", yaml.safe_load)
+    if not isinstance(component, dict) or not isinstance(component.get("name"), str):
+        return None
+    version = component.get("version")
+    if version is not None and not isinstance(version, (str, int, float)) or version is True:
+        return None  # `version: true` takes the branch's name, which the files do not say
+    return "/".join(str(part).strip("/") for part in (component["name"], version) if part not in (None, "~", ""))
+
+
+def _antora(folder: Path) -> tuple[str, str, str] | None:
+    component = _antora_component(folder)
+    if component is None:
+        return None
+    for playbook in (folder / "antora-playbook.yml", folder.parent / "antora-playbook.yml"):
+        settings = _load(playbook, yaml.safe_load)
+        site = settings.get("site") if isinstance(settings, dict) else None
+        url = site.get("url") if isinstance(site, dict) else None
+        if isinstance(url, str) and url.startswith(("http://", "https://")):
+            style = ((settings.get("urls") or {}) if isinstance(settings.get("urls"), dict) else {}).get("html_extension_style", "default")
+            page = {"indexify": "{slug}/", "drop": "{slug}"}.get(style, "{slug}.html")
+            return _join(_join(url, component), page), "antora", f"{playbook.name} and antora.yml"
+    return None
+
+
 def _sphinx(folder: Path) -> tuple[str, str, str] | None:
     found = re.search(r"""^html_baseurl\s*=\s*['"](https?://[^'"]+)['"]""", _load(folder / "conf.py", lambda t: t) or "", re.MULTILINE)
     return (_join(found.group(1), "{slug}.html"), "plain", "conf.py") if found else None
@@ -138,6 +167,8 @@ def unpublished_hint(folder: Path) -> tuple[str, str, str] | None:
         return "https://YOUR-PROJECT.readthedocs.io/en/latest/{slug}.html", "plain", "Sphinx (conf.py has no html_baseurl)"
     if (folder / "_config.yml").is_file():
         return "https://YOUR-SITE/{slug}.html", "jekyll", "Jekyll (_config.yml has no url)"
+    if component := _antora_component(folder):
+        return f"https://YOUR-SITE/{component}/{{slug}}.html", "antora", "Antora (no antora-playbook.yml with site.url beside it)"
     return None
 
 

@@ -325,8 +325,37 @@ def test_an_asciidoc_folder_links_its_sections_and_shows_its_includes(tmp_path, 
         assert "within one hour" in first_hit(client, "how fast does support answer")["text"]
 
 
+def test_an_antora_component_links_its_pages_and_reads_its_partials(tmp_path, local_embedder):
+    """Antora publishes only modules/*/pages/, at name/version/[module/]path.html, and resolves
+    `include::partial$x.adoc[]` in the module's partials/: by the path alone every link was a 404,
+    the partial a document of its own, nav.adoc a page."""
+    docs = tmp_path / "docs"
+    for folder in ("modules/ROOT/pages/install", "modules/ROOT/partials", "modules/admin/pages"):
+        (docs / folder).mkdir(parents=True)
+    (docs / "antora.yml").write_text("name: agent\nversion: '2.0'\nnav:\n- modules/ROOT/nav.adoc\n")
+    (docs / "modules/ROOT/nav.adoc").write_text("* xref:install/linux.adoc[Install on Linux]\n* xref:admin:users.adoc[Users]\n")
+    (docs / "modules/ROOT/pages/install/linux.adoc").write_text("= Linux\n\nInstall the agent with apt.\n\ninclude::partial$support.adoc[]\n")
+    (docs / "modules/ROOT/partials/support.adoc").write_text("Support answers within one business day.\n")
+    (docs / "modules/admin/pages/users.adoc").write_text("= Users\n\nAdmins add users under Settings.\n")
+    config = load_config(write_config(tmp_path, '[[sources]]\nname = "docs"\ntype = "files"\npath = "docs"\n'
+                                                'url_template = "https://docs.acme.dev/agent/2.0/{slug}.html"\nurl_rules = "antora"\n'
+                                                '[[spaces]]\nprovider = "local"\n'))
+    report = run_index(config)
+    assert report.documents == 2 and not report.errors, "the two pages: not nav.adoc, not the partial"
+    with api_client(config.artifacts) as client:
+        support = first_hit(client, "how fast does support answer")
+        assert support["url"] == "https://docs.acme.dev/agent/2.0/install/linux.html" and "within one business day" in support["text"]
+        assert first_hit(client, "admins add users")["url"] == "https://docs.acme.dev/agent/2.0/admin/users.html"
+    (docs / "modules/ROOT/partials/support.adoc").write_text("Support answers within one hour.\n")
+    assert run_index(config).counts["updated"] == 1, "a changed partial: the page that includes it is read again"
+    from indexer.fileurls import file_url
+
+    assert file_url("https://docs.acme.dev/agent/{slug}/", "modules/ROOT/pages/index.adoc", "antora") == "https://docs.acme.dev/agent/", "indexify"
+    assert file_url("https://docs.acme.dev/agent/{slug}.html", "modules/ROOT/pages/index.adoc", "antora") == "https://docs.acme.dev/agent/index.html"
+
+
 @pytest.mark.parametrize("rules, says", [
-    ('url_rules = "gatsby"\nurl_template = "https://a.dev/{slug}"', "url_rules: must be one of plain, docusaurus, hugo, jekyll; got 'gatsby'"),
+    ('url_rules = "gatsby"\nurl_template = "https://a.dev/{slug}"', "url_rules: must be one of plain, docusaurus, hugo, jekyll, antora; got 'gatsby'"),
     ('url_rules = "hugo"', 'url_rules: says how hugo makes each file\'s {slug}, but the source has no url_template'),
 ])
 def test_url_rules_that_cannot_apply_are_a_config_error(tmp_path, rules, says):

@@ -112,15 +112,19 @@ def test_a_docs_sites_own_config_gives_its_files_their_urls(tmp_path, monkeypatc
     (tmp_path / "domain").mkdir()
     (tmp_path / "domain" / "_config.yml").write_text("baseurl: /help\n")
     (tmp_path / "domain" / "CNAME").write_text("docs.acme.dev\n")
+    (tmp_path / "antora" / "docs").mkdir(parents=True)
+    (tmp_path / "antora" / "docs" / "antora.yml").write_text("name: agent\nversion: ~\n")
+    (tmp_path / "antora" / "antora-playbook.yml").write_text("site:\n  url: https://docs.acme.dev\nurls:\n  html_extension_style: indexify\n")
     (tmp_path / "sphinx").mkdir()
     (tmp_path / "sphinx" / "conf.py").write_text("project = 'Acme'\nhtml_baseurl = 'https://acme.readthedocs.io/en/latest/'\n")
-    result = init(tmp_path, monkeypatch, "mk/docs", "hugo/content", "docu/docs", "plain", "blog/content", "pages/handbook", "domain", "sphinx")
+    result = init(tmp_path, monkeypatch, "mk/docs", "hugo/content", "docu/docs", "plain", "blog/content", "pages/handbook", "domain", "sphinx", "antora/docs")
     assert result.exit_code == 0, result.output
     sources = load_config(tmp_path / "index.toml").sources
     assert [s.url_template for s in sources] == ["https://docs.acme.dev/{slug}/", "https://example.org/{slug}.html", "https://acme.dev/help/docs/{slug}",
                                                  "", "", "https://acmecorp.github.io/handbook/{slug}/", "https://docs.acme.dev/help/{slug}.html",
-                                                 "https://acme.readthedocs.io/en/latest/{slug}.html"]
-    assert [s.url_rules for s in sources] == ["plain", "hugo", "docusaurus", "plain", "plain", "jekyll", "jekyll", "plain"], "each generator's own way"
+                                                 "https://acme.readthedocs.io/en/latest/{slug}.html", "https://docs.acme.dev/agent/{slug}/"]
+    assert [s.url_rules for s in sources] == ["plain", "hugo", "docusaurus", "plain", "plain", "jekyll", "jekyll", "plain", "antora"], \
+        "each generator's own way"
     assert "published at https://docs.acme.dev/{slug}/" in result.output
     assert "index check-links" in result.output, "links were written: the next steps say how to check them"
     (tmp_path / "rtd").mkdir()  # Sphinx on Read the Docs: conf.py names no URL

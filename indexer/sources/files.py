@@ -39,6 +39,7 @@ PACKAGE_FOLDERS = frozenset({"node_modules", "bower_components", "site-packages"
 # Sphinx project's (`_templates`, `_static`, `_build`).
 SITE_BUILD_FOLDERS = frozenset({"_layouts", "_includes", "_sass", "_data", "_plugins", "_site", "_templates", "_static", "_build"})
 MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdx")  # read as Markdown; .mdx as MDX
+_ANTORA_PAGE = re.compile(r"modules/[^/]+/pages/")
 
 
 def list_files(source: SourceConfig) -> list[str]:
@@ -65,6 +66,9 @@ def list_files(source: SourceConfig) -> list[str]:
                     found.append(entry.path)
     if source.respect_gitignore:
         found = _not_ignored(source.path, found)
+    if source.url_rules == "antora":  # only modules/<module>/pages/ holds pages; partials are read where included
+        prefix = os.path.join(os.fspath(source.path), "")
+        found = [path for path in found if _ANTORA_PAGE.match(path.removeprefix(prefix).replace(os.sep, "/"))]
     return sorted(found, key=lambda path: path.split(os.sep))  # as Paths sort: part by part
 
 
