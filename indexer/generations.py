@@ -43,6 +43,16 @@ def _sources(db) -> dict[str, dict]:
             for source, kind, documents, without_url, members_only in rows}
 
 
+def document_urls(artifacts: Path, source: str | None = None) -> list[tuple[str, str, str, str]]:
+    """(doc_id, source, source_type, url) of the live generation's documents that have a URL, of
+    one source or of all, by source and doc_id."""
+    db = _open(current_generation(artifacts))
+    try:
+        return db.execute(load_sql("document_urls"), {"source": source}).fetchall()
+    finally:
+        db.close()
+
+
 def status(artifacts: Path) -> dict:
     """The live generation, its contents, the run that built it, and the generations kept for rollback."""
     folder = current_generation(artifacts)

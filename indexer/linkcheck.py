@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import math
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import httpx
 
-from indexer.artifacts import current_generation
+from indexer.generations import document_urls
 from indexer.sources.web import USER_AGENT
 
 CONCURRENCY = 4
@@ -66,14 +66,7 @@ def check_links(artifacts: Path, sample: int = 20, source: str | None = None, ti
 def _sampled(artifacts: Path, sample: int, only: str | None) -> tuple[list[Link], int]:
     """Up to `sample` documents with a URL, spread evenly over each source's documents (each source
     its share, at least one), and how many documents have a URL."""
-    import duckdb
-
-    db = duckdb.connect(str(current_generation(artifacts) / "meta.duckdb"), read_only=True)
-    try:
-        rows = db.execute("SELECT doc_id, source, source_type, url FROM documents WHERE url IS NOT NULL "
-                          "AND (? IS NULL OR source = ?) ORDER BY source, doc_id", [only, only]).fetchall()
-    finally:
-        db.close()
+    rows = document_urls(artifacts, only)
     by_source: dict[str, list[tuple]] = {}
     for row in rows:
         by_source.setdefault(row[1], []).append(row)
@@ -92,6 +85,6 @@ def _check(client: httpx.Client, link: Link) -> Link:
         if response.status_code in (405, 501) or (response.status_code == 403 and "cloudflare" in response.headers.get("server", "").lower()):
             with client.stream("GET", url) as streamed:  # HEAD refused: the status line of a GET, no body read
                 response = streamed
-        return Link(**{**asdict(link), "status": response.status_code})
+        return replace(link, status=response.status_code)
     except httpx.HTTPError as exc:
-        return Link(**{**asdict(link), "problem": f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__})
+        return replace(link, problem=f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)

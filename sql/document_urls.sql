@@ -1,0 +1,6 @@
+-- The live generation's documents that have a URL (of one source; a NULL source is every source),
+-- by source and doc_id: what `index check-links` samples.
+SELECT doc_id, source, source_type, url
+FROM documents
+WHERE url IS NOT NULL AND ($source IS NULL OR source = $source)
+ORDER BY source, doc_id;
