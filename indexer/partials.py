@@ -36,16 +36,10 @@ def imported_partials(text: str, file: Path, site: Path) -> dict[str, Path]:
         for match in _IMPORT.finditer(part):
             name, target = match.group(1), match.group(3)
             if target.startswith("@site/"):
-                path = site / target[len("@site/"):]
-            elif target.startswith(("./", "../")):
-                path = file.parent / target
-            else:
-                continue
-            try:
-                path = path.resolve()
-            except (OSError, RuntimeError):
-                continue
-            if path.is_relative_to(site) and path.is_file():
+                target = str(site / target[len("@site/"):])
+            elif not target.startswith(("./", "../")):
+                continue  # a package's module, not a file of the site
+            if path := included_file(target, file, site):
                 found[name] = path
     return found
 
