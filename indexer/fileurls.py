@@ -51,6 +51,7 @@ def file_url(template: str, relative: str, rules: str = "plain", meta: dict | No
     folder, _, name = relative.rpartition("/")
     stem = name.rsplit(".", 1)[0] if "." in name[1:] else name
     meta = meta or {}
+    html_files = template.partition("{slug}")[2].startswith(".")  # "{slug}.html": a folder's page is folder/index.html
     if rules == "docusaurus":
         slug = _docusaurus_slug(folder, stem, meta)
     elif rules == "hugo":
@@ -59,12 +60,12 @@ def file_url(template: str, relative: str, rules: str = "plain", meta: dict | No
         slug = _jekyll_post_slug(folder, stem, meta)
     elif rules == "antora":
         slug = _antora_slug(folder, stem)
-        if slug is not None and stem == "index" and not template.partition("{slug}")[2].startswith("."):
+        if slug is not None and stem == "index" and not html_files:
             slug = slug[: -len("index")].rstrip("/")  # indexify and drop styles: a folder's index.adoc is the folder
     else:
         slug = folder if stem.lower() in FOLDER_PAGES else f"{folder}/{stem}".lstrip("/")
-        if stem.lower() in FOLDER_PAGES and template.partition("{slug}")[2].startswith("."):
-            slug = f"{slug}/index".lstrip("/")  # "{slug}.html": folder/index.html, as the site writes it
+        if stem.lower() in FOLDER_PAGES and html_files:
+            slug = f"{slug}/index".lstrip("/")
     if slug is None:
         return None
     if not slug and "{slug}" in template:  # the top folder's own page: the template up to {slug}

@@ -148,7 +148,8 @@ def _antora(folder: Path) -> tuple[str, str, str] | None:
         site = settings.get("site") if isinstance(settings, dict) else None
         url = site.get("url") if isinstance(site, dict) else None
         if isinstance(url, str) and url.startswith(("http://", "https://")):
-            style = ((settings.get("urls") or {}) if isinstance(settings.get("urls"), dict) else {}).get("html_extension_style", "default")
+            urls = settings.get("urls")
+            style = urls.get("html_extension_style") if isinstance(urls, dict) else None
             page = {"indexify": "{slug}/", "drop": "{slug}"}.get(style, "{slug}.html")
             return _join(_join(url, component), page), "antora", f"{playbook.name} and antora.yml"
     return None

@@ -57,7 +57,6 @@ def place_of(spec: str, config_dir: Path) -> Place:
 
 
 def _folder(folder: Path, config_dir: Path) -> Place:
-    from indexer.fileurls import URL_RULES
     from indexer.sitegen import published_template, unpublished_hint
 
     relative = os.path.relpath(folder.resolve(), config_dir.resolve())
@@ -66,19 +65,25 @@ def _folder(folder: Path, config_dir: Path) -> Place:
     published = published_template(folder)
     if published:  # the site generator's own config says where each file is published
         template, rules, source = published
-        lines.append(_line(f"url_template = {_quote(template)}", f"from {source}: hits link to the published pages"))
-        if rules != "plain":
-            lines.append(_line(f"url_rules = {_quote(rules)}", URL_RULES[rules]))
+        lines += _url_lines(template, rules, f"from {source}: hits link to the published pages")
         return Place(name, "files", lines, f"the files in {relative}, published at {template}")
     hint = unpublished_hint(folder)
-    if hint:  # the generator is known, its site's URL is not
+    if hint:  # the generator is known, its site's URL is not: the lines to complete, as comments
         template, rules, generator = hint
-        comments = [_line(f"# url_template = {_quote(template)}", f"{generator}: where the site is, so hits link to it")]
-        if rules != "plain":
-            comments.append(_line(f"# url_rules = {_quote(rules)}", URL_RULES[rules]))
+        comments = _url_lines(template, rules, f"{generator}: where the site is, so hits link to it", "# ")
         return Place(name, "files", lines, f"the files in {relative} ({generator.split(' (')[0]}: set url_template so hits link)", comments)
     return Place(name, "files", lines, f"the files in {relative}",
                  [_line('# url_template = "https://docs.example.com/{slug}/"', "where your site publishes each file, so hits link to it")])
+
+
+def _url_lines(template: str, rules: str, why: str, comment: str = "") -> list[str]:
+    """A files source's `url_template` line and, for a generator's own rules, its `url_rules` line."""
+    from indexer.fileurls import URL_RULES
+
+    lines = [_line(f"{comment}url_template = {_quote(template)}", why)]
+    if rules != "plain":
+        lines.append(_line(f"{comment}url_rules = {_quote(rules)}", URL_RULES[rules]))
+    return lines
 
 
 def _web_or_notion(url: str) -> Place:
