@@ -168,10 +168,11 @@ def _write(folder: Path, generation_id: str, documents: list[Document], spaces: 
         "counts": {"documents": len(documents), "chunks": sum(b.size for b in spaces)},
         "files": {},
     }
-    # Hard-linked segments are byte-for-byte the previous generation's: take their checksums from its manifest.
+    # Hard-linked segments are byte-for-byte the previous generation's: take their checksums from
+    # its manifest (but for the postings written anew: those segments are summed again).
     known: dict[str, dict] = {}
     for build in spaces:
-        if names := writes[build.space_id].linked:
+        if names := [n for n in writes[build.space_id].linked if n not in writes[build.space_id].reanalyzed]:
             previous = json.loads((build.previous.parent.parent / MANIFEST).read_text(encoding="utf-8"))["files"]
             prefixes = tuple(f"spaces/{build.previous.name}/{SEGMENT_FOLDER}/{name}/" for name in names)
             known.update({f"spaces/{build.space_id}/" + name.split("/", 2)[2]: info for name, info in previous.items() if name.startswith(prefixes)})

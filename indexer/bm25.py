@@ -34,7 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
-from indexer.lexical import ANALYZER, analyze_words, query_terms, words
+from indexer.lexical import ANALYZER, ANALYZERS, READABLE, WHOLE_WORDS, analyze_words, scored_terms, words
 
 FORMAT = "postings-v1"
 BUILD_BATCH = 2048  # rows whose occurrences are sorted at once (~18 MB of keys): bounds the build's memory, not its result
@@ -42,15 +42,16 @@ BUILD_BATCH = 2048  # rows whose occurrences are sorted at once (~18 MB of keys)
 # ~40 MB, the build's peak (2,000 documents: 64 → 31 MB traced), and were no faster.
 TERM_RANGE = 1 << 18
 K1, B = ANALYZER["k1"], ANALYZER["b"]
-_NEW = -2  # a word not looked up yet (-1: a stopword)
+_NEW = -2  # a word not looked up yet (-1: a stopword; below -2: an identifier, _Words)
 
 
-def build_lexical_segment(texts: Sequence[str], folder: Path) -> None:
-    """Write the postings of `texts` (row i = texts[i]) into `folder`."""
+def build_lexical_segment(texts: Sequence[str], folder: Path, analyzer: str = ANALYZER["name"]) -> None:
+    """Write the postings of `texts` (row i = texts[i]) into `folder` (`analyzer`: another of
+    lexical.ANALYZERS, for tests of what earlier versions wrote)."""
     vocabulary: dict[str, int] = {}  # term (stem) → term id, in order of first occurrence
-    word_ids: dict[str, int] = {}  # lowercased word → its term's id, -1 for a stopword: `analyze` once per distinct word
+    words = _Words(vocabulary, analyzer)
     lengths = np.zeros(len(texts), dtype=np.int32)
-    batches = [_batch_postings(texts, first, vocabulary, word_ids, lengths) for first in range(0, len(texts), BUILD_BATCH)]
+    batches = [_batch_postings(texts, first, words, lengths) for first in range(0, len(texts), BUILD_BATCH)]
     counts = np.zeros(len(vocabulary), dtype=np.int64)
     for _, terms, term_counts, _, _ in batches:
         counts[terms] += term_counts
@@ -66,26 +67,51 @@ def build_lexical_segment(texts: Sequence[str], folder: Path) -> None:
             tf_file.write(tf.tobytes())
     np.save(folder / "lengths.npy", lengths)
     (folder / "terms.json").write_text(json.dumps(sorted(vocabulary, key=vocabulary.__getitem__), ensure_ascii=False), encoding="utf-8")
-    (folder / "analyzer.json").write_text(json.dumps({**ANALYZER, "format": FORMAT, "documents": len(texts)}, indent=2) + "\n")
+    (folder / "analyzer.json").write_text(json.dumps({**ANALYZERS[analyzer], "format": FORMAT, "documents": len(texts)}, indent=2) + "\n")
 
 
-def _batch_postings(texts: Sequence[str], first: int, vocabulary: dict[str, int], word_ids: dict[str, int], lengths: np.ndarray) -> tuple:
+class _Words:
+    """Each word token as written → the ids of its terms, `analyze_words` once per distinct word.
+    Most words are one term, looked up as one number (its id; -1 a stopword); an identifier's
+    several terms are a code below _NEW for `ids` to expand."""
+
+    def __init__(self, vocabulary: dict[str, int], analyzer: str):
+        self.vocabulary, self.analyzer = vocabulary, analyzer
+        self.codes: dict[str, int] = {}
+        self.several: list[np.ndarray] = []  # the term ids of identifier i, whose code is _NEW - 1 - i
+
+    def ids(self, tokens: list[str]) -> np.ndarray:
+        """The term ids of `tokens`, in order (an identifier's whole word, then its parts)."""
+        ids = np.fromiter(map(self.codes.get, tokens, repeat(_NEW)), dtype=np.int64, count=len(tokens))
+        unseen = np.flatnonzero(ids == _NEW)
+        if len(unseen):  # words no earlier chunk had: analysed once, then looked up where they occur
+            self._learn(list(dict.fromkeys(tokens[i] for i in unseen.tolist())))
+            ids[unseen] = [self.codes[tokens[i]] for i in unseen.tolist()]
+        several = ids < _NEW
+        if several.any():
+            return np.concatenate([ids[ids >= 0], *(self.several[_NEW - 1 - code] for code in ids[several].tolist())])
+        return ids[ids >= 0]
+
+    def _learn(self, new: list[str]) -> None:
+        vocabulary, codes = self.vocabulary, self.codes
+        for word, terms in zip(new, analyze_words(new, self.analyzer)):
+            if len(terms) == 1:
+                codes[word] = vocabulary.setdefault(terms[0], len(vocabulary))
+            elif not terms:
+                codes[word] = -1
+            else:
+                self.several.append(np.asarray([vocabulary.setdefault(term, len(vocabulary)) for term in terms], dtype=np.int64))
+                codes[word] = _NEW - len(self.several)
+
+
+def _batch_postings(texts: Sequence[str], first: int, words_of: _Words, lengths: np.ndarray) -> tuple:
     """The postings of rows first … first + BUILD_BATCH − 1, term-major, rows ascending within a
     term: (first, the batch's term ids ascending, each one's number of postings, rows within the
     batch, tf), in the smallest types that hold them: 4 bytes a posting, ~16M of them at 108k chunks."""
     batch = texts[first : first + BUILD_BATCH]
     keys = []
-    lookup = word_ids.get
     for row, text in enumerate(batch):
-        tokens = words(text.lower())
-        ids = np.fromiter(map(lookup, tokens, repeat(_NEW)), dtype=np.int64, count=len(tokens))
-        unseen = np.flatnonzero(ids == _NEW)
-        if len(unseen):  # words no earlier chunk had: analysed once, then looked up where they occur
-            new = list(dict.fromkeys(tokens[i] for i in unseen.tolist()))
-            for word, term in zip(new, analyze_words(new)):
-                word_ids[word] = vocabulary.setdefault(term, len(vocabulary)) if term is not None else -1
-            ids[unseen] = [word_ids[tokens[i]] for i in unseen.tolist()]
-        ids = ids[ids >= 0]
+        ids = words_of.ids(words(text))
         lengths[first + row] = len(ids)
         keys.append(ids * len(batch) + row)
     # One key per occurrence, sorted and counted: the batch's postings, term-major.
@@ -117,6 +143,7 @@ def _term_major(batches: list[tuple], indptr: np.ndarray, step: int = TERM_RANGE
 @dataclass(frozen=True)
 class _Segment:
     base: int  # vector id of row 0
+    analyzer: str  # its name: how the segment's text became terms, and so a query must
     vocabulary: dict[str, int]
     indptr: np.ndarray
     rows: np.ndarray
@@ -126,9 +153,7 @@ class _Segment:
 
     @classmethod
     def open(cls, folder: Path, base: int, deleted_rows: np.ndarray) -> "_Segment":
-        info = json.loads((folder / "analyzer.json").read_text())
-        if info.get("name") != ANALYZER["name"] or info.get("format") != FORMAT:
-            raise ValueError(f"{folder}: lexical index {info.get('name')!r}/{info.get('format')!r}; this version reads {ANALYZER['name']!r}/{FORMAT!r}")
+        analyzer = segment_analyzer(folder)
         lengths = np.load(folder / "lengths.npy", mmap_mode="r")
         live = None
         if len(deleted_rows):
@@ -136,7 +161,7 @@ class _Segment:
             live[deleted_rows] = False
         terms = json.loads((folder / "terms.json").read_text(encoding="utf-8"))
         return cls(
-            base, {t: i for i, t in enumerate(terms)}, np.load(folder / "postings.indptr.npy", mmap_mode="r"),
+            base, analyzer, {t: i for i, t in enumerate(terms)}, np.load(folder / "postings.indptr.npy", mmap_mode="r"),
             np.load(folder / "postings.rows.npy", mmap_mode="r"), np.load(folder / "postings.tf.npy", mmap_mode="r"), lengths, live,
         )
 
@@ -145,6 +170,15 @@ class _Segment:
 
 
 _NONE = np.zeros(0, dtype=np.int32)
+
+
+def segment_analyzer(folder: Path) -> str:
+    """The name of the analyzer that wrote the postings in `folder` (a segment's `lexical/`),
+    refused unless this version can query it."""
+    info = json.loads((folder / "analyzer.json").read_text())
+    if info.get("name") not in READABLE or info.get("format") != FORMAT:
+        raise ValueError(f"{folder}: lexical index {info.get('name')!r}/{info.get('format')!r}; this version reads {'/'.join(READABLE)} in {FORMAT!r}")
+    return info["name"]
 
 
 def lexical_rows(folder: Path) -> int:
@@ -162,6 +196,10 @@ class LexicalIndex:
         """`segments`: per segment, its `lexical/` folder, base vector id and deleted rows."""
         self.id_space = id_space
         opened = [_Segment.open(folder, base, deleted) for folder, base, deleted in segments]
+        analyzers = {s.analyzer for s in opened}
+        if len(analyzers) > 1:  # a query's terms would differ from segment to segment
+            raise ValueError(f"the space's lexical segments were written by different analyzers ({', '.join(sorted(analyzers))}); run `index run` to rewrite them")
+        self.analyzer = analyzers.pop() if analyzers else ANALYZER["name"]
         lengths = [s.live_lengths() for s in opened]
         self.size = sum(len(x) for x in lengths)  # live chunks: BM25's N
         self.average_length = float(sum(int(x.sum()) for x in lengths)) / max(self.size, 1) or 1.0
@@ -182,7 +220,7 @@ class LexicalIndex:
         A term repeated in the query counts as often as it is repeated."""
         totals = np.zeros(self.id_space, dtype=np.float32)
         ceiling = 0.0
-        for term, repeats in Counter(query_terms(query) if self.size else []).items():
+        for term, repeats in Counter(scored_terms(query, self.analyzer) if self.size else []).items():
             found = [s.postings(term) for s in self.segments]
             df = sum(len(rows) for rows, _, _ in found)
             if not df:
@@ -247,8 +285,9 @@ class LegacyLexicalIndex:
         import bm25s
 
         info = json.loads((folder / "analyzer.json").read_text())
-        if info.get("name") != ANALYZER["name"]:
-            raise ValueError(f"lexical index uses analyzer {info.get('name')!r}; this version reads {ANALYZER['name']!r}")
+        if info.get("name") != WHOLE_WORDS:  # the only analyzer of the versions that wrote bm25s indexes
+            raise ValueError(f"lexical index uses analyzer {info.get('name')!r}; this version reads {WHOLE_WORDS!r} in this form")
+        self.analyzer = WHOLE_WORDS
         self.size = self.id_space = int(info["documents"])
         self.retriever = bm25s.BM25.load(str(folder), mmap=True, show_progress=False)
         saved = folder / "term_max.npy"
@@ -259,7 +298,7 @@ class LegacyLexicalIndex:
         return term in self.retriever.vocab_dict
 
     def scores(self, query: str) -> tuple[np.ndarray, float]:
-        terms = query_terms(query) if self.size else []
+        terms = scored_terms(query, WHOLE_WORDS) if self.size else []
         vocabulary = self.retriever.vocab_dict
         term_ids = [vocabulary[t] for t in terms if t in vocabulary]
         ceiling = float(self.term_max[term_ids].sum()) + (len(terms) - len(term_ids)) * self.unknown_term

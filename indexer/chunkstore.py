@@ -71,6 +71,25 @@ class ChunkStore:
         self._file.close()
 
 
+class StoredTexts:
+    """The chunk texts of a store as a sequence (`build_lexical_segment` reads a slice at a
+    time), read from the file when asked for; `close()` when done."""
+
+    def __init__(self, folder: Path):
+        self.store = ChunkStore(folder)
+
+    def __len__(self) -> int:
+        return len(self.store.offsets) - 1
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self.store.read(row)["text"] for row in range(*i.indices(len(self)))]
+        return self.store.read(i)["text"]
+
+    def close(self) -> None:
+        self.store.close()
+
+
 class SegmentStores:
     """The chunk stores of a space's segments, looked up by vector id (segment base + row)."""
 

@@ -326,7 +326,8 @@ def _nothing_changed(previous: PreviousGeneration, decisions: dict[str, Decision
                      report: RunReport) -> bool:
     """True when publishing would write the current generation again: no document row to write
     (`_rewritten`), nothing failed, every space reused as it is with the same search
-    settings and stale documents. Such a run publishes nothing (10,000 documents: the rewrite of
+    settings and stale documents, and its postings written by this version's analyzer (after an
+    upgrade, the first run rewrites them). Such a run publishes nothing (10,000 documents: the rewrite of
     meta.duckdb and the chunk store was most of a no-op run's time)."""
     if report.errors or any(d.action is not Action.SKIP for d in decisions.values()):
         return False
@@ -337,6 +338,8 @@ def _nothing_changed(previous: PreviousGeneration, decisions: dict[str, Decision
         if not build.unchanged or not previous.compatible(build.space_id, build.manifest):
             return False
         if (build.search or None) != stored.get("search") or set(build.stale) != set(previous.stale_documents(build.space_id)):
+            return False
+        if previous.postings_outdated(build.space_id):
             return False
     return not rewritten
 

@@ -21,7 +21,7 @@ from indexer.documents import Document, FetchState, utc_aware
 from indexer.embedders import same_space
 from indexer.errors import ArtifactError
 from indexer.plan import PreviousDocument
-from indexer.segments import read_layout, stored_vectors
+from indexer.segments import lexical_outdated, read_layout, stored_vectors
 from indexer.sql import load_sql, read_as_current
 from indexer.textspill import SpilledText, TextSpill
 
@@ -106,6 +106,10 @@ class PreviousGeneration:
 
     def space_folder(self, space_id: str) -> Path:
         return self.folder / self.manifest["spaces"][space_id]["path"]
+
+    def postings_outdated(self, space_id: str) -> bool:
+        """Whether an earlier analyzer wrote the space's postings (the next publish rewrites them)."""
+        return lexical_outdated(read_layout(self.space_folder(space_id)))
 
     def vectors(self, space_id: str, vector_ids: list[int]) -> np.ndarray:
         return stored_vectors(read_layout(self.space_folder(space_id)), vector_ids, int(self.manifest["spaces"][space_id]["dimension"]))

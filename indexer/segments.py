@@ -14,6 +14,9 @@ segments; all of them when the removed rows lie in the first); when the space wo
 than MAX_SEGMENTS segments besides the full ones at its front, the small ones are: those after the
 first small one, or all of them once they have grown as large as it.
 
+A segment whose postings an earlier analyzer wrote (indexer/lexical.py) is shared with its
+postings written anew from its chunk store: a space's segments are always scored alike.
+
 Generations written before segments (schema 1) hold one segment's files directly in the space
 folder; `read_layout` presents that folder as the space's only segment.
 """
@@ -31,11 +34,12 @@ from pathlib import Path
 
 import numpy as np
 
-from indexer.bm25 import LegacyLexicalIndex, LexicalIndex, build_lexical_segment, lexical_rows
-from indexer.chunkstore import LINES, ChunkStore, SegmentStores, write_chunk_store
+from indexer.bm25 import LegacyLexicalIndex, LexicalIndex, build_lexical_segment, lexical_rows, segment_analyzer
+from indexer.chunkstore import LINES, ChunkStore, SegmentStores, StoredTexts, write_chunk_store
 from indexer.dense import DenseSegments, open_index
 from indexer.documents import Chunk, ChunkTexts
 from indexer.errors import ArtifactError
+from indexer.lexical import ANALYZER
 from indexer.spill import release, vector_array
 
 SEGMENTS = "segments.json"
@@ -149,6 +153,11 @@ def open_chunks(layout: Layout) -> SegmentStores | None:
     for store, segment in stores:
         _check(segment, "chunk store lines", len(store.offsets) - 1)
     return SegmentStores([(store, s.base) for store, s in stores])
+
+
+def lexical_outdated(layout: Layout) -> bool:
+    """Whether an earlier analyzer wrote postings of the space: the next write rewrites them."""
+    return layout.legacy or any(segment_analyzer(s.folder / "lexical") != ANALYZER["name"] for s in layout.segments)
 
 
 def _check(segment: Segment, what: str, count: int) -> None:
@@ -273,6 +282,7 @@ class SpaceWrite:
 
     rows: Rows = field(default_factory=Rows)
     linked: list[str] = field(default_factory=list)  # segments hard-linked from the previous generation
+    reanalyzed: list[str] = field(default_factory=list)  # of those, the ones whose postings were written anew (an earlier analyzer's)
     written: int = 0  # rows written into new segments
     new_segments: list[str] = field(default_factory=list)
     deleted: int = 0
@@ -284,7 +294,8 @@ class SpaceWrite:
     dropped: np.ndarray | None = None
 
     def as_dict(self) -> dict:
-        return {"segments": len(self.linked) + len(self.new_segments), "rows_written": self.written, "deleted_rows": self.deleted, "compacted": self.compacted}
+        done = {"segments": len(self.linked) + len(self.new_segments), "rows_written": self.written, "deleted_rows": self.deleted, "compacted": self.compacted}
+        return done | ({"postings_rewritten": len(self.reanalyzed)} if self.reanalyzed else {})  # once, after an upgrade
 
 
 def write_space(space_dir: Path, name: str, space_id: str, dimension: int, kept_ids: np.ndarray, added: list[Chunk], vectors: np.ndarray,
@@ -379,7 +390,8 @@ def _finish(space_dir: Path, name: str, space_id: str, keep: list[tuple[Segment,
     result = SpaceWrite(compacted=compacted)
     entries, deleted, unmoved, base = [], [], [], 0
     for segment, live in keep:
-        _link_tree(segment.folder, space_dir / SEGMENT_FOLDER / segment.name)
+        if _share(segment, space_dir / SEGMENT_FOLDER / segment.name):
+            result.reanalyzed.append(segment.name)
         deleted.append(np.setdiff1d(np.arange(segment.rows), live, assume_unique=True) + base)
         if base == segment.base:  # same ids as in the previous generation: their rows stay as they are
             unmoved.append(live + base)
@@ -427,9 +439,24 @@ def _full(segment: Segment, max_rows: int) -> bool:
     return segment.rows >= max_rows // 2
 
 
-def _link_tree(source: Path, target: Path) -> None:
+def _share(segment: Segment, target: Path) -> bool:
+    """Link `segment` into `target`, its postings written anew when an earlier analyzer wrote
+    them (True then): from its chunk store, so a segment costs a read of its texts, not its vectors."""
+    if segment_analyzer(segment.folder / "lexical") == ANALYZER["name"]:
+        _link_tree(segment.folder, target)
+        return False
+    _link_tree(segment.folder, target, [name for name in SEGMENT_FILES if name != "lexical"])
+    texts = StoredTexts(target)
+    try:
+        build_lexical_segment(texts, target / "lexical")
+    finally:
+        texts.close()
+    return True
+
+
+def _link_tree(source: Path, target: Path, names: Sequence[str] = SEGMENT_FILES) -> None:
     """Hard-link a segment's files (copy where links are impossible): safe because published segments never change."""
-    for name in SEGMENT_FILES:
+    for name in names:
         for path in [source / name] if (source / name).is_file() else sorted((source / name).rglob("*")):
             if path.is_dir():
                 continue

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from indexer.config import load_config
 from indexer.bm25 import LegacyLexicalIndex, LexicalIndex, build_lexical_segment
-from indexer.lexical import ANALYZER, TOKEN, analyze, words
+from indexer.lexical import ANALYZERS, TOKEN, WHOLE_WORDS, analyze, words
 from indexer.pipeline import run_index
 from server.fusion import DENSE_WEIGHT, convex_combination
 from server.search import search
@@ -45,8 +45,32 @@ def test_no_chunk_scores_above_the_query_ceiling(tmp_path):
 @given(text=st.one_of(st.text(alphabet=st.characters(max_codepoint=127), max_size=300), st.text(max_size=300)))
 def test_word_tokens_are_the_analyzers_pattern_whatever_the_text(text):
     # ASCII text takes a faster path than the regex (indexer/lexical.py `words`): it must cut the same words.
-    lowered = text.lower()
-    assert words(lowered) == TOKEN.findall(lowered)
+    assert words(text) == TOKEN.findall(text)
+
+
+def test_a_question_in_words_finds_the_identifier_a_page_documents(tmp_path):
+    """Docs name their subjects as code: `add_library`, `addEventListener`. A question asks in
+    words; the index holds an identifier's whole word and its parts, so both find the page."""
+    texts = [
+        "Use add_library() to build the target from its sources. STATIC or SHARED is the kind.",
+        "addEventListener(type, handler) calls the handler on every event of that type.",
+        "Each target may set COMPILE_OPTIONS. A library of helpers adds the options for you.",
+        "Levels of miRNA fell in treated cells; NGOs and RNAs are no identifiers.",
+    ]
+    index = lexical_index(texts, tmp_path / "lexical")
+
+    def best(query: str) -> int:
+        scores, _ = index.scores(query)
+        assert scores.max() > 0, query
+        return int(np.argmax(scores))
+
+    assert best("how do I add a static library?") == 0
+    assert best("add_library") == 0 and best("addLibrary") == 0
+    assert best("how to add an event listener") == 1
+    assert best("compile options of a target") == 2
+    # Words that only look like identifiers stay whole: "rna" alone matches none of them.
+    scores, _ = index.scores("rna")
+    assert not scores.any()
 
 
 def test_the_blend_weights_cosine_and_matched_share():
@@ -125,11 +149,12 @@ def test_indexes_from_before_segments_score_as_the_new_format_does(tmp_path):
     import bm25s
 
     texts = [p.read_text(encoding="utf-8") for p in sorted(EXAMPLES.rglob("*.md"))]
-    retriever = bm25s.BM25(k1=ANALYZER["k1"], b=ANALYZER["b"])
-    retriever.index([analyze(t) for t in texts], show_progress=False)
+    retriever = bm25s.BM25(k1=ANALYZERS[WHOLE_WORDS]["k1"], b=ANALYZERS[WHOLE_WORDS]["b"])
+    retriever.index([analyze(t, WHOLE_WORDS) for t in texts], show_progress=False)
     retriever.save(str(tmp_path / "old"), show_progress=False)
-    (tmp_path / "old" / "analyzer.json").write_text(json.dumps({**ANALYZER, "documents": len(texts)}))
-    old, new = LegacyLexicalIndex(tmp_path / "old"), lexical_index(texts, tmp_path / "new")
+    (tmp_path / "old" / "analyzer.json").write_text(json.dumps({**ANALYZERS[WHOLE_WORDS], "documents": len(texts)}))
+    build_lexical_segment(texts, tmp_path / "new", WHOLE_WORDS)  # the analyzer of those versions
+    old, new = LegacyLexicalIndex(tmp_path / "old"), LexicalIndex([(tmp_path / "new", 0, np.zeros(0, np.int64))], len(texts))
     for query in ("how do I undo a bad index run", "widget widget origin", "refund policy in Mongolia", "what can I get"):
         (old_scores, old_ceiling), (new_scores, new_ceiling) = old.scores(query), new.scores(query)
         assert np.allclose(old_scores, new_scores, atol=1e-5) and old_ceiling == pytest.approx(new_ceiling, abs=1e-5), query
@@ -142,7 +167,7 @@ def test_the_analyzer_drops_lucenes_english_stopwords_as_recorded():
 
     from indexer.lexical import LUCENE_ENGLISH_STOPWORDS, analyze_words
 
-    assert LUCENE_ENGLISH_STOPWORDS == frozenset(STOPWORDS_EN) and ANALYZER["stopwords"] == "lucene-english"
-    words = "the refunds were not shipped to their couriers".split()
-    assert analyze_words(words) == [None, "refund", "were", None, "ship", None, None, "courier"]
-    assert [t for w in words for t in analyze(w)] == [t for t in analyze_words(words) if t is not None]
+    assert LUCENE_ENGLISH_STOPWORDS == frozenset(STOPWORDS_EN) and all(a["stopwords"] == "lucene-english" for a in ANALYZERS.values())
+    words = "The refunds were not shipped to their couriers".split()
+    assert analyze_words(words) == [[], ["refund"], ["were"], [], ["ship"], [], [], ["courier"]]
+    assert [t for w in words for t in analyze(w)] == [t for terms in analyze_words(words) for t in terms]

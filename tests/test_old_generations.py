@@ -17,7 +17,7 @@ def as_schema_1(folder: Path, chunk_store: bool = True) -> None:
     False: from before chunks.jsonl existed too."""
     import bm25s
 
-    from indexer.lexical import ANALYZER, analyze
+    from indexer.lexical import ANALYZERS, WHOLE_WORDS, analyze
 
     manifest = json.loads((folder / "manifest.json").read_text())
     for info in manifest["spaces"].values():
@@ -27,10 +27,11 @@ def as_schema_1(folder: Path, chunk_store: bool = True) -> None:
         for name in ("index.faiss", "chunks.jsonl", "chunks.offsets.npy"):
             (source / name).rename(space / name)
         texts = [json.loads(line)["text"] for line in (space / "chunks.jsonl").read_text(encoding="utf-8").splitlines()]
-        retriever = bm25s.BM25(k1=ANALYZER["k1"], b=ANALYZER["b"])
-        retriever.index([analyze(t) for t in texts], show_progress=False)
+        old = ANALYZERS[WHOLE_WORDS]  # the only analyzer of those versions
+        retriever = bm25s.BM25(k1=old["k1"], b=old["b"])
+        retriever.index([analyze(t, WHOLE_WORDS) for t in texts], show_progress=False)
         retriever.save(str(space / "lexical"), show_progress=False)
-        (space / "lexical" / "analyzer.json").write_text(json.dumps({**ANALYZER, "documents": len(texts)}))
+        (space / "lexical" / "analyzer.json").write_text(json.dumps({**old, "documents": len(texts)}))
         shutil.rmtree(space / "segments")
         (space / "segments.json").unlink()
         if not chunk_store:
@@ -38,6 +39,21 @@ def as_schema_1(folder: Path, chunk_store: bool = True) -> None:
             (space / "chunks.offsets.npy").unlink()
     manifest["schema_version"] = 1
     reseal(folder, manifest)
+
+
+def with_whole_word_postings(folder: Path) -> None:
+    """Rewrite a generation's postings as versions before identifier parts wrote them
+    (`english-snowball-v1`): each segment's `lexical/` from its chunk texts."""
+    from indexer.bm25 import build_lexical_segment
+    from indexer.chunkstore import StoredTexts
+    from indexer.lexical import WHOLE_WORDS
+
+    for segment in sorted(folder.glob("spaces/*/segments/*")):
+        shutil.rmtree(segment / "lexical")  # its own files: hard links into the generation before are not rewritten
+        texts = StoredTexts(segment)
+        build_lexical_segment(texts, segment / "lexical", WHOLE_WORDS)
+        texts.close()
+    reseal(folder)
 
 
 def reseal(folder: Path, manifest: dict | None = None) -> None:
@@ -55,9 +71,11 @@ def test_a_generation_from_before_segments_is_served_with_the_same_hits(tmp_path
     from server.reader import Generation
     from server.search import search
 
-    shutil.copytree(examples_artifacts, tmp_path / "old")
+    for name in ("old", "new"):  # both written by the analyzer of those versions: the same terms, in two formats
+        shutil.copytree(examples_artifacts, tmp_path / name)
+        with_whole_word_postings(tmp_path / name / "generations" / (tmp_path / name / "CURRENT").read_text().strip())
     as_schema_1(tmp_path / "old" / "generations" / (tmp_path / "old" / "CURRENT").read_text().strip(), chunk_store)
-    old, new = Generation.open_current(tmp_path / "old"), Generation.open_current(examples_artifacts)
+    old, new = Generation.open_current(tmp_path / "old"), Generation.open_current(tmp_path / "new")
     space_id = next(iter(new.spaces))
     assert (old.spaces[space_id].chunks is not None) is chunk_store and new.spaces[space_id].chunks is not None
     ids = [0, 5, 17, 42]
@@ -84,6 +102,31 @@ def test_a_run_over_a_generation_from_before_segments_embeds_nothing_and_writes_
     assert (folder / "spaces" / "local-all-minilm-l6-v2-384" / "segments.json").is_file()
     hit = json.loads(run_cli("search", "refund", "-c", str(config), "-k", "1", "--json").output)["hits"][0]
     assert hit["title"] == "Refunds"
+
+
+def test_postings_of_whole_words_are_served_as_written_and_the_next_run_rewrites_them(tmp_path):
+    """A generation from before identifier parts: its postings hold whole words, so a server
+    queries them by whole words (a question in words does not find `add_library` yet), and the
+    next run, though nothing changed, publishes the same chunks with postings that do."""
+    config = small_corpus(tmp_path)
+    (tmp_path / "docs" / "cmake.md").write_text("# Targets\n\nCall add_library() with STATIC for an archive of object files.\n")
+    first = json.loads(run_cli("run", "-c", str(config), "--json").output)["generation"]
+    with_whole_word_postings(tmp_path / "artifacts" / "generations" / first)
+
+    def lexical_titles(query: str) -> list[str]:
+        found = json.loads(run_cli("search", query, "-c", str(config), "--mode", "lexical", "--json").output)
+        return [hit["title"] for hit in found["hits"]]
+
+    assert lexical_titles("add_library") == ["Targets"] and lexical_titles("how do I add a library") == []
+    report = json.loads(run_cli("run", "-c", str(config), "--json").output)
+    space = report["spaces"]["local-all-minilm-l6-v2-384"]
+    assert report["generation"] != first and not report["unchanged"] and space["embedded"] == 0 and space["postings_rewritten"] == 1, space
+    assert lexical_titles("how do I add a library") == ["Targets"]
+    again = json.loads(run_cli("run", "-c", str(config), "--json").output)
+    assert again["unchanged"] and "postings_rewritten" not in again["spaces"]["local-all-minilm-l6-v2-384"]
+    folder = tmp_path / "artifacts" / "generations" / report["generation"]
+    files = json.loads((folder / "manifest.json").read_text())["files"]  # the rewritten postings' checksums are their own
+    assert all(hashlib.sha256((folder / name).read_bytes()).hexdigest() == info["sha256"] for name, info in files.items())
 
 
 def test_a_generation_from_before_page_and_anchor_columns_is_served_and_updated_in_place(tmp_path):
