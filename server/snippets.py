@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 from html import escape
 
-from indexer.lexical import query_terms, stem_words, stemmer_and_stopwords
+from indexer.lexical import analyze_words, query_terms, stem_words, stemmer_and_stopwords
 
 WIDTH = 240  # characters of text in a snippet, about two lines of a chat widget
 
@@ -81,11 +81,37 @@ def _matches(text: str, terms: frozenset[str]) -> list[tuple[int, int]]:
         found = [(m.start(), m.end(), m.group()) for m in pattern.finditer(lowered)]
     else:
         found = [(m.start(), m.end(), m.group().lower()) for m in _any_case(pattern).finditer(text)]
-    if not found:
-        return []
     distinct = list({word for _, _, word in found} - stopwords)
     stem_of = dict(zip(distinct, stem_words(distinct)))
-    return [(s, e) for s, e, word in found if stem_of.get(word) in terms]
+    spans = [(s, e) for s, e, word in found if stem_of.get(word) in terms]
+    return _identifier_matches(text, terms, spans)
+
+
+def _identifier_matches(text: str, terms: frozenset[str], spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """`spans` and the snake_case words of `text` a part of which is one of `terms` ("add a
+    library" marks `add_library`, as the index matched it), in order. Found from each `_`: a
+    pass of a pattern over every text cost a snippet 70 µs (1,500 characters, 110 µs before);
+    camelCase words, which no `_` gives away, are left unmarked for that reason."""
+    found, n, at = [], len(text), text.find("_")
+    while at >= 0:
+        start, end = at, at + 1
+        while start > 0 and (text[start - 1].isalnum() or text[start - 1] == "_"):
+            start -= 1
+        while end < n and (text[end].isalnum() or text[end] == "_"):
+            end += 1
+        found.append((start, end, text[start:end]))
+        at = text.find("_", end)
+    marked = set(spans)
+    for s, e, word in found:
+        if (s, e) not in marked and not terms.isdisjoint(_word_terms(word)):
+            marked.add((s, e))
+    return sorted(marked) if len(marked) > len(spans) else spans
+
+
+@lru_cache(maxsize=8192)
+def _word_terms(word: str) -> tuple[str, ...]:
+    """A word's index terms (its whole and parts): a docs corpus repeats its identifiers."""
+    return tuple(analyze_words([word])[0])
 
 
 @lru_cache(maxsize=256)
