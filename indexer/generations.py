@@ -8,13 +8,15 @@ from pathlib import Path
 from indexer.artifacts import GENERATIONS, current_generation, list_generations, read_current_id, read_manifest, set_current, space_rebuilt_at
 from indexer.chance import ChanceLevel, read_level
 from indexer.errors import ArtifactError
-from indexer.sql import load_sql
+from indexer.sql import load_sql, read_as_current
 
 
 def _open(folder: Path):
     import duckdb
 
-    return duckdb.connect(str(folder / "meta.duckdb"), read_only=True)
+    db = duckdb.connect(str(folder / "meta.duckdb"), read_only=True)
+    read_as_current(db)  # an older generation's documents lack columns the queries read
+    return db
 
 
 def run_of(folder: Path) -> dict:
@@ -43,9 +45,9 @@ def _sources(db) -> dict[str, dict]:
             for source, kind, documents, without_url, members_only in rows}
 
 
-def document_urls(artifacts: Path, source: str | None = None) -> list[tuple[str, str, str, str]]:
-    """(doc_id, source, source_type, url) of the live generation's documents that have a URL, of
-    one source or of all, by source and doc_id."""
+def document_urls(artifacts: Path, source: str | None = None) -> list[tuple]:
+    """(doc_id, source, source_type, url, anchor_offsets, anchor_names) of the live generation's
+    documents that have a URL, of one source or of all, by source and doc_id."""
     db = _open(current_generation(artifacts))
     try:
         return db.execute(load_sql("document_urls"), {"source": source}).fetchall()

@@ -3,16 +3,27 @@ URLs and names each that answers 404 or 410: a chatbot would cite it, and the vi
 an error page. A files source's URLs come from its `url_template` and `url_rules`, which nothing
 else checks against the site; a site that moved its pages breaks every source's links.
 
+A hit links to the heading above its passage (`url#fragment`), by the ids the indexer read from a
+web page or gave a file's headings by its generator's rules; a theme that names headings otherwise
+lands the visitor at the page's top. So a page whose hits link to headings is read (GET, up to
+`MAX_PAGE_BYTES`) and the fragments its page lacks are named. The fragment of the page's first
+heading is not checked: missing, it lands at the same top. Notion pages are built in the browser,
+so their HTML holds no block ids to check.
+
 Bounded: at most `sample` URLs (spread over every source and its documents), `CONCURRENCY` at a
-time, each within `timeout` seconds; HEAD first, GET where a server refuses HEAD.
+time, each within `timeout` seconds; HEAD first (GET where a server refuses HEAD, or where anchors
+are checked).
 """
 
 from __future__ import annotations
 
+import html
 import math
+import re
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
+from urllib.parse import unquote
 
 import httpx
 
@@ -22,11 +33,18 @@ from indexer.sources.web import USER_AGENT
 CONCURRENCY = 4
 BROKEN = (404, 410)
 RESTRICTED = (401, 403)
+MAX_PAGE_BYTES = 5_000_000  # of a page whose anchors are checked; ids past it count as missing
+ANCHORED = ("files", "urls")  # source types whose pages' HTML holds the ids their hits link to
+PAGE_ID = re.compile(r"""\s(?:id|name)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>]+))""", re.IGNORECASE)
 FIX = {  # what to do about a source's broken links, by its type
     "files": "check the source's url_template and url_rules against the site (or the page is not deployed yet)",
     "urls": "the page moved or was removed; the next run keeps its last version and reports it",
     "notion": "the page was unpublished or deleted in Notion",
     "answers": "check the answer's url",
+}
+FIX_ANCHORS = {  # what to do about a page that lacks the headings its hits link to
+    "files": "the site gives these headings other ids: set url_rules to the site's generator, or give each heading its id ({#id})",
+    "urls": "the page changed since the last run read it; the next run reads it again",
 }
 
 
@@ -36,8 +54,10 @@ class Link:
     source: str
     source_type: str
     url: str
+    anchors: tuple[str, ...] = ()  # fragments its hits link to, to look for on the page
     status: int | None = None  # the final HTTP status, after redirects
     problem: str = ""  # when no status: why the URL could not be reached
+    missing: tuple[str, ...] = ()  # of `anchors`, those the page lacks
 
     @property
     def verdict(self) -> str:
@@ -47,7 +67,9 @@ class Link:
             return "broken"
         if self.status in RESTRICTED:
             return "restricted"
-        return "open" if self.status < 400 else "error"
+        if self.status >= 400:
+            return "error"
+        return "anchors" if self.missing else "open"
 
 
 def check_links(artifacts: Path, sample: int = 20, source: str | None = None, timeout: float = 5.0) -> dict:
@@ -58,9 +80,16 @@ def check_links(artifacts: Path, sample: int = 20, source: str | None = None, ti
     with httpx.Client(timeout=timeout, follow_redirects=True, headers={"User-Agent": USER_AGENT}) as client:
         with ThreadPoolExecutor(max_workers=CONCURRENCY) as pool:
             checked = list(pool.map(lambda link: _check(client, link), links))
-    counts = {verdict: sum(1 for link in checked if link.verdict == verdict) for verdict in ("open", "broken", "restricted", "error", "unreachable")}
+    counts = {verdict: sum(1 for link in checked if link.verdict == verdict) for verdict in VERDICTS}
     return {"checked": len(checked), "with_url": total, "counts": counts,
-            "links": [{**asdict(link), "verdict": link.verdict, "fix": FIX.get(link.source_type, "")} for link in checked if link.verdict != "open"]}
+            "links": [{**asdict(link), "verdict": link.verdict, "fix": _fix(link)} for link in checked if link.verdict != "open"]}
+
+
+VERDICTS = ("open", "anchors", "broken", "restricted", "error", "unreachable")
+
+
+def _fix(link: Link) -> str:
+    return (FIX_ANCHORS if link.verdict == "anchors" else FIX).get(link.source_type, "")
 
 
 def _sampled(artifacts: Path, sample: int, only: str | None) -> tuple[list[Link], int]:
@@ -74,13 +103,24 @@ def _sampled(artifacts: Path, sample: int, only: str | None) -> tuple[list[Link]
     for documents in by_source.values():
         share = len(documents) if sample == 0 else max(1, math.ceil(sample * len(documents) / len(rows)))
         step = len(documents) / min(share, len(documents))
-        picked += [Link(*documents[int(k * step)]) for k in range(min(share, len(documents)))]
+        picked += [_link(*documents[int(k * step)]) for k in range(min(share, len(documents)))]
     return (picked if sample == 0 else picked[:sample]), len(rows)
+
+
+def _link(doc_id: str, source: str, source_type: str, url: str, offsets, names) -> Link:
+    """A document's link, with the fragments to look for on its page: all but a first heading at
+    the text's start (the page's title, whose fragment lands at the top anyway)."""
+    anchors = ()
+    if source_type in ANCHORED and names:
+        anchors = tuple(dict.fromkeys(name for offset, name in zip(offsets or (), names) if offset > 0))
+    return Link(doc_id, source, source_type, url, anchors)
 
 
 def _check(client: httpx.Client, link: Link) -> Link:
     url = link.url.split("#", 1)[0]
     try:
+        if link.anchors:
+            return _check_anchors(client, url, link)
         response = client.head(url)
         if response.status_code in (405, 501) or (response.status_code == 403 and "cloudflare" in response.headers.get("server", "").lower()):
             with client.stream("GET", url) as streamed:  # HEAD refused: the status line of a GET, no body read
@@ -88,3 +128,22 @@ def _check(client: httpx.Client, link: Link) -> Link:
         return replace(link, status=response.status_code)
     except httpx.HTTPError as exc:
         return replace(link, problem=f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)
+
+
+def _check_anchors(client: httpx.Client, url: str, link: Link) -> Link:
+    """GET the page; its status, and the anchors it lacks when it opens."""
+    with client.stream("GET", url) as response:
+        if response.status_code >= 400:
+            return replace(link, status=response.status_code)
+        body = bytearray()
+        for piece in response.iter_bytes():
+            body += piece
+            if len(body) >= MAX_PAGE_BYTES:
+                break
+        ids = page_ids(body.decode(response.encoding or "utf-8", errors="replace"))
+    return replace(link, status=response.status_code, missing=tuple(a for a in link.anchors if a not in ids and unquote(a) not in ids))
+
+
+def page_ids(page: str) -> set[str]:
+    """The fragments an HTML page can be opened at: its elements' `id`s and `<a name>`s."""
+    return {html.unescape(next(v for v in match.groups() if v is not None)) for match in PAGE_ID.finditer(page)}

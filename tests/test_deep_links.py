@@ -274,17 +274,19 @@ def test_a_sphinx_folder_is_read_as_its_built_pages_read(tmp_path, local_embedde
 
 def test_check_links_finds_the_hits_that_would_cite_a_missing_page(tmp_path, site, local_embedder):
     """A url_template that does not match the site links every hit to a 404, and nothing said so:
-    `index check-links` requests the hits' URLs and names those that do not open."""
+    `index check-links` requests the hits' URLs and names those that do not open, and the pages
+    that lack a heading fragment their hits link to."""
     from click.testing import CliRunner
 
     from indexer.cli import cli
 
     docs = tmp_path / "docs"
     (docs / "01-guides").mkdir(parents=True)
-    for name, words in (("01-install", "Install the agent with one command."), ("02-proxy", "Set HTTPS_PROXY for the agent."),
+    for name, words in (("01-install", "Install the agent with one command."), ("02-proxy", "Set HTTPS_PROXY for the agent.\n\n## Behind a firewall\n\nOpen 443."),
                         ("03-upgrade", "Upgrade the agent in place.")):
         (docs / "01-guides" / f"{name}.md").write_text(f"# {name[3:].title()}\n\n{words}\n")
-        site.routes[f"/docs/guides/{name[3:]}"] = (200, "text/html", f"<h1>{name[3:]}</h1>".encode())  # as Docusaurus publishes it
+        site.routes[f"/docs/guides/{name[3:]}"] = (200, "text/html", f"<h1>{name[3:]}</h1>".encode())  # as Docusaurus publishes it (no id on the title)
+    site.routes["/docs/guides/proxy"] = (200, "text/html", b"<h1>Proxy</h1><p>Set it.</p><h2 id='firewall'>Behind a firewall</h2>")  # a theme's own ids
     template = site.url("/docs/{slug}")
 
     def check(rules: str, *args: str):
@@ -298,8 +300,13 @@ def test_check_links_finds_the_hits_that_would_cite_a_missing_page(tmp_path, sit
     assert "Checked 3 of 3 document URLs: 0 open, 3 not found" in wrong.output
     assert f"broken: HTTP 404 {site.url('/docs/01-guides/01-install')} (file:01-guides/01-install.md, source docs): check the source's url_template and url_rules" in wrong.output
     fixed = check('url_rules = "docusaurus"\n', "--sample", "2")
+    assert fixed.exit_code == 4 and "Checked 2 of 3 document URLs: 2 open (1 without some headings their hits link to), 0 not found" in fixed.output, fixed.output
+    assert (f"anchors: 1 of 1 heading fragments (#behind-a-firewall) missing on {site.url('/docs/guides/proxy')} (file:01-guides/02-proxy.md, source docs): "
+            "the site gives these headings other ids") in fixed.output, "the hit on the firewall passage would land at the page's top"
+    assert sum(1 for path in site.requests if path.startswith("/docs/guides/")) == 2, "HEAD refused (501) or anchors to find: one GET each, no more"
+    site.routes["/docs/guides/proxy"] = (200, "text/html", b'<h1>Proxy</h1><h2 id="behind-a-firewall">Behind a firewall</h2>')
+    fixed = check('url_rules = "docusaurus"\n', "--sample", "2")
     assert fixed.exit_code == 0 and "Checked 2 of 3 document URLs: 2 open, 0 not found" in fixed.output, fixed.output
-    assert sum(1 for path in site.requests if path.startswith("/docs/guides/")) == 2, "HEAD refused (501): one GET each, no more"
     site.close()
     gone = check('url_rules = "docusaurus"\n', "--json", "--timeout", "1")
     assert gone.exit_code == 1 and json.loads(gone.output)["counts"]["unreachable"] == 3, "the site down: nothing could be checked"

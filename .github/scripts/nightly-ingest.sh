@@ -15,7 +15,7 @@
 #   EVAL_OFF_TOPIC        folders of questions your documents should not answer, separated by ":"
 #                         (e.g. a copy of bench/everyday): `--off-topic` for the gate's [answerable] limits
 #   CHECK_LINKS           how many document URLs `index check-links` requests after the run (default 20;
-#                         0: none); one that answers 404 is a warning in the summary, never a failed job
+#                         0: none); one that answers 404 or lacks a linked heading is a warning in the summary, never a failed job
 #   OUT                   where run.json, run.log and the archive go (default: dist)
 #   INDEX                 the index command (default: index)
 #   STATIC_RAG_PACKAGE    what `install` installs (default: this checkout, "."; in your own repository a
@@ -117,13 +117,13 @@ if [[ ${CHECK_LINKS:-20} != 0 ]]; then
   if [[ $links == 4 ]]; then
     {
       echo
-      echo "#### Links: some hits link to a missing page"
+      echo "#### Links: some hits link to a missing page or heading"
       echo
       echo '```'
       head -n 30 "$OUT/links.txt"
       echo '```'
     } >>"$SUMMARY"
-    echo "::warning::some document URLs answer 404: hits would cite missing pages (see the job summary)"
+    echo "::warning::some document URLs answer 404, or their pages lack headings the hits link to (see the job summary)"
   elif [[ $links != 0 ]]; then
     echo "::notice::the document URLs could not be checked (index check-links exited $links): $(tail -n 1 "$OUT/links.txt")"
   fi

@@ -191,11 +191,13 @@ def rollback(generation, config_path, artifacts, as_json):
 @click.option("-s", "--source", default=None, help="Only this source's documents.")
 @click.option("--timeout", default=5.0, show_default=True, type=click.FloatRange(0.5, 60), help="Seconds to wait for each URL.")
 def check_links(config_path, artifacts, as_json, sample, source, timeout):
-    """Request a sample of the hits' document URLs and name each that does not open.
+    """Request a sample of the hits' document URLs and name each that does not open, or lacks
+    headings its hits link to.
 
-    A files source's URLs come from its url_template and url_rules; nothing else checks them
-    against the site. Exit 4 when a URL answers 404 or 410 (a hit would cite a missing page),
-    1 when none could be reached.
+    A files source's URLs come from its url_template and url_rules, and its headings' fragments
+    from the generator's rules; nothing else checks them against the site. Exit 4 when a URL
+    answers 404 or 410 (a hit would cite a missing page) or a page lacks a fragment its hits link
+    to (the visitor lands at its top), 1 when none could be reached.
 
     \b
     Examples:
@@ -211,13 +213,20 @@ def check_links(config_path, artifacts, as_json, sample, source, timeout):
     elif not report["checked"]:
         click.echo(f"No document has a URL{f' in source {source!r}' if source else ''}: there is nothing to check.")
     else:
-        click.echo(f"Checked {report['checked']} of {report['with_url']} document URLs: {counts['open']} open, {counts['broken']} not found, "
-                   f"{counts['restricted']} behind a login, {counts['error']} server errors, {counts['unreachable']} unreachable.")
+        anchors = f" ({counts['anchors']} without some headings their hits link to)" if counts["anchors"] else ""
+        click.echo(f"Checked {report['checked']} of {report['with_url']} document URLs: {counts['open'] + counts['anchors']} open{anchors}, "
+                   f"{counts['broken']} not found, {counts['restricted']} behind a login, {counts['error']} server errors, {counts['unreachable']} unreachable.")
         for link in report["links"]:
-            said = f"HTTP {link['status']}" if link["status"] is not None else link["problem"]
-            fix = f": {link['fix']}" if link["verdict"] == "broken" and link["fix"] else ""
-            click.echo(f"  {link['verdict']}: {said} {link['url']} ({link['doc_id']}, source {link['source']}){fix}")
-    if counts["broken"]:
+            click.echo(f"  {link['verdict']}: {_link_problem(link)} {link['url']} ({link['doc_id']}, source {link['source']})"
+                       + (f": {link['fix']}" if link["verdict"] in ("broken", "anchors") and link["fix"] else ""))
+    if counts["broken"] or counts["anchors"]:
         sys.exit(EXIT_DOCUMENT_ERRORS)
     if report["checked"] and counts["unreachable"] == report["checked"]:
         sys.exit(1)
+
+
+def _link_problem(link: dict) -> str:
+    if link["verdict"] == "anchors":
+        shown = ", ".join(f"#{name}" for name in link["missing"][:5]) + (", …" if len(link["missing"]) > 5 else "")
+        return f"{len(link['missing'])} of {len(link['anchors'])} heading fragments ({shown}) missing on"
+    return f"HTTP {link['status']}" if link["status"] is not None else link["problem"]
