@@ -5,14 +5,17 @@ offset in the document's text where that heading begins.
   of the section it opens. Read from the whole page (the main-content extractor drops
   attributes), then placed on the heading lines of the extracted text, in order.
 - Markdown with a `url` in its front matter: an explicit `{#id}` on the heading, else the slug
-  site generators give it (GitHub, Hugo, MkDocs, Jekyll: lowercase, punctuation dropped, spaces
-  to hyphens, a repeated slug numbered -1, -2, …).
+  site generators give it: GitHub's (and Docusaurus's, Hugo's): lowercase, punctuation dropped but
+  `_` inside a word, each space a hyphen, a repeated slug numbered -1, -2, …; or, for a MkDocs site
+  (`url_rules = "mkdocs"`), Python-Markdown's: accents dropped to ASCII, runs of spaces and hyphens
+  one hyphen, a repeated slug numbered _1, _2, ….
 - Notion: every top-level block (indexer/sources/notion.py), as `#<block id without dashes>`.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from bisect import bisect_left
 
 HEADING_LINE = re.compile(r"^(#{1,6}) (.+)$", re.MULTILINE)
@@ -88,20 +91,25 @@ def place(text: str, ids: list[tuple[str, str]]) -> tuple[tuple[int, str], ...]:
     return tuple(placed)
 
 
-def markdown_anchors(text: str) -> tuple[str, tuple[tuple[int, str], ...]]:
+def markdown_anchors(text: str, style: str = "github") -> tuple[str, tuple[tuple[int, str], ...]]:
     """A Markdown text without the `{#id}` attributes of its headings (an id is a link target,
-    not words), and every heading's fragment: its explicit id, else its generated slug."""
+    not words), and every heading's fragment: its explicit id, else its slug in `style`
+    ("github", or "python-markdown" for MkDocs)."""
     headings = _heading_lines(text)
     explicit = [(found.group(1) if (found := EXPLICIT_ID.search(m.group(2))) else None) for m in headings]
     if any(explicit):
         text = HEADING_LINE.sub(lambda m: f"{m.group(1)} {EXPLICIT_ID.sub('', m.group(2))}", text)
         headings = _heading_lines(text)
-    anchors, seen = [], {}
+    anchors, seen, used = [], {}, set()
     for match, given in zip(headings, explicit):
-        slug = given or slugify(match.group(2))
-        if not slug:
-            continue
-        if not given:
+        if given:
+            slug = given
+        elif style == "python-markdown":
+            slug = _unique_python_markdown(python_markdown_slug(match.group(2)), used)
+        else:
+            slug = slugify(match.group(2))
+            if not slug:
+                continue
             count = seen.get(slug, 0)
             seen[slug] = count + 1
             slug = slug if count == 0 else f"{slug}-{count}"
@@ -109,10 +117,34 @@ def markdown_anchors(text: str) -> tuple[str, tuple[tuple[int, str], ...]]:
     return text, tuple(anchors)
 
 
+# Inline Markdown marks, as a rendered heading lacks them: `_` only at a word's edge (emphasis),
+# not inside one (`cl100k_base` is one word to GitHub and Python-Markdown alike).
+_INLINE_MARKS = re.compile(r"[`*~\[\]()]|(?<!\w)_+|_+(?!\w)")
+
+
 def slugify(heading: str) -> str:
-    text = re.sub(r"[`*_~\[\]()]", "", heading.strip().lower())  # inline Markdown marks
+    """GitHub's slug of a heading (github-slugger, which Docusaurus and Hugo's default follow)."""
+    text = _INLINE_MARKS.sub("", heading.strip().lower())
     text = re.sub(r"[^\w\- ]", "", text)
     return re.sub(r" ", "-", text).strip("-")
+
+
+def python_markdown_slug(heading: str) -> str:
+    """Python-Markdown's `toc` slug of a heading (MkDocs): ASCII, runs of spaces and hyphens one hyphen."""
+    text = unicodedata.normalize("NFKD", _INLINE_MARKS.sub("", heading.strip())).encode("ascii", "ignore").decode("ascii")
+    return re.sub(r"[-\s]+", "-", re.sub(r"[^\w\s-]", "", text).strip().lower())
+
+
+_NUMBERED = re.compile(r"^(.*)_([0-9]+)$")
+
+
+def _unique_python_markdown(slug: str, used: set[str]) -> str:
+    """Python-Markdown's `toc.unique`: a taken (or empty) id gets _1, or its number one up."""
+    while slug in used or not slug:
+        numbered = _NUMBERED.match(slug)
+        slug = f"{numbered.group(1)}_{int(numbered.group(2)) + 1}" if numbered else f"{slug}_1"
+    used.add(slug)
+    return slug
 
 
 def _heading_lines(text: str) -> list[re.Match]:

@@ -25,7 +25,7 @@ from indexer.myst import myst_to_markdown
 
 # What the readers make of the same bytes. Raise it with any change to the text or metadata a file
 # is read as: a files source skips reading a file whose bytes (and this) are the last run's.
-EXTRACTION_VERSION = 4  # 2: byte order marks read, not kept as text; no base64 data URIs; file-name titles keep their capitals;
+EXTRACTION_VERSION = 5  # 2: byte order marks read, not kept as text; no base64 data URIs; file-name titles keep their capitals;
 #                         titles a program filled in ("Microsoft Word - x.docx", "Untitled Document") give way to the first heading
 #                         3: Markdown without HTML comments and tags, Hugo shortcodes and Liquid tags; .mdx read as
 #                         Markdown (indexer/markup.py); Hugo's TOML front matter; lastmod / last_modified_at as updated_at;
@@ -33,6 +33,7 @@ EXTRACTION_VERSION = 4  # 2: byte order marks read, not kept as text; no base64 
 #                         4: .rst read as reStructuredText (indexer/rst.py), MyST directives and roles (indexer/myst.py),
 #                         .adoc as AsciiDoc (indexer/asciidoc.py), .ipynb as notebooks (indexer/notebook.py); MDX partials shown in the pages that import them;
 #                         Jekyll's _drafts as drafts; url_rules
+#                         5: GitHub slugs keep `_` inside a word (`## cl100k_base` is #cl100k_base); MkDocs' slugs (url_rules "mkdocs")
 BLOCK_TAGS = {"p", "div", "section", "article", "main", "header", "footer", "aside", "figure", "figcaption", "dl", "dd", "dt", "form", "details", "summary", "center"}
 HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
 SKIP_TAGS = {"script", "style", "noscript", "template", "svg", "button", "nav"}
@@ -131,17 +132,19 @@ def decode_text(body: bytes, charset: str | None) -> str:
         return body.decode("utf-8", errors="replace")
 
 
-def extract_markdown(raw: str, fallback_title: str, mdx: bool = False, url: str | Callable[[dict], str | None] | None = None) -> Extracted:
+def extract_markdown(raw: str, fallback_title: str, mdx: bool = False, url: str | Callable[[dict], str | None] | None = None,
+                     heading_ids: str = "github") -> Extracted:
     """Front matter (YAML between `---` lines) is metadata, not text: title, url, updated_at, tags, authors.
     HTML comments and tags (and in MDX, components and import / export lines) are not text either.
     `url`: where the page is published when its front matter does not say, or a function of the
-    front matter that gives it (a site's `slug`; None: the site publishes no page for it)."""
+    front matter that gives it (a site's `slug`; None: the site publishes no page for it).
+    `heading_ids`: whose slugs the site gives its headings (indexer/anchors.py)."""
     meta, body = split_front_matter(raw)
     url = _own_url(meta, url(meta) if callable(url) else url)
     text = normalize_text(strip_markup(myst_to_markdown(DATA_URI.sub("", body), ids=bool(url)), mdx))  # ![logo](data:…) keeps its alt text: ![logo]()
     anchors: tuple = ()
     if url:  # headings can be linked to only where the page is published
-        text, anchors = markdown_anchors(text)
+        text, anchors = markdown_anchors(text, heading_ids)
     title = str(meta.pop("title", "") or "").strip() or first_heading(text) or fallback_title
     return Extracted(
         title=title,

@@ -17,6 +17,8 @@ worse than none: the chatbot cites it, the visitor lands on an error page.
   above `_posts` and front matter `categories` / `category`, in lower case), then the date (front
   matter `date`, else the file name's) and its title (front matter `slug`, else the file name's):
   news/2024/05/01/launch — Jekyll's "date" and "pretty" styles; the template adds ".html" or "/".
+- "mkdocs": Markdown pages as "plain", their headings' ids Python-Markdown's (indexer/anchors.py);
+  any other file (`.html`, `.txt`, a PDF) is copied as it is, so at its own path under the site.
 - "antora": only `modules/<module>/pages/` holds pages: `modules/ROOT/pages/install/linux.adoc`
   is install/linux, `modules/admin/pages/users.adoc` admin/users (the template holds the site,
   the component's name and version); partials, examples, images and nav.adoc are no pages.
@@ -33,11 +35,14 @@ from urllib.parse import quote
 
 URL_RULES = {  # each one as `index init` explains it in the config it writes
     "plain": "the file's path",
+    "mkdocs": "as MkDocs makes URLs: Markdown pages by their path, other files as they are, headings' ids Python-Markdown's",
     "docusaurus": "as Docusaurus makes URLs: 01- prefixes left out, front matter slug and id",
     "hugo": "as Hugo makes URLs: lower case, front matter slug",
     "jekyll": "as Jekyll makes URLs: posts by category, date and title",
     "antora": "as Antora makes URLs: modules/ROOT/pages/x.adoc is x, other modules a folder each",
 }
+HEADING_IDS = {"mkdocs": "python-markdown"}  # whose slugs a generator gives Markdown headings (default GitHub's)
+MARKDOWN_PAGES = (".md", ".markdown", ".mdown", ".mkd", ".mkdn")  # what MkDocs renders as pages
 FOLDER_PAGES = ("index", "readme", "_index")  # "plain": a folder's own page (README.md on GitHub, _index.md in Hugo)
 
 # Docusaurus's default number prefix parser: "01-intro", "3 - Setup", "02_guides"; not a date or a version.
@@ -58,6 +63,8 @@ def file_url(template: str, relative: str, rules: str = "plain", meta: dict | No
         slug = _hugo_slug(folder, stem, meta)
     elif rules == "jekyll" and "_posts" in folder.split("/"):
         slug = _jekyll_post_slug(folder, stem, meta)
+    elif rules == "mkdocs" and not name.lower().endswith(MARKDOWN_PAGES):  # copied as it is: at its path, extension and all
+        return template[: template.index("{slug}")] + quote(relative) if "{slug}" in template else None
     elif rules == "antora":
         slug = _antora_slug(folder, stem)
         if slug is not None and stem == "index" and not html_files:

@@ -2,7 +2,8 @@
 that `index init` can write a files source's `url_template` (its hits then link to the pages).
 
 - MkDocs: `mkdocs.yml` beside the folder (`docs_dir`, default docs): `site_url`, then `{slug}/`
-  (or `{slug}.html` with `use_directory_urls: false`).
+  (or `{slug}.html` with `use_directory_urls: false`), by MkDocs' url_rules (other files than
+  Markdown at their own path, headings' ids Python-Markdown's).
 - Hugo: `hugo.toml` / `config.toml` (or .yaml) beside the content folder (`contentDir`, default
   content): `baseURL`, then `{slug}/` (or `{slug}.html` with `uglyURLs`), by Hugo's url_rules. A
   config with `permalinks` (sections published by a pattern of dates and titles) or
@@ -60,7 +61,7 @@ def _mkdocs(folder: Path) -> tuple[str, str, str] | None:
         if (config.parent / str(settings.get("docs_dir") or "docs")).resolve() != folder:
             continue
         page = "{slug}/" if settings.get("use_directory_urls", True) is not False else "{slug}.html"
-        return _join(settings["site_url"], page), "plain", config.name
+        return _join(settings["site_url"], page), "mkdocs", config.name
     return None
 
 

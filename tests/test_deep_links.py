@@ -45,6 +45,10 @@ Questions about printers go to the help desk. {LOREM * 3}
 ## FAQ
 
 Questions about badges go to reception at the main entrance. {LOREM * 3}
+
+## The cl100k_base tokenizer
+
+Token counts for embedding budgets come from the byte-pair vocabulary. {LOREM * 3}
 """
 
 
@@ -115,12 +119,35 @@ def test_html_hits_link_to_the_nearest_heading_with_an_id(linked, query, fragmen
     ("open the VPN client and sign in with your badge number", "connecting-to-wi-fi--vpn"),  # the slug site generators make
     ("printers help desk", "faq"),
     ("badges reception main entrance", "faq-1"),  # a repeated heading's slug is numbered
+    ("token counts for embedding budgets byte-pair vocabulary", "the-cl100k_base-tokenizer"),  # `_` inside a word is kept
 ])
 def test_markdown_with_a_url_links_to_heading_slugs(linked, query, fragment):
     client, _ = linked
     hit = first_hit(client, query)
     assert hit["link"] == f"https://docs.example.com/setup/#{fragment}"
     assert "{#install}" not in " ".join(hit["heading_path"]) + hit["text"], "the id is a link target, not words"
+
+
+def test_a_mkdocs_site_s_hits_link_to_its_headings_and_files(tmp_path, local_embedder):
+    """MkDocs gives headings Python-Markdown's ids, not GitHub's, and copies a file that is not
+    Markdown as it is. The ids below are those mkdocs 1.6.1 (Python-Markdown's toc) wrote for
+    these headings, built once by hand; GitHub's slugs for them differ."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "guide.md").write_text(
+        '# Guide\n\n## "CURRENT names generation ... but it does not exist"\n\nPoint CURRENT at a kept generation with rollback.\n\n'
+        "## Setup\n\nInstall the agent first.\n\n## Setup\n\nThen connect the agent to the office VPN with your badge.\n\n"
+        "## Über uns & Café\n\nThe café on the ground floor serves espresso until four.\n")
+    (docs / "legal.html").write_text("<html><body><h1>Legal</h1><p>Terms of service apply to every parcel we carry.</p></body></html>")
+    config = load_config(write_config(tmp_path, '[[sources]]\nname = "docs"\ntype = "files"\npath = "docs"\n'
+                                                'url_template = "https://docs.acme.dev/{slug}/"\nurl_rules = "mkdocs"\n[[spaces]]\nprovider = "local"\n'))
+    assert not run_index(config).errors
+    with api_client(config.artifacts) as client:
+        guide = "https://docs.acme.dev/guide/"
+        assert first_hit(client, "point CURRENT at a kept generation")["link"] == f"{guide}#current-names-generation-but-it-does-not-exist"
+        assert first_hit(client, "connect the agent to the office VPN")["link"] == f"{guide}#setup_1", "GitHub's would be #setup-1"
+        assert first_hit(client, "when does the café serve espresso")["link"] == f"{guide}#uber-uns-cafe"
+        assert first_hit(client, "terms of service for parcels")["url"] == "https://docs.acme.dev/legal.html", "copied as it is, not legal/"
 
 
 def test_a_file_without_a_url_has_no_link(linked):
@@ -362,7 +389,7 @@ def test_an_antora_component_links_its_pages_and_reads_its_partials(tmp_path, lo
 
 
 @pytest.mark.parametrize("rules, says", [
-    ('url_rules = "gatsby"\nurl_template = "https://a.dev/{slug}"', "url_rules: must be one of plain, docusaurus, hugo, jekyll, antora; got 'gatsby'"),
+    ('url_rules = "gatsby"\nurl_template = "https://a.dev/{slug}"', "url_rules: must be one of plain, mkdocs, docusaurus, hugo, jekyll, antora; got 'gatsby'"),
     ('url_rules = "hugo"', 'url_rules: says how hugo makes each file\'s {slug}, but the source has no url_template'),
 ])
 def test_url_rules_that_cannot_apply_are_a_config_error(tmp_path, rules, says):

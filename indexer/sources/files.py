@@ -21,7 +21,7 @@ from indexer.extract import (
     EXTRACTION_VERSION, ExtractionError, Extracted, decode_file_text, empty_page_reason, extract_html, extract_markdown, extract_text, not_text, parse_timestamp,
 )
 from indexer.asciidoc import asciidoc_to_markdown
-from indexer.fileurls import file_url
+from indexer.fileurls import HEADING_IDS, file_url
 from indexer.partials import included_fragments, inline_partials, partial_bytes
 from indexer.notebook import notebook_to_markdown
 from indexer.pdf import extract_pdf
@@ -176,7 +176,8 @@ def crawl_files(source: SourceConfig, progress=None, fetch_state: dict[str, Fetc
             kept = parse_timestamp(state.last_modified) if same_bytes else None
             fallback = committed.get(relative) or kept or datetime.fromtimestamp(stat.st_mtime, tz=timezone.utc)
             published = partial(file_url, source.url_template, relative, source.url_rules) if source.url_template else None
-            document = read_file(Path(path), relative, doc_id, source.name, raw, fallback, published, source.fallback_encoding, site)
+            document = read_file(Path(path), relative, doc_id, source.name, raw, fallback, published, source.fallback_encoding, site,
+                                 HEADING_IDS.get(source.url_rules, "github"))
             document = replace(document, fetch_seconds=time.perf_counter() - started, etag=digest,
                                last_modified=document.updated_at.isoformat() if document.updated_at else None)
         except UnicodeDecodeError as exc:
@@ -299,11 +300,13 @@ def read_bytes(path: str, size: int) -> bytes:
 
 
 def read_file(path: Path, relative: str, doc_id: str, source_name: str, raw: bytes | None = None, updated_at: datetime | None = None,
-              url: str | Callable[[dict], str | None] | None = None, fallback_encoding: str = "", site: Path | None = None) -> Document:
+              url: str | Callable[[dict], str | None] | None = None, fallback_encoding: str = "", site: Path | None = None,
+              heading_ids: str = "github") -> Document:
     """One file as a document; `updated_at` is used when the file does not say (front matter), else its
     mtime; `url` (its source's url_template, or a function of the file's front matter giving it) when
     it does not name its own (front matter, a canonical link); `fallback_encoding` reads Markdown and
-    text that is not UTF-8; the partials a Markdown page imports from inside `site` are shown in it."""
+    text that is not UTF-8; the partials a Markdown page imports from inside `site` are shown in it;
+    `heading_ids`: whose slugs the site gives Markdown headings (indexer/anchors.py)."""
     suffix = path.suffix.lower()
     words = path.stem.replace("-", " ").replace("_", " ").strip()
     fallback_title = words[:1].upper() + words[1:]  # "API keys.md" stays "API keys" (capitalize() made it "Api keys")
@@ -320,13 +323,14 @@ def read_file(path: Path, relative: str, doc_id: str, source_name: str, raw: byt
         text = asciidoc_to_markdown(decode_file_text(raw, fallback_encoding), bool(published), path.resolve(), site)
         extracted = extract_markdown(text, fallback_title, url=published)
     elif suffix == ".ipynb":
-        extracted = extract_markdown(notebook_to_markdown(raw), fallback_title, url=published)
+        extracted = extract_markdown(notebook_to_markdown(raw), fallback_title, url=published, heading_ids=heading_ids)
     elif suffix == ".rst":  # its headings' ids are docutils', where the page is published
         text = rst_to_markdown(decode_file_text(raw, fallback_encoding), ids=bool(published), file=path.resolve(), site=site)
         extracted = extract_markdown(text, fallback_title, url=published)
     elif suffix in MARKDOWN_SUFFIXES:  # its front matter may move it (`slug`) or say it is no page: its url is the extractor's
         text = decode_file_text(raw, fallback_encoding)
-        extracted = extract_markdown(inline_partials(text, path, site) if site else text, fallback_title, mdx=suffix == ".mdx", url=url)
+        extracted = extract_markdown(inline_partials(text, path, site) if site else text, fallback_title, mdx=suffix == ".mdx", url=url,
+                                     heading_ids=heading_ids)
         published = None
     else:
         extracted = extract_text(decode_file_text(raw, fallback_encoding), fallback_title)
