@@ -161,6 +161,33 @@ def _sphinx(folder: Path) -> tuple[str, str, str] | None:
     return (_join(found.group(1), "{slug}.html"), "plain", "conf.py") if found else None
 
 
+def content_folder(folder: Path) -> tuple[Path, str] | None:
+    """When `folder` is a site's project root, not the folder of its pages: (that folder, the
+    config that names it), for `index init .` in a repository to index the pages, not the repository."""
+    folder = folder.resolve()
+    for name in ("mkdocs.yml", "mkdocs.yaml"):
+        settings = _load(folder / name, lambda text: yaml.load(text, Loader=_Lenient))
+        if isinstance(settings, dict):
+            return _inside(folder, str(settings.get("docs_dir") or "docs"), name)
+    for name in ("hugo.toml", "hugo.yaml", "hugo.yml", "config.toml", "config.yaml", "config.yml"):
+        settings = _load(folder / name, tomllib.loads if name.endswith(".toml") else yaml.safe_load)
+        keys = {str(k).lower(): v for k, v in settings.items()} if isinstance(settings, dict) else {}
+        if "baseurl" in keys:
+            return _inside(folder, str(keys.get("contentdir") or "content"), name)
+    for name in ("docusaurus.config.js", "docusaurus.config.ts", "docusaurus.config.mjs"):
+        if (folder / name).is_file():
+            return _inside(folder, "docs", name)
+    for pages in ("docs", "docs/source", "doc", "doc/source"):
+        if (folder / pages / "conf.py").is_file() or (folder / pages / "antora.yml").is_file():
+            return _inside(folder, pages, f"{pages}/{'conf.py' if (folder / pages / 'conf.py').is_file() else 'antora.yml'}")
+    return None
+
+
+def _inside(folder: Path, relative: str, config: str) -> tuple[Path, str] | None:
+    pages = (folder / relative).resolve()
+    return (pages, config) if pages != folder and pages.is_dir() and pages.is_relative_to(folder) else None
+
+
 def unpublished_hint(folder: Path) -> tuple[str, str, str] | None:
     """For a folder a generator builds but whose config names no site URL: (a url_template to
     complete, its url_rules, what the generator is), for `index init` to write as a comment."""

@@ -57,22 +57,26 @@ def place_of(spec: str, config_dir: Path) -> Place:
 
 
 def _folder(folder: Path, config_dir: Path) -> Place:
-    from indexer.sitegen import published_template, unpublished_hint
+    from indexer.sitegen import content_folder, published_template, unpublished_hint
 
-    relative = os.path.relpath(folder.resolve(), config_dir.resolve())
     name = _slug(folder.resolve().name) or "docs"
+    pages = content_folder(folder)
+    if pages:  # a site's repository: its pages, not its theme, scripts and README
+        folder = pages[0]
+    relative = os.path.relpath(folder.resolve(), config_dir.resolve())
+    files = f"the files in {relative}" + (f" (the pages {pages[1]} builds)" if pages else "")
     lines = [f"path = {_quote(relative.replace(os.sep, '/'))}"]
     published = published_template(folder)
     if published:  # the site generator's own config says where each file is published
         template, rules, source = published
         lines += _url_lines(template, rules, f"from {source}: hits link to the published pages")
-        return Place(name, "files", lines, f"the files in {relative}, published at {template}")
+        return Place(name, "files", lines, f"{files}, published at {template}")
     hint = unpublished_hint(folder)
     if hint:  # the generator is known, its site's URL is not: the lines to complete, as comments
         template, rules, generator = hint
         comments = _url_lines(template, rules, f"{generator}: where the site is, so hits link to it", "# ")
-        return Place(name, "files", lines, f"the files in {relative} ({generator.split(' (')[0]}: set url_template so hits link)", comments)
-    return Place(name, "files", lines, f"the files in {relative}",
+        return Place(name, "files", lines, f"{files} ({generator.split(' (')[0]}: set url_template so hits link)", comments)
+    return Place(name, "files", lines, files,
                  [_line('# url_template = "https://docs.example.com/{slug}/"', "where your site publishes each file, so hits link to it")])
 
 

@@ -127,6 +127,14 @@ def test_a_docs_sites_own_config_gives_its_files_their_urls(tmp_path, monkeypatc
         "each generator's own way"
     assert "published at https://docs.acme.dev/{slug}/" in result.output
     assert "index check-links" in result.output, "links were written: the next steps say how to check them"
+    roots = init(tmp_path, monkeypatch, "mk", "hugo", "docu", "antora", "--force")  # `index init .` in a site's repository
+    assert roots.exit_code == 0, roots.output
+    sources = load_config(tmp_path / "index.toml").sources
+    assert [(s.name, s.path.relative_to(tmp_path).as_posix(), s.url_template) for s in sources] == [
+        ("mk", "mk/docs", "https://docs.acme.dev/{slug}/"), ("hugo", "hugo/content", "https://example.org/{slug}.html"),
+        ("docu", "docu/docs", "https://acme.dev/help/docs/{slug}"), ("antora", "antora/docs", "https://docs.acme.dev/agent/{slug}/")], \
+        "the pages the site builds, not the repository around them"
+    assert "the files in mk/docs (the pages mkdocs.yml builds), published at https://docs.acme.dev/{slug}/" in roots.output
     (tmp_path / "rtd").mkdir()  # Sphinx on Read the Docs: conf.py names no URL
     (tmp_path / "rtd" / "conf.py").write_text("project = 'Acme'\nhtml_theme = 'furo'\n")
     unnamed = init(tmp_path, monkeypatch, "rtd", "--force")
