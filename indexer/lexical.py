@@ -1,8 +1,8 @@
 """How text becomes the terms of the lexical index (indexer/bm25.py) — documents and queries alike.
 
 Word tokens, lowercased, English stopwords removed (Lucene's list), Snowball English stemming; an
-identifier (`add_library`, `addEventListener`, `HTTPServer`) is its whole word and also its parts,
-so "add a library" finds the page of `add_library`. The analyzer is recorded in
+identifier (`add_library`, `addEventListener`, `HTTPServer`, `IL6`) is its whole word and also its
+parts, so "add a library" finds the page of `add_library` and "IL-6" the abstract that says `IL6`. The analyzer is recorded in
 `lexical/analyzer.json` so a reader can tell what it is searching; indexes of the analyzer before
 (`english-snowball-v1`: whole words only) are still read, and queried as they were written.
 """
@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-ANALYZER = {"name": "english-snowball-v2", "lowercase": True, "token_pattern": r"\w+", "identifier_parts": "snake_case and camelCase",
+ANALYZER = {"name": "english-snowball-v2", "lowercase": True, "token_pattern": r"\w+", "identifier_parts": "snake_case, camelCase, letters|digits",
             "stopwords": "lucene-english", "stemmer": "snowball-english", "k1": 1.2, "b": 0.75}
 WHOLE_WORDS = "english-snowball-v1"  # the analyzer before: the same without identifier parts
 ANALYZERS = {WHOLE_WORDS: {k: v for k, v in ANALYZER.items() if k != "identifier_parts"} | {"name": WHOLE_WORDS}, ANALYZER["name"]: ANALYZER}
@@ -22,8 +22,14 @@ TOKEN = re.compile(ANALYZER["token_pattern"])
 # (`useState` → use|State, `HTTPServer` → HTTP|Server). A capital followed by capitals or one
 # letter is no part: `miRNA`, `NGOs`, `RNAs`, `HbA1c` stay whole (on SciFact, NFCorpus and
 # ArguAna, splitting at every capital lost up to 0.4 points of lexical nDCG@10; this, ±0.06).
+# And where letters meet digits, as Lucene's word delimiter splits them (`IL6` → IL|6, so "IL-6"
+# finds it; `x86_64` → x86, 64, x, 86): SciFact's lexical nDCG@10 +0.0115, NFCorpus −0.0008,
+# ArguAna −0.0001 (bench/README.md, "The lexical analyzer").
 _HUMP = re.compile(r"(?<=[a-z])(?=[A-Z][a-z])|(?<=[A-Z])(?=[A-Z][a-z]{2,})")
 _MAYBE_HUMP = re.compile(r"[a-z][A-Z]|[A-Z]{2}[a-z]")
+_NUMERIC = re.compile(r"(?<=[A-Za-z])(?=[0-9])|(?<=[0-9])(?=[A-Za-z])")
+_MAYBE_NUMERIC = re.compile(r"[A-Za-z][0-9]|[0-9][A-Za-z]")
+_MAYBE_PARTS = re.compile(r"_|[a-z][A-Z]|[A-Z]{2}[a-z]|[A-Za-z][0-9]|[0-9][A-Za-z]")
 # ASCII characters `\w` does not match, each made a space: ASCII text's word tokens are then what
 # str.split cuts, a third faster than the regex (the words of 21 MB of chunks: 0.52 → 0.34 s).
 _ASCII_NON_WORD = str.maketrans({chr(c): " " for c in range(128) if not (chr(c).isalnum() or chr(c) == "_")})
@@ -38,11 +44,14 @@ def words(text: str) -> list[str]:
 
 def identifier_parts(word: str) -> list[str]:
     """The parts of an identifier as written (`add_library` → add, library; `getElementById` →
-    get, Element, By, Id), or [] for a word that is not one."""
+    get, Element, By, Id; `IL6` → IL, 6; `x86_64` → x86, 64, x, 86), or [] for a word that is not one."""
     pieces = [p for p in word.split("_") if p] if "_" in word else [word]
     if _MAYBE_HUMP.search(word):
         pieces = [part for piece in pieces for part in _HUMP.split(piece)]
-    return pieces if pieces != [word] else []
+    pieces = pieces if pieces != [word] else []
+    if _MAYBE_NUMERIC.search(word):  # each piece's letters and digits too (the word's, when it has no other parts)
+        pieces += [part for piece in pieces or [word] if len(numbered := _NUMERIC.split(piece)) > 1 for part in numbered]
+    return pieces
 
 
 # Lucene's English stopwords (EnglishAnalyzer), as bm25s ships them; here so that building postings
@@ -76,7 +85,7 @@ def analyze_words(tokens: list[str], analyzer: str = ANALYZER["name"], skip: fro
         lowered = token.lower()
         if lowered not in skip:
             flat.append(lowered)
-        if split and ("_" in token or _MAYBE_HUMP.search(token)):
+        if split and _MAYBE_PARTS.search(token):
             flat.extend(p for p in map(str.lower, identifier_parts(token)) if p not in skip)
         ends.append(len(flat))
     stems = stem_words(flat)

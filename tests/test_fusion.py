@@ -49,13 +49,15 @@ def test_word_tokens_are_the_analyzers_pattern_whatever_the_text(text):
 
 
 def test_a_question_in_words_finds_the_identifier_a_page_documents(tmp_path):
-    """Docs name their subjects as code: `add_library`, `addEventListener`. A question asks in
-    words; the index holds an identifier's whole word and its parts, so both find the page."""
+    """Docs name their subjects as code: `add_library`, `addEventListener`, and papers their genes
+    and proteins `IL6` or `IL-6`. A question asks in words; the index holds an identifier's whole
+    word and its parts, so both find the page."""
     texts = [
         "Use add_library() to build the target from its sources. STATIC or SHARED is the kind.",
         "addEventListener(type, handler) calls the handler on every event of that type.",
         "Each target may set COMPILE_OPTIONS. A library of helpers adds the options for you.",
         "Levels of miRNA fell in treated cells; NGOs and RNAs are no identifiers.",
+        "Serum IL6 rose after the second dose in every cohort.",
     ]
     index = lexical_index(texts, tmp_path / "lexical")
 
@@ -68,6 +70,7 @@ def test_a_question_in_words_finds_the_identifier_a_page_documents(tmp_path):
     assert best("add_library") == 0 and best("addLibrary") == 0
     assert best("how to add an event listener") == 1
     assert best("compile options of a target") == 2
+    assert best("IL-6 levels") == 4, "letters and digits meet: IL6 is also IL and 6"
     # Words that only look like identifiers stay whole: "rna" alone matches none of them.
     scores, _ = index.scores("rna")
     assert not scores.any()
