@@ -122,9 +122,12 @@ def test_postings_of_whole_words_are_served_as_written_and_the_next_run_rewrites
     space = report["spaces"]["local-all-minilm-l6-v2-384"]
     assert report["generation"] != first and not report["unchanged"] and space["embedded"] == 0 and space["postings_rewritten"] == 1, space
     assert lexical_titles("how do I add a library") == ["Targets"]
+    with_whole_word_postings(tmp_path / "artifacts" / "generations" / report["generation"])
+    said = run_cli("run", "-c", str(config), "-q").output
+    assert "Rewrote the lexical postings of local-all-minilm-l6-v2-384 (1 segment) for this version's analyzer: once, after an upgrade" in said, said
     again = json.loads(run_cli("run", "-c", str(config), "--json").output)
     assert again["unchanged"] and "postings_rewritten" not in again["spaces"]["local-all-minilm-l6-v2-384"]
-    folder = tmp_path / "artifacts" / "generations" / report["generation"]
+    folder = tmp_path / "artifacts" / "generations" / json.loads(run_cli("status", "-c", str(config), "--json").output)["generation"]
     files = json.loads((folder / "manifest.json").read_text())["files"]  # the rewritten postings' checksums are their own
     assert all(hashlib.sha256((folder / name).read_bytes()).hexdigest() == info["sha256"] for name, info in files.items())
 

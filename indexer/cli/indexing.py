@@ -328,6 +328,11 @@ def _print_summary(report, artifacts: Path) -> None:
             str(usage.get("tokens", "-")), f"{usage['cost_usd']:.4f}" if usage else "-",
         )
     Console(highlight=False, width=120).print(table)
+    for space_id, stats in report.spaces.items():
+        if stats.get("postings_rewritten"):  # why a run that changed nothing published: once, after an upgrade
+            n = stats["postings_rewritten"]
+            click.echo(f"Rewrote the lexical postings of {space_id} ({n} segment{'' if n == 1 else 's'}) for this version's analyzer: "
+                       "once, after an upgrade; nothing was embedded for it.")
     click.echo(f"Artifacts: {artifacts.resolve()}  ({took})")
     _print_problems(report)
 
