@@ -34,8 +34,11 @@ def collect(artifacts: Path, queries: dict[str, str], depth: int = MIN_CANDIDATE
     service = SearchService(Settings(artifacts=artifacts, server=ServerConfig(max_query_chars=100_000)))
     generation = service.load()
     (space,) = generation.spaces.values()
-    rows = generation.hits(space.space_id, list(range(space.size)))
-    doc_of = [evaluation.corpus_id(rows[v]["doc_id"]) for v in range(space.size)]
+    # Every vector id, deleted rows' too: a generation a run updated numbers its live rows up to
+    # its id space, not its size (the new segment's rows follow the old ones, deleted or not).
+    ids_all = list(range(space.lexical.id_space))
+    rows = generation.hits(space.space_id, ids_all)
+    doc_of = [evaluation.corpus_id(rows[v]["doc_id"]) for v in ids_all]
     depth = min(space.size, depth)
     embedder = service._embedder_for(space)
     ids = list(queries)
