@@ -8,7 +8,9 @@ offset in the document's text where that heading begins.
   site generators give it: GitHub's (and Docusaurus's, Hugo's): lowercase, punctuation dropped but
   `_` inside a word, each space a hyphen, a repeated slug numbered -1, -2, …; or, for a MkDocs site
   (`url_rules = "mkdocs"`), Python-Markdown's: accents dropped to ASCII, runs of spaces and hyphens
-  one hyphen, a repeated slug numbered _1, _2, ….
+  one hyphen, a repeated slug numbered _1, _2, …; or, for Jekyll (`url_rules = "jekyll"`),
+  kramdown's: GitHub's, but `--` and `---` outside code are dashes first, which go (`## Use
+  --force` is #use-force, GitHub's #use---force).
 - Notion: every top-level block (indexer/sources/notion.py), as `#<block id without dashes>`.
 """
 
@@ -107,7 +109,7 @@ def markdown_anchors(text: str, style: str = "github") -> tuple[str, tuple[tuple
         elif style == "python-markdown":
             slug = _unique_python_markdown(python_markdown_slug(match.group(2)), used)
         else:
-            slug = slugify(match.group(2))
+            slug = slugify(_without_typographic_dashes(match.group(2)) if style == "kramdown" else match.group(2))
             if not slug:
                 continue
             count = seen.get(slug, 0)
@@ -133,6 +135,13 @@ def python_markdown_slug(heading: str) -> str:
     """Python-Markdown's `toc` slug of a heading (MkDocs): ASCII, runs of spaces and hyphens one hyphen."""
     text = unicodedata.normalize("NFKD", _INLINE_MARKS.sub("", heading.strip())).encode("ascii", "ignore").decode("ascii")
     return re.sub(r"[-\s]+", "-", re.sub(r"[^\w\s-]", "", text).strip().lower())
+
+
+def _without_typographic_dashes(heading: str) -> str:
+    """A heading as kramdown slugs it: `--` and `---` outside code spans are dashes (– —), not
+    hyphens, and a slug drops them."""
+    parts = heading.split("`")
+    return "`".join(part if i % 2 else re.sub(r"-{2,3}", "", part) for i, part in enumerate(parts))
 
 
 _NUMBERED = re.compile(r"^(.*)_([0-9]+)$")

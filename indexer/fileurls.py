@@ -17,6 +17,8 @@ worse than none: the chatbot cites it, the visitor lands on an error page.
   above `_posts` and front matter `categories` / `category`, in lower case), then the date (front
   matter `date`, else the file name's) and its title (front matter `slug`, else the file name's):
   news/2024/05/01/launch — Jekyll's "date" and "pretty" styles; the template adds ".html" or "/".
+  Headings' ids are kramdown's (indexer/anchors.py). Checked against a Jekyll 4.3.1 build
+  (Debian's package): every page and post URL opened, every fragment was on its page.
 - "mkdocs": Markdown pages as "plain", their headings' ids Python-Markdown's (indexer/anchors.py);
   any other file (`.html`, `.txt`, a PDF) is copied as it is, so at its own path under the site.
 - "antora": only `modules/<module>/pages/` holds pages: `modules/ROOT/pages/install/linux.adoc`
@@ -38,10 +40,10 @@ URL_RULES = {  # each one as `index init` explains it in the config it writes
     "mkdocs": "as MkDocs makes URLs: Markdown pages by their path, other files as they are, headings' ids Python-Markdown's",
     "docusaurus": "as Docusaurus makes URLs: 01- prefixes left out, front matter slug and id",
     "hugo": "as Hugo makes URLs: lower case, front matter slug",
-    "jekyll": "as Jekyll makes URLs: posts by category, date and title",
+    "jekyll": "as Jekyll makes URLs: posts by category, date and title; headings' ids kramdown's",
     "antora": "as Antora makes URLs: modules/ROOT/pages/x.adoc is x, other modules a folder each",
 }
-HEADING_IDS = {"mkdocs": "python-markdown"}  # whose slugs a generator gives Markdown headings (default GitHub's)
+HEADING_IDS = {"mkdocs": "python-markdown", "jekyll": "kramdown"}  # whose slugs a generator gives Markdown headings (default GitHub's)
 MARKDOWN_PAGES = (".md", ".markdown", ".mdown", ".mkd", ".mkdn")  # what MkDocs renders as pages
 FOLDER_PAGES = ("index", "readme", "_index")  # "plain": a folder's own page (README.md on GitHub, _index.md in Hugo)
 

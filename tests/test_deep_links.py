@@ -150,6 +150,20 @@ def test_a_mkdocs_site_s_hits_link_to_its_headings_and_files(tmp_path, local_emb
         assert first_hit(client, "terms of service for parcels")["url"] == "https://docs.acme.dev/legal.html", "copied as it is, not legal/"
 
 
+def test_a_jekyll_site_s_hits_link_to_kramdown_s_heading_ids(tmp_path, local_embedder):
+    """kramdown (Jekyll) reads `--` outside code as a dash, which its ids drop; GitHub keeps the
+    hyphens. The ids below are those Jekyll 4.3.1 wrote for these headings, built once by hand."""
+    (tmp_path / "site").mkdir()
+    (tmp_path / "site" / "cli.md").write_text("# The CLI\n\n## Use --force `a--b` x -- y\n\nOverwrite the lock file without asking first.\n\n"
+                                              "## Dashes --- and ... dots\n\nPunctuation never reaches the slug of a heading.\n")
+    config = load_config(write_config(tmp_path, '[[sources]]\nname = "site"\ntype = "files"\npath = "site"\n'
+                                                'url_template = "https://acme.dev/{slug}.html"\nurl_rules = "jekyll"\n[[spaces]]\nprovider = "local"\n'))
+    assert not run_index(config).errors
+    with api_client(config.artifacts) as client:
+        assert first_hit(client, "overwrite the lock file without asking")["link"] == "https://acme.dev/cli.html#use-force-a--b-x--y"
+        assert first_hit(client, "punctuation in the slug of a heading")["link"] == "https://acme.dev/cli.html#dashes--and--dots"
+
+
 def test_a_file_without_a_url_has_no_link(linked):
     client, _ = linked
     hit = first_hit(client, "lost badge replaced within a day")
