@@ -5,12 +5,13 @@ offset in the document's text where that heading begins.
   of the section it opens. Read from the whole page (the main-content extractor drops
   attributes), then placed on the heading lines of the extracted text, in order.
 - Markdown with a `url` in its front matter: an explicit `{#id}` on the heading, else the slug
-  site generators give it: GitHub's (and Docusaurus's, Hugo's): lowercase, punctuation dropped but
+  site generators give it: GitHub's (and Docusaurus's): lowercase, punctuation dropped but
   `_` inside a word, each space a hyphen, a repeated slug numbered -1, -2, …; or, for a MkDocs site
   (`url_rules = "mkdocs"`), Python-Markdown's: accents dropped to ASCII, runs of spaces and hyphens
   one hyphen, a repeated slug numbered _1, _2, …; or, for Jekyll (`url_rules = "jekyll"`),
   kramdown's: GitHub's, but `--` and `---` outside code are dashes first, which go (`## Use
-  --force` is #use-force, GitHub's #use---force).
+  --force` is #use-force, GitHub's #use---force); or, for Hugo (`url_rules = "hugo"`), goldmark's:
+  GitHub's from the heading's source, so emphasis underscores stay (`## _Why_` is #_why_).
 - Notion: every top-level block (indexer/sources/notion.py), as `#<block id without dashes>`.
 """
 
@@ -109,7 +110,8 @@ def markdown_anchors(text: str, style: str = "github") -> tuple[str, tuple[tuple
         elif style == "python-markdown":
             slug = _unique_python_markdown(python_markdown_slug(match.group(2)), used)
         else:
-            slug = slugify(_without_typographic_dashes(match.group(2)) if style == "kramdown" else match.group(2))
+            heading = _without_typographic_dashes(match.group(2)) if style == "kramdown" else match.group(2)
+            slug = slugify(heading, keep_underscores=style == "goldmark")
             if not slug:
                 continue
             count = seen.get(slug, 0)
@@ -122,11 +124,13 @@ def markdown_anchors(text: str, style: str = "github") -> tuple[str, tuple[tuple
 # Inline Markdown marks, as a rendered heading lacks them: `_` only at a word's edge (emphasis),
 # not inside one (`cl100k_base` is one word to GitHub and Python-Markdown alike).
 _INLINE_MARKS = re.compile(r"[`*~\[\]()]|(?<!\w)_+|_+(?!\w)")
+_CODE_MARKS = re.compile(r"[`*~\[\]()]")
 
 
-def slugify(heading: str) -> str:
-    """GitHub's slug of a heading (github-slugger, which Docusaurus and Hugo's default follow)."""
-    text = _INLINE_MARKS.sub("", heading.strip().lower())
+def slugify(heading: str, keep_underscores: bool = False) -> str:
+    """GitHub's slug of a heading (github-slugger, which Docusaurus follows); Hugo's (goldmark's
+    "github" ids, from the heading's source) keeps every underscore."""
+    text = (_CODE_MARKS if keep_underscores else _INLINE_MARKS).sub("", heading.strip().lower())
     text = re.sub(r"[^\w\- ]", "", text)
     return re.sub(r" ", "-", text).strip("-")
 

@@ -12,7 +12,9 @@ worse than none: the chatbot cites it, the visitor lands on an error page.
   never a page of its own: it has no URL.
 - "hugo": paths in lower case with spaces as hyphens; front matter `slug` replaces the last segment
   (not a section's); index.md (a page bundle) and _index.md (a section) are their folder, README.md
-  a page like any other.
+  a page like any other. Headings' ids are goldmark's (indexer/anchors.py). Checked against a Hugo
+  0.111.3 build (Debian's package): every page opened (a folder with a space, a `slug`), every
+  fragment was on its page.
 - "jekyll": pages as "plain"; a post (`_posts/2024-05-01-launch.md`) at its categories (folders
   above `_posts` and front matter `categories` / `category`, in lower case), then the date (front
   matter `date`, else the file name's) and its title (front matter `slug`, else the file name's):
@@ -39,11 +41,11 @@ URL_RULES = {  # each one as `index init` explains it in the config it writes
     "plain": "the file's path",
     "mkdocs": "as MkDocs makes URLs: Markdown pages by their path, other files as they are, headings' ids Python-Markdown's",
     "docusaurus": "as Docusaurus makes URLs: 01- prefixes left out, front matter slug and id",
-    "hugo": "as Hugo makes URLs: lower case, front matter slug",
+    "hugo": "as Hugo makes URLs: lower case, front matter slug; headings' ids goldmark's",
     "jekyll": "as Jekyll makes URLs: posts by category, date and title; headings' ids kramdown's",
     "antora": "as Antora makes URLs: modules/ROOT/pages/x.adoc is x, other modules a folder each",
 }
-HEADING_IDS = {"mkdocs": "python-markdown", "jekyll": "kramdown"}  # whose slugs a generator gives Markdown headings (default GitHub's)
+HEADING_IDS = {"mkdocs": "python-markdown", "jekyll": "kramdown", "hugo": "goldmark"}  # whose slugs a generator gives Markdown headings (default GitHub's)
 MARKDOWN_PAGES = (".md", ".markdown", ".mdown", ".mkd", ".mkdn")  # what MkDocs renders as pages
 FOLDER_PAGES = ("index", "readme", "_index")  # "plain": a folder's own page (README.md on GitHub, _index.md in Hugo)
 

@@ -150,18 +150,25 @@ def test_a_mkdocs_site_s_hits_link_to_its_headings_and_files(tmp_path, local_emb
         assert first_hit(client, "terms of service for parcels")["url"] == "https://docs.acme.dev/legal.html", "copied as it is, not legal/"
 
 
-def test_a_jekyll_site_s_hits_link_to_kramdown_s_heading_ids(tmp_path, local_embedder):
-    """kramdown (Jekyll) reads `--` outside code as a dash, which its ids drop; GitHub keeps the
-    hyphens. The ids below are those Jekyll 4.3.1 wrote for these headings, built once by hand."""
+@pytest.mark.parametrize("rules, ids", [
+    ("jekyll", ["use-force-a--b-x--y", "dashes--and--dots", "init-and-emphasis-here"]),  # kramdown: `--` outside code is a dash
+    ("hugo", ["use---force-a--b-x----y", "dashes-----and--dots", "__init__-and-emphasis-_here_"]),  # goldmark: the source's underscores stay
+])
+def test_jekyll_and_hugo_sites_hits_link_to_their_generators_heading_ids(tmp_path, local_embedder, rules, ids):
+    """Each generator slugs a heading its own way; GitHub's slugs differ from both on these. The
+    ids are those Jekyll 4.3.1 and Hugo 0.111.3 (Debian's packages) wrote for these headings,
+    built once by hand."""
     (tmp_path / "site").mkdir()
     (tmp_path / "site" / "cli.md").write_text("# The CLI\n\n## Use --force `a--b` x -- y\n\nOverwrite the lock file without asking first.\n\n"
-                                              "## Dashes --- and ... dots\n\nPunctuation never reaches the slug of a heading.\n")
+                                              "## Dashes --- and ... dots\n\nPunctuation never reaches the slug of a heading.\n\n"
+                                              "## __init__ and *emphasis* _here_\n\nThe constructor runs when the object is made.\n")
     config = load_config(write_config(tmp_path, '[[sources]]\nname = "site"\ntype = "files"\npath = "site"\n'
-                                                'url_template = "https://acme.dev/{slug}.html"\nurl_rules = "jekyll"\n[[spaces]]\nprovider = "local"\n'))
+                                                f'url_template = "https://acme.dev/{{slug}}.html"\nurl_rules = "{rules}"\n[[spaces]]\nprovider = "local"\n'))
     assert not run_index(config).errors
     with api_client(config.artifacts) as client:
-        assert first_hit(client, "overwrite the lock file without asking")["link"] == "https://acme.dev/cli.html#use-force-a--b-x--y"
-        assert first_hit(client, "punctuation in the slug of a heading")["link"] == "https://acme.dev/cli.html#dashes--and--dots"
+        for query, fragment in zip(("overwrite the lock file without asking", "punctuation in the slug of a heading",
+                                    "the constructor runs when the object is made"), ids):
+            assert first_hit(client, query)["link"] == f"https://acme.dev/cli.html#{fragment}", query
 
 
 def test_a_file_without_a_url_has_no_link(linked):
