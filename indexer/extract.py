@@ -33,7 +33,8 @@ EXTRACTION_VERSION = 5  # 2: byte order marks read, not kept as text; no base64 
 #                         4: .rst read as reStructuredText (indexer/rst.py), MyST directives and roles (indexer/myst.py),
 #                         .adoc as AsciiDoc (indexer/asciidoc.py), .ipynb as notebooks (indexer/notebook.py); MDX partials shown in the pages that import them;
 #                         Jekyll's _drafts as drafts; url_rules
-#                         5: GitHub slugs keep `_` inside a word (`## cl100k_base` is #cl100k_base); MkDocs', Jekyll's and Hugo's own slugs (url_rules)
+#                         5: GitHub slugs keep `_` inside a word (`## cl100k_base` is #cl100k_base); MkDocs', Jekyll's and Hugo's own slugs (url_rules);
+#                         Docusaurus 3 heading ids in MDX comments
 BLOCK_TAGS = {"p", "div", "section", "article", "main", "header", "footer", "aside", "figure", "figcaption", "dl", "dd", "dt", "form", "details", "summary", "center"}
 HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
 SKIP_TAGS = {"script", "style", "noscript", "template", "svg", "button", "nav"}

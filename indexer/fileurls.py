@@ -9,7 +9,9 @@ worse than none: the chatbot cites it, the visitor lands on an error page.
   prefixes), front matter `slug` names the page (from the docs root when it starts with "/") or
   else `id` its last segment, and index.md, README.md or a file named as its folder is the folder.
   A file or folder whose name starts with "_" is a partial, shown inside the pages that import it,
-  never a page of its own: it has no URL.
+  never a page of its own: it has no URL. Checked against a Docusaurus 3 build (create-docusaurus'
+  classic template and pages with prefixes, `slug`, `id` and a partial): every page opened, every
+  fragment was on its page (GitHub's slugs, and `{/* #id */}` ids read as explicit ones).
 - "hugo": paths in lower case with spaces as hyphens; front matter `slug` replaces the last segment
   (not a section's); index.md (a page bundle) and _index.md (a section) are their folder, README.md
   a page like any other. Headings' ids are goldmark's (indexer/anchors.py). Checked against a Hugo

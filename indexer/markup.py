@@ -50,6 +50,7 @@ _ALT = re.compile(r"""\balt\s*=\s*(?:"([^"]*)"|'([^']*)')""", re.IGNORECASE)
 _ESM = re.compile(r"(?:import|export)\s")
 # A module import as MDX writes it, outside code: the sign that a .md file is MDX (Docusaurus 3
 # reads every .md file as MDX).
+_MDX_HEADING_ID = re.compile(r"^(#{1,6} .*?)[ \t]*\{/\*\s*#([\w\-.:]+)\s*\*/\}[ \t]*$", re.MULTILINE)
 _IMPORT_LINE = re.compile(r"""^import\s+(?:[\w*{}\s,]+\sfrom\s+)?['"][^'"\n]+['"];?[ \t]*$""", re.MULTILINE)
 
 
@@ -66,6 +67,8 @@ def strip_markup(text: str, mdx: bool = False) -> str:
         if is_code:
             out.append(part)
             continue
+        if "{/*" in part:  # Docusaurus 3's heading id, `## Setup {/* #install */}`: as `{#install}`, a link target
+            part = _MDX_HEADING_ID.sub(r"\1 {#\2}", part)
         if mdx:
             part = _without_esm(part)
         if "<tr" in part or "<TR" in part:

@@ -216,6 +216,16 @@ def test_html_in_markdown_reads_as_its_words():
     )
 
 
+def test_docusaurus_heading_ids_in_mdx_comments_are_link_targets():
+    """Docusaurus 3 names a heading's id in an MDX comment (`## Headings {/* #my-heading-id */}`,
+    its own template's page); the comment is no words, and the id is where hits link."""
+    page = "# Features\n\n## Headings {/* #my-heading-id */}\n\nHeadings use #.\n\n### Heading Ids {/* #my-custom-id */}\n\nName them.\n"
+    for mdx in (True, False):  # Docusaurus 3 reads .md as MDX too
+        got = extract_markdown(page, "x", mdx=mdx, url="https://acme.dev/docs/features")
+        assert [name for _, name in got.anchors] == ["features", "my-heading-id", "my-custom-id"], mdx
+        assert "## Headings\n" in got.text and "/*" not in got.text and "{#" not in got.text
+
+
 def test_mdx_files_are_read_as_the_page_shows_them(tmp_path):
     """Docusaurus, Nextra and Astro docs are .mdx: they were skipped unless listed in `extensions`,
     and then read as plain text — front matter, imports and components included."""
