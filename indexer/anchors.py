@@ -11,7 +11,9 @@ offset in the document's text where that heading begins.
   one hyphen, a repeated slug numbered _1, _2, …; or, for Jekyll (`url_rules = "jekyll"`),
   kramdown's: GitHub's, but `--` and `---` outside code are dashes first, which go (`## Use
   --force` is #use-force, GitHub's #use---force); or, for Hugo (`url_rules = "hugo"`), goldmark's:
-  GitHub's from the heading's source, so emphasis underscores stay (`## _Why_` is #_why_).
+  GitHub's from the heading's source, so emphasis underscores stay (`## _Why_` is #_why_); or, for
+  Sphinx (`url_rules = "sphinx"`), docutils' section ids, which MyST pages get too
+  (`## cl100k_base notes` is #cl100k-base-notes, a repeat #id1).
 - Notion: every top-level block (indexer/sources/notion.py), as `#<block id without dashes>`.
 """
 
@@ -20,6 +22,8 @@ from __future__ import annotations
 import re
 import unicodedata
 from bisect import bisect_left
+
+from indexer.rst import make_id
 
 HEADING_LINE = re.compile(r"^(#{1,6}) (.+)$", re.MULTILINE)
 FENCE = re.compile(r"^(```|~~~)", re.MULTILINE)
@@ -109,6 +113,12 @@ def markdown_anchors(text: str, style: str = "github") -> tuple[str, tuple[tuple
             slug = given
         elif style == "python-markdown":
             slug = _unique_python_markdown(python_markdown_slug(match.group(2)), used)
+        elif style == "docutils":  # Sphinx's section ids, MyST's too: a repeat is id1, id2, … of their own count
+            slug = make_id(_INLINE_MARKS.sub("", match.group(2)))
+            while slug in used or not slug:
+                seen["id"] = seen.get("id", 0) + 1
+                slug = f"id{seen['id']}"
+            used.add(slug)
         else:
             heading = _without_typographic_dashes(match.group(2)) if style == "kramdown" else match.group(2)
             slug = slugify(heading, keep_underscores=style == "goldmark")

@@ -25,6 +25,9 @@ worse than none: the chatbot cites it, the visitor lands on an error page.
   (Debian's package): every page and post URL opened, every fragment was on its page.
 - "mkdocs": Markdown pages as "plain", their headings' ids Python-Markdown's (indexer/anchors.py);
   any other file (`.html`, `.txt`, a PDF) is copied as it is, so at its own path under the site.
+- "sphinx": pages as "plain"; a Markdown page's headings get docutils' ids, as Sphinx gives the
+  sections MyST makes of them (reStructuredText's always do: indexer/rst.py). Checked against a
+  Sphinx 9.0.4 + myst-parser build: every page opened, every fragment was on its page.
 - "antora": only `modules/<module>/pages/` holds pages: `modules/ROOT/pages/install/linux.adoc`
   is install/linux, `modules/admin/pages/users.adoc` admin/users (the template holds the site,
   the component's name and version); partials, examples, images and nav.adoc are no pages.
@@ -42,12 +45,13 @@ from urllib.parse import quote
 URL_RULES = {  # each one as `index init` explains it in the config it writes
     "plain": "the file's path",
     "mkdocs": "as MkDocs makes URLs: Markdown pages by their path, other files as they are, headings' ids Python-Markdown's",
+    "sphinx": "as Sphinx makes URLs: the file's path; headings' ids docutils', Markdown's (MyST) too",
     "docusaurus": "as Docusaurus makes URLs: 01- prefixes left out, front matter slug and id",
     "hugo": "as Hugo makes URLs: lower case, front matter slug; headings' ids goldmark's",
     "jekyll": "as Jekyll makes URLs: posts by category, date and title; headings' ids kramdown's",
     "antora": "as Antora makes URLs: modules/ROOT/pages/x.adoc is x, other modules a folder each",
 }
-HEADING_IDS = {"mkdocs": "python-markdown", "jekyll": "kramdown", "hugo": "goldmark"}  # whose slugs a generator gives Markdown headings (default GitHub's)
+HEADING_IDS = {"mkdocs": "python-markdown", "jekyll": "kramdown", "hugo": "goldmark", "sphinx": "docutils"}  # whose slugs a generator gives Markdown headings (default GitHub's)
 MARKDOWN_PAGES = (".md", ".markdown", ".mdown", ".mkd", ".mkdn")  # what MkDocs renders as pages
 FOLDER_PAGES = ("index", "readme", "_index")  # "plain": a folder's own page (README.md on GitHub, _index.md in Hugo)
 

@@ -65,6 +65,7 @@ class _Converter:
         self.files: list[Path] = []  # the file being read, and each that included it
         self.styles: list[tuple[str, bool]] = []  # heading styles in the order they first appear
         self.ids: set[str] = set()
+        self.numbered = 0  # ids docutils made up (id1, …), which it counts apart from named ones
 
     def convert(self, lines: list[str], file: Path | None = None) -> str:
         if file is not None:
@@ -136,8 +137,9 @@ class _Converter:
             self.styles.append(style)
         words = self._inline(raw).replace("`", "")
         anchor = make_id(words)
-        if anchor in self.ids or not anchor:
-            anchor = f"id{len(self.ids) + 1}"  # docutils numbers a title whose id is taken
+        while anchor in self.ids or not anchor:  # docutils numbers a title whose id is taken: id1, id2, … of its own count
+            self.numbered += 1
+            anchor = f"id{self.numbered}"
         self.ids.add(anchor)
         level = "#" * min(self.styles.index(style) + 1, 6)
         return f"{level} {words} {{#{anchor}}}" if self.with_ids else f"{level} {words}"

@@ -158,7 +158,7 @@ def _antora(folder: Path) -> tuple[str, str, str] | None:
 
 def _sphinx(folder: Path) -> tuple[str, str, str] | None:
     found = re.search(r"""^html_baseurl\s*=\s*['"](https?://[^'"]+)['"]""", _load(folder / "conf.py", lambda t: t) or "", re.MULTILINE)
-    return (_join(found.group(1), "{slug}.html"), "plain", "conf.py") if found else None
+    return (_join(found.group(1), "{slug}.html"), "sphinx", "conf.py") if found else None
 
 
 def content_folder(folder: Path) -> tuple[Path, str] | None:
@@ -193,7 +193,7 @@ def unpublished_hint(folder: Path) -> tuple[str, str, str] | None:
     complete, its url_rules, what the generator is), for `index init` to write as a comment."""
     folder = folder.resolve()
     if (folder / "conf.py").is_file():  # Sphinx; on Read the Docs the URL is the project's
-        return "https://YOUR-PROJECT.readthedocs.io/en/latest/{slug}.html", "plain", "Sphinx (conf.py has no html_baseurl)"
+        return "https://YOUR-PROJECT.readthedocs.io/en/latest/{slug}.html", "sphinx", "Sphinx (conf.py has no html_baseurl)"
     if (folder / "_config.yml").is_file():
         return "https://YOUR-SITE/{slug}.html", "jekyll", "Jekyll (_config.yml has no url)"
     if component := _antora_component(folder):

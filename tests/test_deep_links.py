@@ -152,12 +152,13 @@ def test_a_mkdocs_site_s_hits_link_to_its_headings_and_files(tmp_path, local_emb
 
 @pytest.mark.parametrize("rules, ids", [
     ("jekyll", ["use-force-a--b-x--y", "dashes--and--dots", "init-and-emphasis-here"]),  # kramdown: `--` outside code is a dash
+    ("sphinx", ["use-force-a-b-x-y", "dashes-and-dots", "init-and-emphasis-here"]),  # docutils' section ids, MyST's too
     ("hugo", ["use---force-a--b-x----y", "dashes-----and--dots", "__init__-and-emphasis-_here_"]),  # goldmark: the source's underscores stay
 ])
-def test_jekyll_and_hugo_sites_hits_link_to_their_generators_heading_ids(tmp_path, local_embedder, rules, ids):
-    """Each generator slugs a heading its own way; GitHub's slugs differ from both on these. The
-    ids are those Jekyll 4.3.1 and Hugo 0.111.3 (Debian's packages) wrote for these headings,
-    built once by hand."""
+def test_jekyll_hugo_and_sphinx_sites_hits_link_to_their_generators_heading_ids(tmp_path, local_embedder, rules, ids):
+    """Each generator slugs a heading its own way; GitHub's slugs differ from each on these. The
+    ids are those Jekyll 4.3.1 and Hugo 0.111.3 (Debian's packages) and Sphinx 9.0.4 with
+    myst-parser wrote for these headings, built once by hand."""
     (tmp_path / "site").mkdir()
     (tmp_path / "site" / "cli.md").write_text("# The CLI\n\n## Use --force `a--b` x -- y\n\nOverwrite the lock file without asking first.\n\n"
                                               "## Dashes --- and ... dots\n\nPunctuation never reaches the slug of a heading.\n\n"
@@ -410,7 +411,7 @@ def test_an_antora_component_links_its_pages_and_reads_its_partials(tmp_path, lo
 
 
 @pytest.mark.parametrize("rules, says", [
-    ('url_rules = "gatsby"\nurl_template = "https://a.dev/{slug}"', "url_rules: must be one of plain, mkdocs, docusaurus, hugo, jekyll, antora; got 'gatsby'"),
+    ('url_rules = "gatsby"\nurl_template = "https://a.dev/{slug}"', "url_rules: must be one of plain, mkdocs, sphinx, docusaurus, hugo, jekyll, antora; got 'gatsby'"),
     ('url_rules = "hugo"', 'url_rules: says how hugo makes each file\'s {slug}, but the source has no url_template'),
 ])
 def test_url_rules_that_cannot_apply_are_a_config_error(tmp_path, rules, says):

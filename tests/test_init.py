@@ -123,7 +123,7 @@ def test_a_docs_sites_own_config_gives_its_files_their_urls(tmp_path, monkeypatc
     assert [s.url_template for s in sources] == ["https://docs.acme.dev/{slug}/", "https://example.org/{slug}.html", "https://acme.dev/help/docs/{slug}",
                                                  "", "", "https://acmecorp.github.io/handbook/{slug}/", "https://docs.acme.dev/help/{slug}.html",
                                                  "https://acme.readthedocs.io/en/latest/{slug}.html", "https://docs.acme.dev/agent/{slug}/"]
-    assert [s.url_rules for s in sources] == ["mkdocs", "hugo", "docusaurus", "plain", "plain", "jekyll", "jekyll", "plain", "antora"], \
+    assert [s.url_rules for s in sources] == ["mkdocs", "hugo", "docusaurus", "plain", "plain", "jekyll", "jekyll", "sphinx", "antora"], \
         "each generator's own way"
     assert "published at https://docs.acme.dev/{slug}/" in result.output
     assert "index check-links" in result.output, "links were written: the next steps say how to check them"
