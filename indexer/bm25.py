@@ -81,7 +81,8 @@ class _Words:
         self.several: list[np.ndarray] = []  # the term ids of identifier i, whose code is _NEW - 1 - i
 
     def ids(self, tokens: list[str]) -> np.ndarray:
-        """The term ids of `tokens`, in order (an identifier's whole word, then its parts)."""
+        """The term ids of `tokens` (an identifier's whole word and its parts), in no set order:
+        the postings count them, and a chunk's length is how many there are."""
         ids = np.fromiter(map(self.codes.get, tokens, repeat(_NEW)), dtype=np.int64, count=len(tokens))
         unseen = np.flatnonzero(ids == _NEW)
         if len(unseen):  # words no earlier chunk had: analysed once, then looked up where they occur
@@ -298,7 +299,7 @@ class LegacyLexicalIndex:
         return term in self.retriever.vocab_dict
 
     def scores(self, query: str) -> tuple[np.ndarray, float]:
-        terms = scored_terms(query, WHOLE_WORDS) if self.size else []
+        terms = scored_terms(query, self.analyzer) if self.size else []
         vocabulary = self.retriever.vocab_dict
         term_ids = [vocabulary[t] for t in terms if t in vocabulary]
         ceiling = float(self.term_max[term_ids].sum()) + (len(terms) - len(term_ids)) * self.unknown_term

@@ -29,7 +29,7 @@ _HUMP = re.compile(r"(?<=[a-z])(?=[A-Z][a-z])|(?<=[A-Z])(?=[A-Z][a-z]{2,})")
 _MAYBE_HUMP = re.compile(r"[a-z][A-Z]|[A-Z]{2}[a-z]")
 _NUMERIC = re.compile(r"(?<=[A-Za-z])(?=[0-9])|(?<=[0-9])(?=[A-Za-z])")
 _MAYBE_NUMERIC = re.compile(r"[A-Za-z][0-9]|[0-9][A-Za-z]")
-_MAYBE_PARTS = re.compile(r"_|[a-z][A-Z]|[A-Z]{2}[a-z]|[A-Za-z][0-9]|[0-9][A-Za-z]")
+_MAYBE_PARTS = re.compile("|".join(("_", _MAYBE_HUMP.pattern, _MAYBE_NUMERIC.pattern)))  # any of identifier_parts' cues, in one search
 # ASCII characters `\w` does not match, each made a space: ASCII text's word tokens are then what
 # str.split cuts, a third faster than the regex (the words of 21 MB of chunks: 0.52 → 0.34 s).
 _ASCII_NON_WORD = str.maketrans({chr(c): " " for c in range(128) if not (chr(c).isalnum() or chr(c) == "_")})
