@@ -23,7 +23,7 @@ import re
 import unicodedata
 from bisect import bisect_left
 
-from indexer.rst import make_id
+from indexer.rst import DocutilsIds
 
 HEADING_LINE = re.compile(r"^(#{1,6}) (.+)$", re.MULTILINE)
 FENCE = re.compile(r"^(```|~~~)", re.MULTILINE)
@@ -101,24 +101,20 @@ def place(text: str, ids: list[tuple[str, str]]) -> tuple[tuple[int, str], ...]:
 def markdown_anchors(text: str, style: str = "github") -> tuple[str, tuple[tuple[int, str], ...]]:
     """A Markdown text without the `{#id}` attributes of its headings (an id is a link target,
     not words), and every heading's fragment: its explicit id, else its slug in `style`
-    ("github", or "python-markdown" for MkDocs)."""
+    ("github"; "python-markdown", "kramdown", "goldmark" or "docutils": fileurls.HEADING_IDS)."""
     headings = _heading_lines(text)
     explicit = [(found.group(1) if (found := EXPLICIT_ID.search(m.group(2))) else None) for m in headings]
     if any(explicit):
         text = HEADING_LINE.sub(lambda m: f"{m.group(1)} {EXPLICIT_ID.sub('', m.group(2))}", text)
         headings = _heading_lines(text)
-    anchors, seen, used = [], {}, set()
+    anchors, seen, used, docutils_ids = [], {}, set(), DocutilsIds()
     for match, given in zip(headings, explicit):
         if given:
             slug = given
         elif style == "python-markdown":
             slug = _unique_python_markdown(python_markdown_slug(match.group(2)), used)
-        elif style == "docutils":  # Sphinx's section ids, MyST's too: a repeat is id1, id2, … of their own count
-            slug = make_id(_INLINE_MARKS.sub("", match.group(2)))
-            while slug in used or not slug:
-                seen["id"] = seen.get("id", 0) + 1
-                slug = f"id{seen['id']}"
-            used.add(slug)
+        elif style == "docutils":  # Sphinx's section ids, MyST's too
+            slug = docutils_ids.next(_INLINE_MARKS.sub("", match.group(2)))
         else:
             heading = _without_typographic_dashes(match.group(2)) if style == "kramdown" else match.group(2)
             slug = slugify(heading, keep_underscores=style == "goldmark")

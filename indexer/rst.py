@@ -64,8 +64,7 @@ class _Converter:
         self.site = site
         self.files: list[Path] = []  # the file being read, and each that included it
         self.styles: list[tuple[str, bool]] = []  # heading styles in the order they first appear
-        self.ids: set[str] = set()
-        self.numbered = 0  # ids docutils made up (id1, …), which it counts apart from named ones
+        self.ids = DocutilsIds()
 
     def convert(self, lines: list[str], file: Path | None = None) -> str:
         if file is not None:
@@ -136,11 +135,7 @@ class _Converter:
         if style not in self.styles:
             self.styles.append(style)
         words = self._inline(raw).replace("`", "")
-        anchor = make_id(words)
-        while anchor in self.ids or not anchor:  # docutils numbers a title whose id is taken: id1, id2, … of its own count
-            self.numbered += 1
-            anchor = f"id{self.numbered}"
-        self.ids.add(anchor)
+        anchor = self.ids.next(words)
         level = "#" * min(self.styles.index(style) + 1, 6)
         return f"{level} {words} {{#{anchor}}}" if self.with_ids else f"{level} {words}"
 
@@ -241,6 +236,23 @@ def role_text(role: str, content: str) -> str:
     if role == "pep":
         return f"PEP {content}"
     return f"`{content}`" if role in CODE_ROLES else content
+
+
+class DocutilsIds:
+    """The ids docutils gives a page's section titles, in order: `make_id` of the title; a taken
+    or empty one is id1, id2, … (docutils counts the ids it makes up apart from named ones)."""
+
+    def __init__(self):
+        self.used: set[str] = set()
+        self.numbered = 0
+
+    def next(self, title: str) -> str:
+        anchor = make_id(title)
+        while anchor in self.used or not anchor:
+            self.numbered += 1
+            anchor = f"id{self.numbered}"
+        self.used.add(anchor)
+        return anchor
 
 
 def make_id(text: str) -> str:
