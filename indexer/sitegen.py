@@ -53,9 +53,26 @@ _Lenient.add_multi_constructor("", lambda loader, suffix, node: None)
 _Lenient.add_multi_constructor("tag:yaml.org,2002:python/", lambda loader, suffix, node: None)
 
 
+MKDOCS_CONFIGS = ("mkdocs.yml", "mkdocs.yaml")
+HUGO_CONFIGS = ("hugo.toml", "hugo.yaml", "hugo.yml", "config.toml", "config.yaml", "config.yml")
+DOCUSAURUS_CONFIGS = ("docusaurus.config.js", "docusaurus.config.ts", "docusaurus.config.mjs")
+
+
+def _mkdocs_settings(config: Path):
+    return _load(config, lambda text: yaml.load(text, Loader=_Lenient))
+
+
+def _hugo_settings(site: Path):
+    """(config name, its top-level keys in lower case) of each Hugo config in `site` that reads as a table."""
+    for name in HUGO_CONFIGS:
+        settings = _load(site / name, tomllib.loads if name.endswith(".toml") else yaml.safe_load)
+        if isinstance(settings, dict):
+            yield name, {str(k).lower(): v for k, v in settings.items()}
+
+
 def _mkdocs(folder: Path) -> tuple[str, str, str] | None:
-    for config in (folder.parent / "mkdocs.yml", folder.parent / "mkdocs.yaml", folder / "mkdocs.yml"):
-        settings = _load(config, lambda text: yaml.load(text, Loader=_Lenient))
+    for config in (*(folder.parent / name for name in MKDOCS_CONFIGS), folder / "mkdocs.yml"):
+        settings = _mkdocs_settings(config)
         if not isinstance(settings, dict) or not isinstance(settings.get("site_url"), str):
             continue
         if (config.parent / str(settings.get("docs_dir") or "docs")).resolve() != folder:
@@ -67,11 +84,7 @@ def _mkdocs(folder: Path) -> tuple[str, str, str] | None:
 
 def _hugo(folder: Path) -> tuple[str, str, str] | None:
     site = folder.parent
-    for name in ("hugo.toml", "hugo.yaml", "hugo.yml", "config.toml", "config.yaml", "config.yml"):
-        settings = _load(site / name, tomllib.loads if name.endswith(".toml") else yaml.safe_load)
-        if not isinstance(settings, dict):
-            continue
-        keys = {str(k).lower(): v for k, v in settings.items()}
+    for name, keys in _hugo_settings(site):
         base = keys.get("baseurl")
         if not isinstance(base, str) or not base.startswith(("http://", "https://")):
             continue
@@ -89,7 +102,7 @@ _JS_STRING = r"""\s*:\s*['"`]([^'"`]*)['"`]"""
 def _docusaurus(folder: Path) -> tuple[str, str, str] | None:
     if folder.name != "docs":  # the docs plugin's default folder; a blog's pages are dated, not its files' paths
         return None
-    for name in ("docusaurus.config.js", "docusaurus.config.ts", "docusaurus.config.mjs"):
+    for name in DOCUSAURUS_CONFIGS:
         text = _load(folder.parent / name, lambda t: t)
         if not text:
             continue
@@ -165,16 +178,14 @@ def content_folder(folder: Path) -> tuple[Path, str] | None:
     """When `folder` is a site's project root, not the folder of its pages: (that folder, the
     config that names it), for `index init .` in a repository to index the pages, not the repository."""
     folder = folder.resolve()
-    for name in ("mkdocs.yml", "mkdocs.yaml"):
-        settings = _load(folder / name, lambda text: yaml.load(text, Loader=_Lenient))
+    for name in MKDOCS_CONFIGS:
+        settings = _mkdocs_settings(folder / name)
         if isinstance(settings, dict):
             return _inside(folder, str(settings.get("docs_dir") or "docs"), name)
-    for name in ("hugo.toml", "hugo.yaml", "hugo.yml", "config.toml", "config.yaml", "config.yml"):
-        settings = _load(folder / name, tomllib.loads if name.endswith(".toml") else yaml.safe_load)
-        keys = {str(k).lower(): v for k, v in settings.items()} if isinstance(settings, dict) else {}
+    for name, keys in _hugo_settings(folder):
         if "baseurl" in keys:
             return _inside(folder, str(keys.get("contentdir") or "content"), name)
-    for name in ("docusaurus.config.js", "docusaurus.config.ts", "docusaurus.config.mjs"):
+    for name in DOCUSAURUS_CONFIGS:
         if (folder / name).is_file():
             return _inside(folder, "docs", name)
     for pages in ("docs", "docs/source", "doc", "doc/source"):
