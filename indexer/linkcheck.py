@@ -74,8 +74,8 @@ class Link:
 
 def check_links(artifacts: Path, sample: int = 20, source: str | None = None, timeout: float = 5.0) -> dict:
     """Request up to `sample` document URLs of the live generation (0: all of them); the result
-    counts them by verdict (open, broken, restricted, error, unreachable) and lists each one that
-    did not open."""
+    counts them by verdict (VERDICTS) and lists each one that did not open, or opened without
+    some of its anchors."""
     links, total = _sampled(artifacts, sample, source)
     with httpx.Client(timeout=timeout, follow_redirects=True, headers={"User-Agent": USER_AGENT}) as client:
         with ThreadPoolExecutor(max_workers=CONCURRENCY) as pool:
