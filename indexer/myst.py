@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from indexer.rst import ADMONITIONS, API, CODE, SILENT, admonition_text, api_text, make_id, role_text, rst_to_markdown
+from indexer.rst import ADMONITIONS, API, CODE, SILENT, DocutilsIds, admonition_text, api_text, role_text, rst_to_markdown
 
 _OPEN = re.compile(r"^[ \t]*(`{3,}|~{3,}|:{3,})\{([\w:.+-]+)\}[ \t]*(.*)$")
 _ANY_OPEN = re.compile(r"^[ \t]*(?:`{3,}|~{3,}|:{3,})\{[\w:.+-]+\}", re.MULTILINE)
@@ -38,6 +38,7 @@ def myst_to_markdown(text: str, ids: bool = True) -> str:
         return text  # not MyST: its `%` lines and `(x)=` lines are text
     lines = text.split("\n")
     out: list[str] = []
+    section_ids = DocutilsIds() if ids else None
     i = 0
     while i < len(lines):
         line = lines[i]
@@ -57,19 +58,19 @@ def myst_to_markdown(text: str, ids: bool = True) -> str:
             continue
         if not _TARGET.fullmatch(line) and not line.lstrip().startswith("%"):
             line = _SPAN.sub(_role, line) if "}`" in line else line
-            out.append(_with_id(line) if ids else line)
+            out.append(_with_id(line, section_ids) if section_ids else line)
         i += 1
     return "\n".join(out)  # normalize_text takes the blank lines a block left down to one
 
 
-def _with_id(line: str) -> str:
+def _with_id(line: str, section_ids: DocutilsIds) -> str:
     """A heading with the id Sphinx gives its section (docutils', not GitHub's slug: `acme_cli 2.0`
-    is #acme-cli-2-0), so that a hit links to it; a line that is no heading, or names its id, as it is."""
+    is #acme-cli-2-0; a title repeated on the page is #id1, #id2, …), so that a hit links to it; a
+    line that is no heading, or names its id, as it is."""
     heading = _HEADING.match(line)
     if not heading or "{#" in line:
         return line
-    anchor = make_id(heading.group(2).replace("`", ""))
-    return f"{line} {{#{anchor}}}" if anchor else line
+    return f"{line} {{#{section_ids.next(heading.group(2).replace('`', ''))}}}"
 
 
 def _role(span: re.Match) -> str:

@@ -172,6 +172,23 @@ def test_jekyll_hugo_and_sphinx_sites_hits_link_to_their_generators_heading_ids(
             assert first_hit(client, query)["link"] == f"https://acme.dev/cli.html#{fragment}", query
 
 
+def test_a_myst_page_s_repeated_headings_link_to_the_ids_sphinx_numbers(tmp_path, local_embedder):
+    """Sphinx numbers a section title the page already used (#id1, #id2, counted across titles);
+    the second "Setup" had linked to the first. Ids as Sphinx 9.0.4 with myst-parser 5.2.0 wrote them."""
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "agent.md").write_text(
+        "# The agent\n\n```{note}\nThe agent runs on every laptop.\n```\n\n## Setup\n\nInstall the agent from the software centre.\n\n"
+        "## Setup\n\nConnect the agent to the office VPN with your badge.\n\n## Usage `agent_cli`\n\nRun the agent before lunch.\n\n"
+        "## Setup\n\nRestart the printer spooler after the agent updates.\n")
+    config = load_config(write_config(tmp_path, '[[sources]]\nname = "docs"\ntype = "files"\npath = "docs"\n'
+                                                'url_template = "https://acme.dev/{slug}.html"\nurl_rules = "sphinx"\n[[spaces]]\nprovider = "local"\n'))
+    assert not run_index(config).errors
+    with api_client(config.artifacts) as client:
+        for query, fragment in (("install the agent from the software centre", "setup"), ("connect the agent to the office VPN", "id1"),
+                                ("run the agent before lunch", "usage-agent-cli"), ("restart the printer spooler", "id2")):
+            assert first_hit(client, query)["link"] == f"https://acme.dev/agent.html#{fragment}", query
+
+
 def test_a_file_without_a_url_has_no_link(linked):
     client, _ = linked
     hit = first_hit(client, "lost badge replaced within a day")
