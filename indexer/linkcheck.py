@@ -17,16 +17,16 @@ are checked).
 
 from __future__ import annotations
 
-import html
 import math
-import re
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from urllib.parse import unquote
 
 import httpx
+from lxml import html as lxml_html
 
+from indexer.extract import XML_DECLARATION
 from indexer.generations import document_urls
 from indexer.sources.web import USER_AGENT
 
@@ -35,7 +35,6 @@ BROKEN = (404, 410)
 RESTRICTED = (401, 403)
 MAX_PAGE_BYTES = 5_000_000  # of a page whose anchors are checked; ids past it count as missing
 ANCHORED = ("files", "urls")  # source types whose pages' HTML holds the ids their hits link to
-PAGE_ID = re.compile(r"""\s(?:id|name)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>]+))""", re.IGNORECASE)
 FIX = {  # what to do about a source's broken links, by its type
     "files": "check the source's url_template and url_rules against the site (or the page is not deployed yet)",
     "urls": "the page moved or was removed; the next run keeps its last version and reports it",
@@ -145,5 +144,10 @@ def _check_anchors(client: httpx.Client, url: str, link: Link) -> Link:
 
 
 def page_ids(page: str) -> set[str]:
-    """The fragments an HTML page can be opened at: its elements' `id`s and `<a name>`s."""
-    return {html.unescape(next(v for v in match.groups() if v is not None)) for match in PAGE_ID.finditer(page)}
+    """The fragments an HTML page can be opened at: its elements' `id`s and `<a name>`s — not a
+    `<meta name>`, a form field's name, nor `id="…"` in the text of a code sample."""
+    try:
+        root = lxml_html.fromstring(XML_DECLARATION.sub("", page, count=1))
+    except (ValueError, lxml_html.etree.ParserError):  # no markup at all
+        return set()
+    return {str(value) for value in root.xpath("//@id | //a/@name")}

@@ -370,6 +370,10 @@ def test_check_links_finds_the_hits_that_would_cite_a_missing_page(tmp_path, sit
     assert (f"anchors: 1 of 1 heading fragments (#behind-a-firewall) missing on {site.url('/docs/guides/proxy')} (file:01-guides/02-proxy.md, source docs): "
             "the site gives these headings other ids") in fixed.output, "the hit on the firewall passage would land at the page's top"
     assert sum(1 for path in site.requests if path.startswith("/docs/guides/")) == 2, "HEAD refused (501) or anchors to find: one GET each, no more"
+    site.routes["/docs/guides/proxy"] = (200, "text/html", b'<head><meta name="behind-a-firewall" content="x"></head><h1>Proxy</h1><p>Write '
+                                         b'<code>&lt;h2 id="behind-a-firewall"&gt;</code></p><form><input name="behind-a-firewall"></form>')
+    still = check('url_rules = "docusaurus"\n', "--sample", "2")
+    assert still.exit_code == 4 and "(#behind-a-firewall) missing" in still.output, "a meta's or a field's name, or a code sample, is no heading to land on"
     site.routes["/docs/guides/proxy"] = (200, "text/html", b'<h1>Proxy</h1><h2 id="behind-a-firewall">Behind a firewall</h2>')
     fixed = check('url_rules = "docusaurus"\n', "--sample", "2")
     assert fixed.exit_code == 0 and "Checked 2 of 3 document URLs: 2 open, 0 not found" in fixed.output, fixed.output
