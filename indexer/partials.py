@@ -98,12 +98,13 @@ def _shown(text: str, file: Path, site: Path) -> list[Path]:
     return list(imported_partials(text, file, site).values())
 
 
-def partial_bytes(raw: bytes, file: Path, site: Path) -> bytes:
+def partial_bytes(raw: bytes, file: str | Path, site: Path) -> bytes:
     """The bytes of every partial the Markdown (MDX imports) or reStructuredText (`.. include::`)
     `raw` shows, with their paths, for the page's validator: a changed partial changes each page
-    that shows it. b"" when it shows none."""
+    that shows it. b"" when it shows none (the common case, decided before `file` is parsed)."""
     if not may_import(raw) and b"include::" not in raw:
         return b""
+    file = Path(file)
     parts: list[bytes] = []
 
     def walk(text: str, at: Path, depth: int, seen: frozenset[Path]) -> None:

@@ -163,7 +163,7 @@ def crawl_files(source: SourceConfig, progress=None, fetch_state: dict[str, Fetc
                 continue
             started = time.perf_counter()
             raw = read_bytes(path, stat.st_size)
-            shown = partial_bytes(raw, Path(path), site) if relative.lower().endswith((*MARKDOWN_SUFFIXES, ".rst", ".adoc", ".asciidoc")) else b""
+            shown = partial_bytes(raw, path, site) if relative.lower().endswith((*MARKDOWN_SUFFIXES, ".rst", ".adoc", ".asciidoc")) else b""
             digest = file_validator(raw + shown, source.name, committed.get(relative), source.url_template, source.url_rules, source.fallback_encoding)
             state = fetch_state.get(doc_id)
             if state is not None and state.etag == digest:
