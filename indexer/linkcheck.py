@@ -87,6 +87,23 @@ def check_links(artifacts: Path, sample: int = 20, source: str | None = None, ti
 VERDICTS = ("open", "anchors", "broken", "restricted", "error", "unreachable")
 
 
+def rules_hints(sources, links: list[dict]) -> list[str]:
+    """For each files source (of `sources`, the config's) with a link that did not land — a 404 or
+    a missing fragment — whose folder a generator builds by other url_rules than the source's:
+    what to set. A config written by hand, or before `index init` knew the generator, links by
+    GitHub's slugs and the plain path."""
+    from indexer.sitegen import site_rules
+
+    failed = {link["source"] for link in links if link["verdict"] in ("broken", "anchors") and link["source_type"] == "files"}
+    hints = []
+    for source in sources:
+        if source.name in failed and source.path is not None and (found := site_rules(source.path)) and found[0] != source.url_rules:
+            rules, said_by = found
+            hints.append(f'source {source.name}: {said_by} builds this folder; set url_rules = "{rules}" (it has "{source.url_rules}"), '
+                         "so its hits link where the site puts its pages and headings")
+    return hints
+
+
 def _fix(link: Link) -> str:
     return (FIX_ANCHORS if link.verdict == "anchors" else FIX).get(link.source_type, "")
 

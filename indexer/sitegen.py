@@ -212,6 +212,16 @@ def unpublished_hint(folder: Path) -> tuple[str, str, str] | None:
     return None
 
 
+def site_rules(folder: Path) -> tuple[str, str] | None:
+    """(url_rules, what says so) for a folder a generator builds — its config file, or the
+    generator — or None; for `index check-links` to name the rules a source's links need."""
+    if published := published_template(folder):
+        return published[1], published[2]
+    if hint := unpublished_hint(folder):
+        return hint[1], hint[2].split(" (")[0]
+    return None
+
+
 def _load(path: Path, parse):
     try:
         return parse(path.read_text(encoding="utf-8-sig")) if path.is_file() else None

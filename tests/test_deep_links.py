@@ -363,10 +363,16 @@ def test_check_links_finds_the_hits_that_would_cite_a_missing_page(tmp_path, sit
 
     wrong = check("")
     assert wrong.exit_code == 4, wrong.output
+    assert "Hint:" not in wrong.output, "no generator's config beside the folder: nothing to name"
+    (tmp_path / "docusaurus.config.js").write_text(f"export default {{ url: '{site.url('')}', baseUrl: '/' }};\n")
+    wrong = check("")
+    assert "Hint: source docs: docusaurus.config.js builds this folder; set url_rules = \"docusaurus\" (it has \"plain\")" in wrong.output, \
+        "a config written by hand for a Docusaurus site: check-links names the rules its links need"
     assert "Checked 3 of 3 document URLs: 0 open, 3 not found" in wrong.output
     assert f"broken: HTTP 404 {site.url('/docs/01-guides/01-install')} (file:01-guides/01-install.md, source docs): check the source's url_template and url_rules" in wrong.output
     fixed = check('url_rules = "docusaurus"\n', "--sample", "2")
     assert fixed.exit_code == 4 and "Checked 2 of 3 document URLs: 2 open (1 without some headings their hits link to), 0 not found" in fixed.output, fixed.output
+    assert "Hint:" not in fixed.output, "the rules are the generator's: the theme's own ids are another matter"
     assert (f"anchors: 1 of 1 heading fragments (#behind-a-firewall) missing on {site.url('/docs/guides/proxy')} (file:01-guides/02-proxy.md, source docs): "
             "the site gives these headings other ids") in fixed.output, "the hit on the firewall passage would land at the page's top"
     assert sum(1 for path in site.requests if path.startswith("/docs/guides/")) == 2, "HEAD refused (501) or anchors to find: one GET each, no more"

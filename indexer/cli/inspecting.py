@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from indexer.cli.base import CONTEXT, EXIT_DOCUMENT_ERRORS, artifacts_dir, cli, config_options, json_option, library_call
+from indexer.cli.base import CONTEXT, EXIT_DOCUMENT_ERRORS, artifacts_dir, cli, config_options, json_option, library_call, optional_config
 
 
 @cli.command(context_settings=CONTEXT)
@@ -205,8 +205,11 @@ def check_links(config_path, artifacts, as_json, sample, source, timeout):
         index check-links --source docs --sample 0 --json
     """
     from indexer.linkcheck import check_links as check
+    from indexer.linkcheck import rules_hints
 
     report = library_call(check, artifacts_dir(config_path, artifacts), sample, source, timeout)
+    config = optional_config(config_path) if artifacts is None or config_path is not None else None  # not ./index.toml beside other artifacts
+    report["hints"] = rules_hints(config.sources, report["links"]) if config else []
     counts = report["counts"]
     if as_json:
         click.echo(json.dumps(report, indent=2))
@@ -219,6 +222,8 @@ def check_links(config_path, artifacts, as_json, sample, source, timeout):
         for link in report["links"]:
             click.echo(f"  {link['verdict']}: {_link_problem(link)} {link['url']} ({link['doc_id']}, source {link['source']})"
                        + (f": {link['fix']}" if link["verdict"] in ("broken", "anchors") and link["fix"] else ""))
+        for hint in report["hints"]:
+            click.echo(f"Hint: {hint}.")
     if counts["broken"] or counts["anchors"]:
         sys.exit(EXIT_DOCUMENT_ERRORS)
     if report["checked"] and counts["unreachable"] == report["checked"]:
