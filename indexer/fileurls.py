@@ -14,7 +14,8 @@ worse than none: the chatbot cites it, the visitor lands on an error page.
   fragment was on its page (GitHub's slugs, and `{/* #id */}` ids read as explicit ones).
 - "hugo": paths in lower case with spaces as hyphens; front matter `slug` replaces the last segment
   (not a section's); index.md (a page bundle) and _index.md (a section) are their folder, README.md
-  a page like any other. Headings' ids are goldmark's (indexer/anchors.py). Checked against a Hugo
+  a page like any other. On a multilingual site (its config's `languages`) a page in another
+  language than the default is under /<language>/ (HugoLanguages). Headings' ids are goldmark's (indexer/anchors.py). Checked against a Hugo
   0.111.3 build (Debian's package): every page opened (a folder with a space, a `slug`), every
   fragment was on its page.
 - "jekyll": pages as "plain"; a post (`_posts/2024-05-01-launch.md`) at its categories (folders
@@ -40,6 +41,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+from dataclasses import dataclass
 from urllib.parse import quote
 
 URL_RULES = {  # each one as `index init` explains it in the config it writes
@@ -60,9 +62,41 @@ _NUMBER_PREFIX = re.compile(r"(\d+)\s*[-_.]+\s*(.*)", re.DOTALL)
 _DATE_OR_VERSION = re.compile(r"(?:\d{2}|\d{4})[-_.]\d{2}(?:[-_.](?:\d{2}|\d{4}))?|\d+[-_.]\d+")
 
 
-def file_url(template: str, relative: str, rules: str = "plain", meta: dict | None = None) -> str | None:
+@dataclass(frozen=True)
+class HugoLanguages:
+    """A multilingual Hugo site's languages (indexer/sitegen.py reads them from its config), as
+    they place a content file's page: a file is in the language its name ends in (`about.fr.md`),
+    else in that of the language's own content folder it lies in, else in the default language;
+    its page is under /<language>/ unless that is the default language published at the root."""
+
+    codes: frozenset[str]
+    default: str = "en"
+    in_subdir: bool = False  # defaultContentLanguageInSubdir: the default language under /en/ too
+    own: str | None = None  # the source folder is this language's contentDir
+    folders: tuple[tuple[str, str], ...] = ()  # (folder inside the source folder, its language): languages' contentDirs
+
+    def signature(self) -> str:
+        """The same text for the same languages, run after run (a file's validator holds it)."""
+        inside = ",".join(f"{folder}={code}" for folder, code in sorted(self.folders))
+        return f"{','.join(sorted(self.codes))};{self.default};{self.in_subdir};{self.own or ''};{inside}"
+
+    def place(self, folder: str, stem: str) -> tuple[str, str, str]:
+        """(the page's language prefix, "" at the root; the folder within its language's content; the stem without its language)."""
+        language = self.own or self.default
+        for inside, code in self.folders:
+            if folder == inside or folder.startswith(inside + "/"):
+                language, folder = code, folder[len(inside):].lstrip("/")
+                break
+        named, _, code = stem.rpartition(".")
+        if named and code.lower() in self.codes:
+            language, stem = code.lower(), named
+        return ("" if language == self.default and not self.in_subdir else language), folder, stem
+
+
+def file_url(template: str, relative: str, rules: str = "plain", meta: dict | None = None, languages: HugoLanguages | None = None) -> str | None:
     """The URL `relative` (a path in the source folder, "/"-separated) is published at, or None when
-    the site publishes no page for it. `meta`: the file's front matter, where the rules read it."""
+    the site publishes no page for it. `meta`: the file's front matter, where the rules read it;
+    `languages`: a multilingual Hugo site's (with "hugo")."""
     folder, _, name = relative.rpartition("/")
     stem = name.rsplit(".", 1)[0] if "." in name[1:] else name
     meta = meta or {}
@@ -70,7 +104,7 @@ def file_url(template: str, relative: str, rules: str = "plain", meta: dict | No
     if rules == "docusaurus":
         slug = _docusaurus_slug(folder, stem, meta)
     elif rules == "hugo":
-        slug = _hugo_slug(folder, stem, meta)
+        slug = _hugo_slug(folder, stem, meta, languages)
     elif rules == "jekyll" and "_posts" in folder.split("/"):
         slug = _jekyll_post_slug(folder, stem, meta)
     elif rules == "mkdocs" and not name.lower().endswith(MARKDOWN_PAGES):  # copied as it is: at its path, extension and all
@@ -161,11 +195,12 @@ def _antora_slug(folder: str, stem: str) -> str | None:
     return "/".join([*module, *parts[3:], stem])
 
 
-def _hugo_slug(folder: str, stem: str, meta: dict) -> str:
+def _hugo_slug(folder: str, stem: str, meta: dict, languages: HugoLanguages | None = None) -> str:
+    language, folder, stem = languages.place(folder, stem) if languages else ("", folder, stem)
     if stem.lower() == "_index":  # a section: `slug` does not apply
         path = folder
     else:
         path = folder if stem.lower() == "index" else f"{folder}/{stem}".lstrip("/")
         if slug := _text(meta, "slug"):
             path = f"{path.rpartition('/')[0]}/{slug.strip('/')}".lstrip("/")
-    return path.replace(" ", "-").lower()
+    return "/".join(part for part in (language, path.replace(" ", "-").lower()) if part)

@@ -4,10 +4,12 @@ that `index init` can write a files source's `url_template` (its hits then link 
 - MkDocs: `mkdocs.yml` beside the folder (`docs_dir`, default docs): `site_url`, then `{slug}/`
   (or `{slug}.html` with `use_directory_urls: false`), by MkDocs' url_rules (other files than
   Markdown at their own path, headings' ids Python-Markdown's).
-- Hugo: `hugo.toml` / `config.toml` (or .yaml) beside the content folder (`contentDir`, default
-  content): `baseURL`, then `{slug}/` (or `{slug}.html` with `uglyURLs`), by Hugo's url_rules. A
-  config with `permalinks` (sections published by a pattern of dates and titles) or
-  `disablePathToLower` publishes pages elsewhere: it names nothing.
+- Hugo: `hugo.toml` / `config.toml` (or .yaml), or the config directory `config/_default/`, beside
+  the content folder (`contentDir`, default content, or a language's own `contentDir`): `baseURL`,
+  then `{slug}/` (or `{slug}.html` with `uglyURLs`), by Hugo's url_rules; a multilingual site's
+  `languages`, default language and `defaultContentLanguageInSubdir` place each page (`hugo_languages`,
+  read on every run). A config with `permalinks` (sections published by a pattern of dates and
+  titles) or `disablePathToLower` publishes pages elsewhere: it names nothing.
 - Docusaurus: `docusaurus.config.js` / `.ts` / `.mjs` beside the docs folder: `url` and `baseUrl`,
   then `docs/{slug}` (or the docs plugin's `routeBasePath`), by Docusaurus's url_rules. The config
   is JavaScript: only literal strings are read, and nothing is guessed when they are not found.
@@ -32,6 +34,7 @@ from pathlib import Path
 
 import yaml
 
+from indexer.fileurls import HugoLanguages
 from indexer.sources.files import git_output
 
 
@@ -63,11 +66,30 @@ def _mkdocs_settings(config: Path):
 
 
 def _hugo_settings(site: Path):
-    """(config name, its top-level keys in lower case) of each Hugo config in `site` that reads as a table."""
+    """(config name, its top-level keys in lower case) of each Hugo config in `site` that reads as
+    a table: a config file, or the config directory's `config/_default/` — its hugo.toml (or
+    config.toml) and a file per top-level key (languages.toml holds `languages`)."""
     for name in HUGO_CONFIGS:
-        settings = _load(site / name, tomllib.loads if name.endswith(".toml") else yaml.safe_load)
+        settings = _load(site / name, _hugo_parser(name))
         if isinstance(settings, dict):
-            yield name, {str(k).lower(): v for k, v in settings.items()}
+            yield name, _lower_keys(settings)
+    default = site / "config" / "_default"
+    if default.is_dir():
+        merged: dict = {}
+        for path in sorted(default.iterdir(), key=lambda p: p.stem.lower() not in ("hugo", "config")):  # the root config first
+            settings = _load(path, _hugo_parser(path.name)) if path.suffix.lower() in (".toml", ".yaml", ".yml") else None
+            if isinstance(settings, dict):
+                merged.update(_lower_keys(settings) if path.stem.lower() in ("hugo", "config") else {path.stem.lower(): settings})
+        if merged:
+            yield "config/_default", merged
+
+
+def _hugo_parser(name: str):
+    return tomllib.loads if name.lower().endswith(".toml") else yaml.safe_load
+
+
+def _lower_keys(table: dict) -> dict:
+    return {str(k).lower(): v for k, v in table.items()}
 
 
 def _mkdocs(folder: Path) -> tuple[str, str, str] | None:
@@ -83,16 +105,52 @@ def _mkdocs(folder: Path) -> tuple[str, str, str] | None:
 
 
 def _hugo(folder: Path) -> tuple[str, str, str] | None:
-    site = folder.parent
-    for name, keys in _hugo_settings(site):
+    for site, name, keys in _hugo_sites(folder):
         base = keys.get("baseurl")
         if not isinstance(base, str) or not base.startswith(("http://", "https://")):
-            continue
-        if (site / str(keys.get("contentdir") or "content")).resolve() != folder:
             continue
         if keys.get("permalinks") or keys.get("disablepathtolower") is True:
             return None
         return _join(base, "{slug}.html" if keys.get("uglyurls") is True else "{slug}/"), "hugo", name
+    return None
+
+
+def _hugo_sites(folder: Path):
+    """(site, config name, keys) of each Hugo config whose content is `folder`: its contentDir, or
+    one of its languages' (a folder above `folder`'s parent is not looked in)."""
+    for site in (folder.parent, folder.parent.parent):
+        for name, keys in _hugo_settings(site):
+            if folder == _content_dir(site, keys) or folder in _language_dirs(site, keys).values():
+                yield site, name, keys
+
+
+def _content_dir(site: Path, keys: dict) -> Path:
+    return (site / str(keys.get("contentdir") or "content")).resolve()
+
+
+def _language_dirs(site: Path, keys: dict) -> dict[str, Path]:
+    """Each language (code in lower case) that has its own contentDir: that folder."""
+    languages = keys.get("languages") if isinstance(keys.get("languages"), dict) else {}
+    return {str(code).lower(): (site / str(own["contentdir"])).resolve() for code, settings in languages.items()
+            if isinstance(settings, dict) and (own := _lower_keys(settings)).get("contentdir")}
+
+
+def hugo_languages(folder: Path) -> HugoLanguages | None:
+    """The languages of the multilingual Hugo site whose content (or one language's content) is
+    `folder`, as they place its pages (fileurls.HugoLanguages); None for a site of one language
+    published at the root, or no Hugo site."""
+    folder = folder.resolve()
+    for site, _, keys in _hugo_sites(folder):
+        languages = keys.get("languages") if isinstance(keys.get("languages"), dict) else {}
+        default = str(keys.get("defaultcontentlanguage") or "en").lower()
+        codes = frozenset(str(code).lower() for code in languages) | {default}
+        in_subdir = keys.get("defaultcontentlanguageinsubdir") is True
+        if len(codes) == 1 and not in_subdir:
+            return None
+        dirs = _language_dirs(site, keys)
+        own = next((code for code, path in dirs.items() if path == folder), None)
+        inside = tuple((path.relative_to(folder).as_posix(), code) for code, path in dirs.items() if path != folder and path.is_relative_to(folder))
+        return HugoLanguages(codes, default, in_subdir, own, inside)
     return None
 
 

@@ -280,6 +280,43 @@ def test_a_docusaurus_or_hugo_folder_links_where_the_site_publishes_each_page(tm
         assert first_hit(client, "dark mode spring")["url"] == "https://example.org/posts/road-map/"
 
 
+def test_a_multilingual_hugo_site_links_each_translation_to_its_language_s_page(tmp_path, local_embedder, monkeypatch):
+    """Hugo publishes `about.fr.md`, and the pages of French's own content folder, under /fr/; the
+    default language at the root (or under /en/ with defaultContentLanguageInSubdir). Read by path,
+    every translated hit linked to a page that does not exist (/about.fr/). The URLs below are the
+    pages Hugo 0.111.3 built from these files with this config (a config directory, as Docsy's)."""
+    (tmp_path / "config" / "_default").mkdir(parents=True)
+    (tmp_path / "config" / "_default" / "hugo.toml").write_text('baseURL = "https://example.org/"\ndefaultContentLanguage = "en"\n')
+    (tmp_path / "config" / "_default" / "languages.toml").write_text('[en]\ncontentDir = "content/en"\n[fr]\ncontentDir = "content/fr"\n')
+    for folder in ("content/en/guide", "content/fr/guide"):
+        (tmp_path / folder).mkdir(parents=True)
+    (tmp_path / "content" / "en" / "about.md").write_text("# About\n\nThe warehouse opens at six in the morning.\n")
+    (tmp_path / "content" / "en" / "guide" / "setup.fr.md").write_text("# Installation\n\nBranchez le scanner avant de le démarrer.\n")
+    (tmp_path / "content" / "fr" / "guide" / "_index.md").write_text("# Guide\n\nLe guide décrit le quai de chargement.\n")
+    (tmp_path / "content" / "fr" / "about.md").write_text("# À propos\n\nL'entrepôt ferme à vingt heures.\n")
+    from click.testing import CliRunner
+
+    from indexer.cli import cli
+
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(cli, ["init", "."])  # in the site's repository
+    assert result.exit_code == 0, result.output
+    assert "the files in content (the pages config/_default builds), published at https://example.org/{slug}/" in result.output
+    config = load_config(tmp_path / "index.toml")
+    assert (config.sources[0].url_template, config.sources[0].url_rules) == ("https://example.org/{slug}/", "hugo"), "read from config/_default"
+
+    def urls() -> list[str]:
+        assert not run_index(load_config(tmp_path / "index.toml")).errors
+        with api_client(config.artifacts) as client:
+            return [first_hit(client, q)["url"] for q in ("warehouse opens at six", "branchez le scanner", "quai de chargement", "entrepôt ferme")]
+
+    assert urls() == ["https://example.org/about/", "https://example.org/fr/guide/setup/", "https://example.org/fr/guide/",
+                      "https://example.org/fr/about/"]
+    hugo = tmp_path / "config" / "_default" / "hugo.toml"
+    hugo.write_text(hugo.read_text() + "defaultContentLanguageInSubdir = true\n")
+    assert urls()[0] == "https://example.org/en/about/", "the files unchanged: the site's languages alone make the next run read them again"
+
+
 def test_a_jekyll_site_links_its_posts_and_leaves_its_templates_out(tmp_path, local_embedder):
     """A Jekyll site's folder holds its layouts and includes beside its pages: they were indexed as
     pages ("{{ content }}"), drafts too, and a post was linked at _posts/2024-05-01-launch.html,

@@ -21,7 +21,7 @@ from indexer.extract import (
     EXTRACTION_VERSION, ExtractionError, Extracted, decode_file_text, empty_page_reason, extract_html, extract_markdown, extract_text, not_text, parse_timestamp,
 )
 from indexer.asciidoc import asciidoc_to_markdown
-from indexer.fileurls import HEADING_IDS, file_url
+from indexer.fileurls import HEADING_IDS, HugoLanguages, file_url
 from indexer.partials import included_fragments, inline_partials, partial_bytes
 from indexer.notebook import notebook_to_markdown
 from indexer.pdf import extract_pdf
@@ -138,6 +138,7 @@ def crawl_files(source: SourceConfig, progress=None, fetch_state: dict[str, Fetc
     site = root.parent  # where partials may be imported from: a docs folder's site (Docusaurus's @site)
     committed = git_dates(source.path)
     prefix = os.path.join(str(source.path), "")
+    languages = _hugo_languages(root) if source.url_rules == "hugo" and source.url_template else None
     listed = paths if paths is not None else list_files(source)
     fragments = included_fragments(listed, site)  # shown inside the pages that include them
     for path in listed:
@@ -164,7 +165,8 @@ def crawl_files(source: SourceConfig, progress=None, fetch_state: dict[str, Fetc
             started = time.perf_counter()
             raw = read_bytes(path, stat.st_size)
             shown = partial_bytes(raw, path, site) if relative.lower().endswith((*MARKDOWN_SUFFIXES, ".rst", ".adoc", ".asciidoc")) else b""
-            digest = file_validator(raw + shown, source.name, committed.get(relative), source.url_template, source.url_rules, source.fallback_encoding)
+            digest = file_validator(raw + shown, source.name, committed.get(relative), source.url_template, source.url_rules, source.fallback_encoding,
+                                    languages)
             state = fetch_state.get(doc_id)
             if state is not None and state.etag == digest:
                 # The bytes the last run read, read the same way: its version stands (10,000 files: ~3 s a run).
@@ -175,7 +177,7 @@ def crawl_files(source: SourceConfig, progress=None, fetch_state: dict[str, Fetc
             same_bytes = state is not None and (state.etag or "").split("/")[0] == digest.split("/")[0]
             kept = parse_timestamp(state.last_modified) if same_bytes else None
             fallback = committed.get(relative) or kept or datetime.fromtimestamp(stat.st_mtime, tz=timezone.utc)
-            published = partial(file_url, source.url_template, relative, source.url_rules) if source.url_template else None
+            published = partial(file_url, source.url_template, relative, source.url_rules, languages=languages) if source.url_template else None
             document = read_file(Path(path), relative, doc_id, source.name, raw, fallback, published, source.fallback_encoding, site,
                                  HEADING_IDS.get(source.url_rules, "github"))
             document = replace(document, fetch_seconds=time.perf_counter() - started, etag=digest,
@@ -264,16 +266,22 @@ def draft_reason(relative: str, metadata: dict) -> str | None:
 
 
 def file_validator(raw: bytes, source_name: str, committed: datetime | None, url_template: str = "", url_rules: str = "plain",
-                   fallback_encoding: str = "") -> str:
+                   fallback_encoding: str = "", languages: HugoLanguages | None = None) -> str:
     """A file's stored `etag`: "<sha256 of its bytes>/<what else its document depends on>" — the
     source it is read into, its last commit date, the source's `url_template`, `url_rules` and
-    `fallback_encoding`, and how readers read it (EXTRACTION_VERSION)."""
-    context = _read_context(source_name, committed, url_template, url_rules, fallback_encoding)
+    `fallback_encoding`, a multilingual Hugo site's languages, and how readers read it (EXTRACTION_VERSION)."""
+    context = _read_context(source_name, committed, url_template, url_rules, fallback_encoding, languages.signature() if languages else "")
     return f"{hashlib.sha256(raw).hexdigest()}/{context}"
 
 
+def _hugo_languages(root: Path) -> HugoLanguages | None:
+    from indexer.sitegen import hugo_languages  # it reads configs with this module's git helpers
+
+    return hugo_languages(root)
+
+
 @lru_cache(maxsize=4096)  # files of a folder outside git, or of one commit, share it
-def _read_context(source_name: str, committed: datetime | None, url_template: str, url_rules: str, fallback_encoding: str) -> str:
+def _read_context(source_name: str, committed: datetime | None, url_template: str, url_rules: str, fallback_encoding: str, languages: str) -> str:
     context = f"{EXTRACTION_VERSION}\0{source_name}\0{committed.isoformat() if committed else ''}"
     if url_template:  # without one, the context of the runs before url_template existed: their files stay skipped
         context += f"\0{url_template}"
@@ -281,6 +289,8 @@ def _read_context(source_name: str, committed: datetime | None, url_template: st
         context += f"\0{url_rules}"
     if fallback_encoding:  # and before fallback_encoding
         context += f"\0encoding={fallback_encoding}"
+    if languages:  # and of sites of one language
+        context += f"\0languages={languages}"
     return hashlib.sha256(context.encode()).hexdigest()[:16]
 
 
