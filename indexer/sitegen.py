@@ -93,15 +93,24 @@ def _lower_keys(table: dict) -> dict:
 
 
 def _mkdocs(folder: Path) -> tuple[str, str, str] | None:
+    found = _mkdocs_config(folder)
+    if not found or not isinstance(found[1].get("site_url"), str):
+        return None
+    config, settings = found
+    return _join(settings["site_url"], _mkdocs_page(settings)), "mkdocs", config.name
+
+
+def _mkdocs_config(folder: Path) -> tuple[Path, dict] | None:
+    """The MkDocs config whose pages (`docs_dir`) are `folder`, and its settings."""
     for config in (*(folder.parent / name for name in MKDOCS_CONFIGS), folder / "mkdocs.yml"):
         settings = _mkdocs_settings(config)
-        if not isinstance(settings, dict) or not isinstance(settings.get("site_url"), str):
-            continue
-        if (config.parent / str(settings.get("docs_dir") or "docs")).resolve() != folder:
-            continue
-        page = "{slug}/" if settings.get("use_directory_urls", True) is not False else "{slug}.html"
-        return _join(settings["site_url"], page), "mkdocs", config.name
+        if isinstance(settings, dict) and (config.parent / str(settings.get("docs_dir") or "docs")).resolve() == folder:
+            return config, settings
     return None
+
+
+def _mkdocs_page(settings: dict) -> str:
+    return "{slug}/" if settings.get("use_directory_urls", True) is not False else "{slug}.html"
 
 
 def _hugo(folder: Path) -> tuple[str, str, str] | None:
@@ -261,6 +270,8 @@ def unpublished_hint(folder: Path) -> tuple[str, str, str] | None:
     """For a folder a generator builds but whose config names no site URL: (a url_template to
     complete, its url_rules, what the generator is), for `index init` to write as a comment."""
     folder = folder.resolve()
+    if mkdocs := _mkdocs_config(folder):  # site_url is optional in MkDocs
+        return f"https://YOUR-SITE/{_mkdocs_page(mkdocs[1])}", "mkdocs", f"MkDocs ({mkdocs[0].name} has no site_url)"
     if (folder / "conf.py").is_file():  # Sphinx; on Read the Docs the URL is the project's
         return "https://YOUR-PROJECT.readthedocs.io/en/latest/{slug}.html", "sphinx", "Sphinx (conf.py has no html_baseurl)"
     if (folder / "_config.yml").is_file():

@@ -140,3 +140,10 @@ def test_a_docs_sites_own_config_gives_its_files_their_urls(tmp_path, monkeypatc
     unnamed = init(tmp_path, monkeypatch, "rtd", "--force")
     assert unnamed.exit_code == 0 and "the files in rtd (Sphinx: set url_template so hits link)" in unnamed.output, unnamed.output
     assert '# url_template = "https://YOUR-PROJECT.readthedocs.io/en/latest/{slug}.html"' in (tmp_path / "index.toml").read_text()
+    (tmp_path / "nourl" / "docs").mkdir(parents=True)  # MkDocs' site_url is optional
+    (tmp_path / "nourl" / "mkdocs.yml").write_text("site_name: Acme\nuse_directory_urls: false\n")
+    unnamed = init(tmp_path, monkeypatch, "nourl", "--force")
+    assert unnamed.exit_code == 0 and "the files in nourl/docs (the pages mkdocs.yml builds) (MkDocs: set url_template so hits link)" in unnamed.output, \
+        unnamed.output
+    written = (tmp_path / "index.toml").read_text()
+    assert '# url_template = "https://YOUR-SITE/{slug}.html"' in written and '# url_rules = "mkdocs"' in written, written
