@@ -9,7 +9,8 @@ reader of the built page sees, with its structure.
   page (`toctree`, `image`, `index`, `include`, `raw`, `meta`, automodule's) and comments, link
   targets and substitution definitions are left out; any other directive keeps its text.
 - Inline markup reads as its words: ``code`` as `code`, :role:`title <target>` as its title
-  (:func:`~pkg.mod.connect` as `connect`), `link <url>`_ as "link", footnote marks go.
+  (:func:`~pkg.mod.connect` as `connect`; :ref:`label` as the title of the section the label
+  stands above, on any page: `project_labels`), `link <url>`_ as "link", footnote marks go.
 Without docutils: Sphinx's roles and directives are not docutils', and a reader that fails on
 them would index nothing of the page.
 """
@@ -46,20 +47,24 @@ CODE_ROLES = {"func", "meth", "class", "mod", "attr", "data", "exc", "obj", "con
               "option", "samp", "kbd", "code", "member", "var", "type", "macro", "struct", "enum", "confval"}
 
 
-def rst_to_markdown(text: str, ids: bool = True, file: Path | None = None, site: Path | None = None) -> str:
+def rst_to_markdown(text: str, ids: bool = True, file: Path | None = None, site: Path | None = None,
+                    labels: dict[str, str] | None = None) -> str:
     """`text` (reStructuredText) as Markdown; see the module's docstring. `ids`: each heading's
     docutils id as `{#id}` (which the Markdown reader takes for a link target only where the page
     is published: without a URL, leave them out). `file` and `site`: where the text is, so that an
-    `.. include::` of a file inside `site` shows that file's text (indexer.partials.included_file)."""
+    `.. include::` of a file inside `site` shows that file's text (indexer.partials.included_file).
+    `labels`: the project's section labels (`section_labels`), so that a `:ref:` without a title
+    reads as the title of the section it names, as Sphinx shows it."""
     lines = text.replace("\r\n", "\n").expandtabs(8).split("\n")
     substitutions = {m.group(1): m.group(2).strip() for m in re.finditer(r"^\.\.\s+\|([^|]+)\|\s+replace::\s*(.*)$", text, re.MULTILINE)}
-    converter = _Converter(substitutions, ids, site)
+    converter = _Converter(substitutions, ids, site, labels or {})
     return re.sub(r"\n{3,}", "\n\n", converter.convert(lines, file)).strip() + "\n"
 
 
 class _Converter:
-    def __init__(self, substitutions: dict[str, str], ids: bool, site: Path | None):
+    def __init__(self, substitutions: dict[str, str], ids: bool, site: Path | None, labels: dict[str, str]):
         self.substitutions = substitutions
+        self.labels = labels
         self.with_ids = ids
         self.site = site
         self.files: list[Path] = []  # the file being read, and each that included it
@@ -189,7 +194,7 @@ class _Converter:
 
     def _inline(self, text: str) -> str:
         text = _FOOTNOTE_REF.sub("", text)
-        text = _ROLE.sub(lambda m: role_text(m.group(1), m.group(2)), text)
+        text = _ROLE.sub(lambda m: role_text(m.group(1), m.group(2), self.labels), text)
         text = _LITERAL.sub(lambda m: f"`{m.group(1)}`", text)
         text = _LINK.sub(lambda m: m.group(1), text)
         text = _NAMED_REF.sub(lambda m: m.group(1), text)
@@ -222,12 +227,15 @@ def api_text(signature: str, body: str) -> str:
     return "\n\n".join(part for part in (f"`{signature}`" if signature else "", body) if part)
 
 
-def role_text(role: str, content: str) -> str:
-    """What a role shows: its title, or its target's last name."""
+def role_text(role: str, content: str, labels: dict[str, str] | None = None) -> str:
+    """What a role shows: its title, or its target's last name; a `:ref:` without a title, the
+    title of the section its label names (`labels`), when known."""
     role = role.lower()
     titled = re.fullmatch(r"(.*?)\s*<([^<>]*)>", content, re.DOTALL)
     if titled and titled.group(1):
         content = titled.group(1)
+    elif role == "ref" and labels and (title := labels.get(label_key(content))):
+        return title
     elif content.startswith("~"):
         content = content[1:].rsplit(".", 1)[-1]
     content = content.lstrip("!")
@@ -236,6 +244,69 @@ def role_text(role: str, content: str) -> str:
     if role == "pep":
         return f"PEP {content}"
     return f"`{content}`" if role in CODE_ROLES else content
+
+
+_LABELS = re.compile(r"^\.\.[ \t]+_(`?)([^`\n]+?)\1:[ \t]*\n(?:[ \t]*\n)*", re.MULTILINE)  # labels, then blank lines
+
+
+def label_key(label: str) -> str:
+    """A label as Sphinx keys it: lower case, its spaces one."""
+    return " ".join(label.lower().split())
+
+
+def section_labels(text: str) -> dict[str, str]:
+    """Each label (`.. _install-guide:`) right above a section title of `text`, with the title's
+    words: what Sphinx shows for a `:ref:` that gives no title of its own."""
+    if ".. _" not in text:
+        return {}
+    text = text.replace("\r\n", "\n")
+    found: dict[str, str] = {}
+    waiting: list[str] = []
+    for label in _LABELS.finditer(text):
+        waiting.append(label_key(label.group(2)))
+        after = text[label.end():label.end() + 600].split("\n", 3)  # what follows: another label, or the title
+        if after[0].startswith(".. _") and _LABELS.match(after[0] + "\n"):
+            continue
+        title = _title_at(after, 0)
+        if title:
+            found.update(dict.fromkeys(waiting, title))
+        waiting = []
+    return found
+
+
+def _title_at(lines: list[str], i: int) -> str | None:
+    """The words of the section title at line i (over- and underlined, or underlined), or None."""
+    line, n = lines[i].rstrip(), len(lines)
+    if ADORNMENT.fullmatch(line) and i + 2 < n and lines[i + 1].strip() and lines[i + 2].strip()[:1] == line[:1]:
+        raw = lines[i + 1].strip()
+    elif not line[:1].isspace() and i + 1 < n and ADORNMENT.fullmatch(lines[i + 1].rstrip()) and not lines[i + 1][:1].isspace():
+        raw = line.strip()
+    else:
+        return None
+    return _Converter({}, False, None, {})._inline(raw).replace("`", "").strip() or None
+
+
+def project_labels(paths: list[str]) -> dict[str, str]:
+    """The section labels of every reStructuredText page among `paths` (a Sphinx project's
+    `:ref:` may name a section of any page)."""
+    labels: dict[str, str] = {}
+    for path in (p for p in paths if p.lower().endswith(".rst")):
+        try:
+            raw = Path(path).read_bytes()
+        except OSError:
+            continue
+        if b".. _" in raw:
+            labels.update(section_labels(raw.decode("utf-8", errors="replace")))
+    return labels
+
+
+def referenced_titles(raw: bytes, labels: dict[str, str]) -> bytes:
+    """The titles a page's `:ref:`s show, for its validator: a retitled section is read again on
+    every page that links to it."""
+    if not labels or b":ref:`" not in raw:
+        return b""
+    named = {label_key(m) for m in re.findall(r":ref:`([^`<]+)`", raw.decode("utf-8", errors="replace"))}
+    return "\0".join(f"{name}={labels[name]}" for name in sorted(named) if name in labels).encode()
 
 
 class DocutilsIds:

@@ -375,6 +375,27 @@ def test_a_sphinx_folder_is_read_as_its_built_pages_read(tmp_path, local_embedde
         assert "between warehouses and ports." in first_hit(client, "parcels between warehouses")["text"]
 
 
+def test_a_sphinx_ref_reads_as_the_title_of_the_section_it_names(tmp_path, local_embedder):
+    """Sphinx shows :ref:`proxy-setup` as the title of the section that label stands above, on
+    whichever page; it read "see proxy-setup", words no reader saw. Retitling the section changes
+    the pages that link to it, though their own bytes did not change."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "install.rst").write_text("Install\n=======\n\n.. _proxy-setup:\n\nBehind a corporate proxy\n------------------------\n\n"
+                                      "Set HTTPS_PROXY for the agent.\n")
+    (docs / "faq.rst").write_text("FAQ\n===\n\nThe agent cannot reach the API\n------------------------------\n\n"
+                                  "A firewall blocks it: see :ref:`proxy-setup`, or :ref:`our notes <proxy-setup>`, or :ref:`gone-label`.\n")
+    config = load_config(write_config(tmp_path, '[[sources]]\nname = "docs"\ntype = "files"\npath = "docs"\n[[spaces]]\nprovider = "local"\n'))
+    assert not run_index(config).errors
+    with api_client(config.artifacts) as client:
+        assert "see Behind a corporate proxy, or our notes, or gone-label." in first_hit(client, "agent cannot reach the API firewall")["text"]
+    (docs / "install.rst").write_text((docs / "install.rst").read_text().replace("Behind a corporate proxy\n------------------------",
+                                                                                 "Proxy settings\n--------------"))
+    assert run_index(config).counts["updated"] == 2, "the retitled page, and the page whose :ref: shows the title"
+    with api_client(config.artifacts) as client:
+        assert "see Proxy settings, or our notes" in first_hit(client, "agent cannot reach the API firewall")["text"]
+
+
 def test_check_links_finds_the_hits_that_would_cite_a_missing_page(tmp_path, site, local_embedder):
     """A url_template that does not match the site links every hit to a 404, and nothing said so:
     `index check-links` requests the hits' URLs and names those that do not open, and the pages

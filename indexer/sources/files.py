@@ -25,7 +25,7 @@ from indexer.fileurls import HEADING_IDS, HugoLanguages, file_url
 from indexer.partials import included_fragments, inline_partials, partial_bytes
 from indexer.notebook import notebook_to_markdown
 from indexer.pdf import extract_pdf
-from indexer.rst import rst_empty_reason, rst_to_markdown
+from indexer.rst import project_labels, referenced_titles, rst_empty_reason, rst_to_markdown
 from indexer.word import extract_docx
 from indexer.sources import SourceResult
 
@@ -141,6 +141,7 @@ def crawl_files(source: SourceConfig, progress=None, fetch_state: dict[str, Fetc
     languages = _hugo_languages(root) if source.url_rules == "hugo" and source.url_template else None
     listed = paths if paths is not None else list_files(source)
     fragments = included_fragments(listed, site)  # shown inside the pages that include them
+    labels = project_labels(listed)  # what a `:ref:` without a title shows: the title of the section it names
     for path in listed:
         if path in fragments:
             continue
@@ -165,6 +166,8 @@ def crawl_files(source: SourceConfig, progress=None, fetch_state: dict[str, Fetc
             started = time.perf_counter()
             raw = read_bytes(path, stat.st_size)
             shown = partial_bytes(raw, path, site) if relative.lower().endswith((*MARKDOWN_SUFFIXES, ".rst", ".adoc", ".asciidoc")) else b""
+            if labels and relative.lower().endswith(".rst"):
+                shown += referenced_titles(raw, labels)
             digest = file_validator(raw + shown, source.name, committed.get(relative), source.url_template, source.url_rules, source.fallback_encoding,
                                     languages)
             state = fetch_state.get(doc_id)
@@ -179,7 +182,7 @@ def crawl_files(source: SourceConfig, progress=None, fetch_state: dict[str, Fetc
             fallback = committed.get(relative) or kept or datetime.fromtimestamp(stat.st_mtime, tz=timezone.utc)
             published = partial(file_url, source.url_template, relative, source.url_rules, languages=languages) if source.url_template else None
             document = read_file(Path(path), relative, doc_id, source.name, raw, fallback, published, source.fallback_encoding, site,
-                                 HEADING_IDS.get(source.url_rules, "github"))
+                                 HEADING_IDS.get(source.url_rules, "github"), labels)
             document = replace(document, fetch_seconds=time.perf_counter() - started, etag=digest,
                                last_modified=document.updated_at.isoformat() if document.updated_at else None)
         except UnicodeDecodeError as exc:
@@ -311,12 +314,13 @@ def read_bytes(path: str, size: int) -> bytes:
 
 def read_file(path: Path, relative: str, doc_id: str, source_name: str, raw: bytes | None = None, updated_at: datetime | None = None,
               url: str | Callable[[dict], str | None] | None = None, fallback_encoding: str = "", site: Path | None = None,
-              heading_ids: str = "github") -> Document:
+              heading_ids: str = "github", labels: dict[str, str] | None = None) -> Document:
     """One file as a document; `updated_at` is used when the file does not say (front matter), else its
     mtime; `url` (its source's url_template, or a function of the file's front matter giving it) when
     it does not name its own (front matter, a canonical link); `fallback_encoding` reads Markdown and
     text that is not UTF-8; the partials a Markdown page imports from inside `site` are shown in it;
-    `heading_ids`: whose slugs the site gives Markdown headings (indexer/anchors.py)."""
+    `heading_ids`: whose slugs the site gives Markdown headings (indexer/anchors.py); `labels`: the
+    project's section labels, for reStructuredText's `:ref:`s (indexer/rst.py)."""
     suffix = path.suffix.lower()
     words = path.stem.replace("-", " ").replace("_", " ").strip()
     fallback_title = words[:1].upper() + words[1:]  # "API keys.md" stays "API keys" (capitalize() made it "Api keys")
@@ -335,7 +339,7 @@ def read_file(path: Path, relative: str, doc_id: str, source_name: str, raw: byt
     elif suffix == ".ipynb":
         extracted = extract_markdown(notebook_to_markdown(raw), fallback_title, url=published, heading_ids=heading_ids)
     elif suffix == ".rst":  # its headings' ids are docutils', where the page is published
-        text = rst_to_markdown(decode_file_text(raw, fallback_encoding), ids=bool(published), file=path.resolve(), site=site)
+        text = rst_to_markdown(decode_file_text(raw, fallback_encoding), ids=bool(published), file=path.resolve(), site=site, labels=labels)
         extracted = extract_markdown(text, fallback_title, url=published)
     elif suffix in MARKDOWN_SUFFIXES:  # its front matter may move it (`slug`) or say it is no page: its url is the extractor's
         text = decode_file_text(raw, fallback_encoding)
