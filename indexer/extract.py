@@ -25,7 +25,7 @@ from indexer.myst import myst_to_markdown
 
 # What the readers make of the same bytes. Raise it with any change to the text or metadata a file
 # is read as: a files source skips reading a file whose bytes (and this) are the last run's.
-EXTRACTION_VERSION = 5  # 2: byte order marks read, not kept as text; no base64 data URIs; file-name titles keep their capitals;
+EXTRACTION_VERSION = 6  # 2: byte order marks read, not kept as text; no base64 data URIs; file-name titles keep their capitals;
 #                         titles a program filled in ("Microsoft Word - x.docx", "Untitled Document") give way to the first heading
 #                         3: Markdown without HTML comments and tags, Hugo shortcodes and Liquid tags; .mdx read as
 #                         Markdown (indexer/markup.py); Hugo's TOML front matter; lastmod / last_modified_at as updated_at;
@@ -35,6 +35,7 @@ EXTRACTION_VERSION = 5  # 2: byte order marks read, not kept as text; no base64 
 #                         Jekyll's _drafts as drafts; url_rules
 #                         5: GitHub slugs keep `_` inside a word (`## cl100k_base` is #cl100k_base); MkDocs', Jekyll's and Hugo's own slugs (url_rules);
 #                         Docusaurus 3 heading ids in MDX comments
+#                         6: a MyST page's repeated heading gets Sphinx's numbered id (#id1), not the first one's
 BLOCK_TAGS = {"p", "div", "section", "article", "main", "header", "footer", "aside", "figure", "figcaption", "dl", "dd", "dt", "form", "details", "summary", "center"}
 HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
 SKIP_TAGS = {"script", "style", "noscript", "template", "svg", "button", "nav"}
