@@ -136,15 +136,16 @@ def decode_text(body: bytes, charset: str | None) -> str:
 
 
 def extract_markdown(raw: str, fallback_title: str, mdx: bool = False, url: str | Callable[[dict], str | None] | None = None,
-                     heading_ids: str = "github") -> Extracted:
+                     heading_ids: str = "github", labels: dict[str, str] | None = None) -> Extracted:
     """Front matter (YAML between `---` lines) is metadata, not text: title, url, updated_at, tags, authors.
     HTML comments and tags (and in MDX, components and import / export lines) are not text either.
     `url`: where the page is published when its front matter does not say, or a function of the
     front matter that gives it (a site's `slug`; None: the site publishes no page for it).
-    `heading_ids`: whose slugs the site gives its headings (indexer/anchors.py)."""
+    `heading_ids`: whose slugs the site gives its headings (indexer/anchors.py); `labels`: a Sphinx
+    project's section labels, for MyST's {ref} (indexer/labels.py)."""
     meta, body = split_front_matter(raw)
     url = _own_url(meta, url(meta) if callable(url) else url)
-    text = normalize_text(strip_markup(myst_to_markdown(without_data_uris(body), ids=bool(url)), mdx))  # ![logo](data:…) keeps its alt text: ![logo]()
+    text = normalize_text(strip_markup(myst_to_markdown(without_data_uris(body), ids=bool(url), labels=labels), mdx))  # ![logo](data:…) keeps its alt text: ![logo]()
     anchors: tuple = ()
     if url:  # headings can be linked to only where the page is published
         text, anchors = markdown_anchors(text, heading_ids)

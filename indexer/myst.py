@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from indexer.rst import ADMONITIONS, API, CODE, SILENT, DocutilsIds, admonition_text, api_text, role_text, rst_to_markdown
+from indexer.rst import ADMONITIONS, API, CODE, SILENT, DocutilsIds, admonition_text, api_text, label_key, role_text, rst_to_markdown
 
 _OPEN = re.compile(r"^[ \t]*(`{3,}|~{3,}|:{3,})\{([\w:.+-]+)\}[ \t]*(.*)$")
 _ANY_OPEN = re.compile(r"^[ \t]*(?:`{3,}|~{3,}|:{3,})\{[\w:.+-]+\}", re.MULTILINE)
@@ -31,9 +31,10 @@ CONTENT = {"tab-set", "tab-item", "tab", "tabbed", "dropdown", "card", "grid", "
 TITLED = {"tab-item", "tab", "dropdown", "card", "grid-item-card", "topic", "sidebar", "rubric", "table", "list-table", "csv-table"}
 
 
-def myst_to_markdown(text: str, ids: bool = True) -> str:
+def myst_to_markdown(text: str, ids: bool = True, labels: dict[str, str] | None = None) -> str:
     """`text` with its MyST directives, roles, targets and comments read; Markdown that has none is
-    returned as it is. `ids`: give each heading Sphinx's id (only where the page is published)."""
+    returned as it is. `ids`: give each heading Sphinx's id (only where the page is published);
+    `labels`: the project's section labels, for a {ref} without a title (indexer/labels.py)."""
     if "{" not in text or not (_ANY_OPEN.search(text) or ("}`" in text and any(m.group(1) for m in _SPAN.finditer(text)))):
         return text  # not MyST: its `%` lines and `(x)=` lines are text
     lines = text.split("\n")
@@ -46,7 +47,7 @@ def myst_to_markdown(text: str, ids: bool = True) -> str:
         if opened:
             fence, name, argument = opened.groups()
             end = _closing(lines, i + 1, fence)
-            read = _directive(name, argument.strip(), lines[i + 1:end], lines[i:end + 1])
+            read = _directive(name, argument.strip(), lines[i + 1:end], lines[i:end + 1], labels)
             out.append(f"\n{read}\n" if read else "")  # a block of its own
             i = end + 1
             continue
@@ -57,7 +58,7 @@ def myst_to_markdown(text: str, ids: bool = True) -> str:
             i = end + 1
             continue
         if not _TARGET.fullmatch(line) and not line.lstrip().startswith("%"):
-            line = _SPAN.sub(_role, line) if "}`" in line else line
+            line = _SPAN.sub(lambda span: _role(span, labels), line) if "}`" in line else line
             out.append(_with_id(line, section_ids) if section_ids else line)
         i += 1
     return "\n".join(out)  # normalize_text takes the blank lines a block left down to one
@@ -73,8 +74,16 @@ def _with_id(line: str, section_ids: DocutilsIds) -> str:
     return f"{line} {{#{section_ids.next(heading.group(2).replace('`', ''))}}}"
 
 
-def _role(span: re.Match) -> str:
-    return role_text(span.group(1), span.group(3)) if span.group(1) else span.group(0)
+def _role(span: re.Match, labels: dict[str, str] | None = None) -> str:
+    return role_text(span.group(1), span.group(3), labels) if span.group(1) else span.group(0)
+
+
+_LABELED_HEADING = re.compile(r"^\(([\w.:-]+)\)=[ \t]*\n(?:[ \t]*\n)*#{1,6} +(.+?)[ \t#]*$", re.MULTILINE)
+
+
+def myst_labels(text: str) -> dict[str, str]:
+    """Each target (`(proxy-setup)=`) right above a heading, with the heading's words."""
+    return {label_key(m.group(1)): " ".join(_SPAN.sub(_role, m.group(2)).replace("`", "").split()) for m in _LABELED_HEADING.finditer(text)}
 
 
 def _closing(lines: list[str], start: int, fence: str) -> int:
@@ -86,7 +95,7 @@ def _closing(lines: list[str], start: int, fence: str) -> int:
     return len(lines) - 1
 
 
-def _directive(name: str, argument: str, body: list[str], written: list[str]) -> str:
+def _directive(name: str, argument: str, body: list[str], written: list[str], labels: dict[str, str] | None) -> str:
     kind = name.split(":")[-1].lower()
     body = _without_options(body)
     if kind in CODE or kind == "code-cell":
@@ -96,7 +105,7 @@ def _directive(name: str, argument: str, body: list[str], written: list[str]) ->
         return rst_to_markdown("\n".join(body), ids=False)
     if kind in SILENT:
         return ""
-    content = myst_to_markdown("\n".join(body), ids=False).strip()
+    content = myst_to_markdown("\n".join(body), ids=False, labels=labels).strip()
     if kind in ADMONITIONS:
         return admonition_text(kind, argument, content)
     if kind in API:

@@ -10,7 +10,7 @@ reader of the built page sees, with its structure.
   targets and substitution definitions are left out; any other directive keeps its text.
 - Inline markup reads as its words: ``code`` as `code`, :role:`title <target>` as its title
   (:func:`~pkg.mod.connect` as `connect`; :ref:`label` as the title of the section the label
-  stands above, on any page: `project_labels`), `link <url>`_ as "link", footnote marks go.
+  stands above, on any page: indexer/labels.py), `link <url>`_ as "link", footnote marks go.
 Without docutils: Sphinx's roles and directives are not docutils', and a reader that fails on
 them would index nothing of the page.
 """
@@ -284,29 +284,6 @@ def _title_at(lines: list[str], i: int) -> str | None:
     else:
         return None
     return _Converter({}, False, None, {})._inline(raw).replace("`", "").strip() or None
-
-
-def project_labels(paths: list[str]) -> dict[str, str]:
-    """The section labels of every reStructuredText page among `paths` (a Sphinx project's
-    `:ref:` may name a section of any page)."""
-    labels: dict[str, str] = {}
-    for path in (p for p in paths if p.lower().endswith(".rst")):
-        try:
-            raw = Path(path).read_bytes()
-        except OSError:
-            continue
-        if b".. _" in raw:
-            labels.update(section_labels(raw.decode("utf-8", errors="replace")))
-    return labels
-
-
-def referenced_titles(raw: bytes, labels: dict[str, str]) -> bytes:
-    """The titles a page's `:ref:`s show, for its validator: a retitled section is read again on
-    every page that links to it."""
-    if not labels or b":ref:`" not in raw:
-        return b""
-    named = {label_key(m) for m in re.findall(r":ref:`([^`<]+)`", raw.decode("utf-8", errors="replace"))}
-    return "\0".join(f"{name}={labels[name]}" for name in sorted(named) if name in labels).encode()
 
 
 class DocutilsIds:

@@ -25,7 +25,8 @@ from indexer.fileurls import HEADING_IDS, HugoLanguages, file_url
 from indexer.partials import included_fragments, inline_partials, partial_bytes
 from indexer.notebook import notebook_to_markdown
 from indexer.pdf import extract_pdf
-from indexer.rst import project_labels, referenced_titles, rst_empty_reason, rst_to_markdown
+from indexer.labels import project_labels, referenced_titles
+from indexer.rst import rst_empty_reason, rst_to_markdown
 from indexer.word import extract_docx
 from indexer.sources import SourceResult
 
@@ -141,7 +142,7 @@ def crawl_files(source: SourceConfig, progress=None, fetch_state: dict[str, Fetc
     languages = _hugo_languages(root) if source.url_rules == "hugo" and source.url_template else None
     listed = paths if paths is not None else list_files(source)
     fragments = included_fragments(listed, site)  # shown inside the pages that include them
-    labels = project_labels(listed)  # what a `:ref:` without a title shows: the title of the section it names
+    labels = project_labels(listed, markdown=source.url_rules == "sphinx")  # what a :ref: without a title shows
     for path in listed:
         if path in fragments:
             continue
@@ -166,7 +167,7 @@ def crawl_files(source: SourceConfig, progress=None, fetch_state: dict[str, Fetc
             started = time.perf_counter()
             raw = read_bytes(path, stat.st_size)
             shown = partial_bytes(raw, path, site) if relative.lower().endswith((*MARKDOWN_SUFFIXES, ".rst", ".adoc", ".asciidoc")) else b""
-            if labels and relative.lower().endswith(".rst"):
+            if labels and relative.lower().endswith((".rst", ".md")):
                 shown += referenced_titles(raw, labels)
             digest = file_validator(raw + shown, source.name, committed.get(relative), source.url_template, source.url_rules, source.fallback_encoding,
                                     languages)
@@ -344,7 +345,7 @@ def read_file(path: Path, relative: str, doc_id: str, source_name: str, raw: byt
     elif suffix in MARKDOWN_SUFFIXES:  # its front matter may move it (`slug`) or say it is no page: its url is the extractor's
         text = decode_file_text(raw, fallback_encoding)
         extracted = extract_markdown(inline_partials(text, path, site) if site else text, fallback_title, mdx=suffix == ".mdx", url=url,
-                                     heading_ids=heading_ids)
+                                     heading_ids=heading_ids, labels=labels)
         published = None
     else:
         extracted = extract_text(decode_file_text(raw, fallback_encoding), fallback_title)
