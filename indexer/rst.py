@@ -53,7 +53,7 @@ def rst_to_markdown(text: str, ids: bool = True, file: Path | None = None, site:
     docutils id as `{#id}` (which the Markdown reader takes for a link target only where the page
     is published: without a URL, leave them out). `file` and `site`: where the text is, so that an
     `.. include::` of a file inside `site` shows that file's text (indexer.partials.included_file).
-    `labels`: the project's section labels (`section_labels`), so that a `:ref:` without a title
+    `labels`: the project's section labels (indexer/labels.py), so that a `:ref:` without a title
     reads as the title of the section it names, as Sphinx shows it."""
     lines = text.replace("\r\n", "\n").expandtabs(8).split("\n")
     substitutions = {m.group(1): m.group(2).strip() for m in re.finditer(r"^\.\.\s+\|([^|]+)\|\s+replace::\s*(.*)$", text, re.MULTILINE)}
@@ -267,19 +267,19 @@ def section_labels(text: str) -> dict[str, str]:
         after = text[label.end():label.end() + 600].split("\n", 3)  # what follows: another label, or the title
         if after[0].startswith(".. _") and _LABELS.match(after[0] + "\n"):
             continue
-        title = _title_at(after, 0)
+        title = _title_at(after)
         if title:
             found.update(dict.fromkeys(waiting, title))
         waiting = []
     return found
 
 
-def _title_at(lines: list[str], i: int) -> str | None:
-    """The words of the section title at line i (over- and underlined, or underlined), or None."""
-    line, n = lines[i].rstrip(), len(lines)
-    if ADORNMENT.fullmatch(line) and i + 2 < n and lines[i + 1].strip() and lines[i + 2].strip()[:1] == line[:1]:
-        raw = lines[i + 1].strip()
-    elif not line[:1].isspace() and i + 1 < n and ADORNMENT.fullmatch(lines[i + 1].rstrip()) and not lines[i + 1][:1].isspace():
+def _title_at(lines: list[str]) -> str | None:
+    """The words of the section title that starts `lines` (over- and underlined, or underlined), or None."""
+    line, n = lines[0].rstrip(), len(lines)
+    if ADORNMENT.fullmatch(line) and n > 2 and lines[1].strip() and lines[2].strip()[:1] == line[:1]:
+        raw = lines[1].strip()
+    elif not line[:1].isspace() and n > 1 and ADORNMENT.fullmatch(lines[1].rstrip()) and not lines[1][:1].isspace():
         raw = line.strip()
     else:
         return None
