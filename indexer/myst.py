@@ -102,7 +102,7 @@ def _directive(name: str, argument: str, body: list[str], written: list[str], la
         language = argument.split()[0] if argument else ""
         return f"```{language}\n" + "\n".join(body).strip("\n") + "\n```"
     if kind == "eval-rst":
-        return rst_to_markdown("\n".join(body), ids=False)
+        return rst_to_markdown("\n".join(body), ids=False, labels=labels)
     if kind in SILENT:
         return ""
     content = myst_to_markdown("\n".join(body), ids=False, labels=labels).strip()

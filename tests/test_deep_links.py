@@ -396,7 +396,8 @@ def test_a_sphinx_ref_reads_as_the_title_of_the_section_it_names(tmp_path, local
         assert "see Proxy settings, or our notes" in first_hit(client, "agent cannot reach the API firewall")["text"]
 
     (docs / "cache.md").write_text("# Cache\n\n```{note}\nSlow pages? See {ref}`proxy-setup`.\n```\n\n(cache-tuning)=\n## Tuning the `cache`\n\n"
-                                   "Raise the cache size to 2 GB for large warehouses.\n")  # MyST, in a Sphinx source: one namespace of labels
+                                   "Raise the cache size to 2 GB for large warehouses.\n\n"
+                                   "```{eval-rst}\nBarcode readers time out? See :ref:`proxy-setup`.\n```\n")  # MyST, in a Sphinx source: one namespace of labels
     (docs / "faq.rst").write_text((docs / "faq.rst").read_text() + "\nThe scanner is slow\n-------------------\n\nSee :ref:`cache-tuning`.\n")
     config = load_config(write_config(tmp_path, '[[sources]]\nname = "docs"\ntype = "files"\npath = "docs"\n'
                                                 'url_template = "https://docs.acme.dev/{slug}.html"\nurl_rules = "sphinx"\n[[spaces]]\nprovider = "local"\n'))
@@ -404,6 +405,7 @@ def test_a_sphinx_ref_reads_as_the_title_of_the_section_it_names(tmp_path, local
     with api_client(config.artifacts) as client:
         assert "See Tuning the cache." in first_hit(client, "the scanner is slow")["text"], "an .rst page's :ref: to a MyST section"
         assert "Slow pages? See Proxy settings." in first_hit(client, "slow pages cache")["text"], "MyST's {ref}, inside a directive"
+        assert "Barcode readers time out? See Proxy settings." in first_hit(client, "barcode readers time out")["text"], "reStructuredText inside MyST"
 
 
 def test_check_links_finds_the_hits_that_would_cite_a_missing_page(tmp_path, site, local_embedder):
