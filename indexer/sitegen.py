@@ -137,10 +137,14 @@ def _content_dir(site: Path, keys: dict) -> Path:
     return (site / str(keys.get("contentdir") or "content")).resolve()
 
 
+def _languages(keys: dict) -> dict:
+    """A Hugo config's `languages` table (code → settings), or {}."""
+    return keys["languages"] if isinstance(keys.get("languages"), dict) else {}
+
+
 def _language_dirs(site: Path, keys: dict) -> dict[str, Path]:
     """Each language (code in lower case) that has its own contentDir: that folder."""
-    languages = keys.get("languages") if isinstance(keys.get("languages"), dict) else {}
-    return {str(code).lower(): (site / str(own["contentdir"])).resolve() for code, settings in languages.items()
+    return {str(code).lower(): (site / str(own["contentdir"])).resolve() for code, settings in _languages(keys).items()
             if isinstance(settings, dict) and (own := _lower_keys(settings)).get("contentdir")}
 
 
@@ -150,9 +154,8 @@ def hugo_languages(folder: Path) -> HugoLanguages | None:
     published at the root, or no Hugo site."""
     folder = folder.resolve()
     for site, _, keys in _hugo_sites(folder):
-        languages = keys.get("languages") if isinstance(keys.get("languages"), dict) else {}
         default = str(keys.get("defaultcontentlanguage") or "en").lower()
-        codes = frozenset(str(code).lower() for code in languages) | {default}
+        codes = frozenset(str(code).lower() for code in _languages(keys)) | {default}
         in_subdir = keys.get("defaultcontentlanguageinsubdir") is True
         if len(codes) == 1 and not in_subdir:
             return None
