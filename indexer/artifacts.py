@@ -128,12 +128,13 @@ def _write(folder: Path, generation_id: str, documents: list[Document], spaces: 
     # times each way, with bm25.TERM_RANGE: peak RSS 277-292 MB with the postings first, 271-280 after).
     postings: list = []
     texts = TextSpill(folder)  # the texts of chunks written again (merged or moved) wait on disk until read
+    titles = {d.doc_id: d.title for d in documents}  # indexed with their chunks' words (lexical.indexed_text)
     for n, build in enumerate(spaces):
         space_dir = folder / "spaces" / build.space_id
         space_dir.mkdir(parents=True)
         writes[build.space_id] = write_space(space_dir, generation_id, build.space_id, int(build.manifest["dimension"]), build.kept_ids, build.added,
                                              build.vectors, build.previous, partial(stored_chunks, build.previous.parent.parent, build.space_id, spill=texts) if build.previous else _nothing,
-                                             postings)
+                                             titles, postings)
         # The vectors are in the segment now: the caller's list lets go of them (108k vectors:
         # 111 MB) before meta.duckdb is written, the run's memory peak.
         spaces[n] = build = replace(build, vectors=None)
@@ -143,7 +144,7 @@ def _write(folder: Path, generation_id: str, documents: list[Document], spaces: 
         advance(1)
 
     write_metadata(folder / "meta.duckdb", generation_id, documents, spaces, writes, run, now, update)
-    build_postings(postings)
+    build_postings(postings, titles)
     # Measured last, when the rest of the write has let go of its memory (2,000 documents, cold:
     # peak RSS 266-269 MB measured right after each space, 262-267 here; chance._best_cosines has more).
     for build in spaces if chance is not None else ():

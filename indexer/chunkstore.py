@@ -13,11 +13,13 @@ from __future__ import annotations
 import json
 import mmap
 import os
+from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
 
 from indexer.documents import Chunk, chunk_id
+from indexer.lexical import indexed_text
 
 LINES = "chunks.jsonl"
 OFFSETS = "chunks.offsets.npy"
@@ -73,18 +75,26 @@ class ChunkStore:
 
 class StoredTexts:
     """The chunk texts of a store as a sequence (`build_lexical_segment` reads a slice at a
-    time), read from the file when asked for; `close()` when done."""
+    time), read from the file when asked for; `close()` when done. With `titles` (doc_id →
+    title), each as the lexical index reads it: `lexical.indexed_text`."""
 
-    def __init__(self, folder: Path):
+    def __init__(self, folder: Path, titles: Mapping[str, str] | None = None):
         self.store = ChunkStore(folder)
+        self.titles = titles
 
     def __len__(self) -> int:
         return len(self.store.offsets) - 1
 
     def __getitem__(self, i):
         if isinstance(i, slice):
-            return [self.store.read(row)["text"] for row in range(*i.indices(len(self)))]
-        return self.store.read(i)["text"]
+            return [self._text(row) for row in range(*i.indices(len(self)))]
+        return self._text(i)
+
+    def _text(self, row: int) -> str:
+        found = self.store.read(row)
+        if self.titles is None:
+            return found["text"]
+        return indexed_text(self.titles.get(found["doc_id"], ""), found["heading_path"], found["text"])
 
     def close(self) -> None:
         self.store.close()

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+
+from indexer.lexical import indexed_text
 
 
 @dataclass(frozen=True)
@@ -114,16 +116,23 @@ class Chunk:
 
 class ChunkTexts(Sequence):
     """The texts of `chunks` as a sequence, each cut from its document when asked for: a list of
-    them all held ~200 MB while 10,000 documents were embedded, and again while their postings were built."""
+    them all held ~200 MB while 10,000 documents were embedded, and again while their postings were
+    built. With `titles` (doc_id → title), each as the lexical index reads it: `lexical.indexed_text`."""
 
-    def __init__(self, chunks: list[Chunk]):
+    def __init__(self, chunks: list[Chunk], titles: Mapping[str, str] | None = None):
         self.chunks = chunks
+        self.titles = titles
 
     def __len__(self) -> int:
         return len(self.chunks)
 
     def __getitem__(self, i):
-        return [c.text for c in self.chunks[i]] if isinstance(i, slice) else self.chunks[i].text
+        return [self._text(c) for c in self.chunks[i]] if isinstance(i, slice) else self._text(self.chunks[i])
+
+    def _text(self, chunk: Chunk) -> str:
+        if self.titles is None:
+            return chunk.text
+        return indexed_text(self.titles.get(chunk.doc_id, ""), chunk.heading_path, chunk.text)
 
 
 def utc_aware(value: datetime | None) -> datetime | None:

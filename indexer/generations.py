@@ -145,7 +145,7 @@ def diff(artifacts: Path, a: str = "previous", b: str = "current") -> Diff:
     for generation_id in (a, b):
         db = _open(_generation_folder(artifacts, generation_id))
         try:
-            states.append({doc_id: (content, meta) for doc_id, _, content, meta in db.execute(load_sql("documents_state")).fetchall()})
+            states.append({doc_id: (content, meta) for doc_id, _, content, meta, _ in db.execute(load_sql("documents_state")).fetchall()})
             titles.update(db.execute("SELECT doc_id, title FROM documents").fetchall())
         finally:
             db.close()

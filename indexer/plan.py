@@ -1,7 +1,8 @@
 """The plan: a pure function of (previous generation, this crawl) → one decision per document.
 
-    full      new, or its content changed: chunk and embed (reusing vectors of unchanged chunk texts)
-    metadata  only title/url/tags/... changed: rewrite its row, keep its chunks and vectors
+    full      new, or its content or title changed: chunk and embed (reusing vectors of unchanged
+              chunk texts); a title is indexed with its chunks' words (lexical.indexed_text)
+    metadata  only url/tags/... changed: rewrite its row, keep its chunks and vectors
     skip      nothing changed: keep everything as it was
     failed    this run could not read it: keep its last good version (if it had one)
     delete    gone from a source whose listing completed: drop it
@@ -34,6 +35,7 @@ class PreviousDocument:
     source: str
     content_hash: str
     metadata_hash: str
+    title: str
 
 
 @dataclass(frozen=True)
@@ -76,6 +78,8 @@ def plan(
             decisions.append(Decision(doc.doc_id, doc.source, Action.FULL, "new"))
         elif before.content_hash != doc.content_hash:
             decisions.append(Decision(doc.doc_id, doc.source, Action.FULL, "content changed"))
+        elif before.metadata_hash != doc.metadata_hash and before.title != doc.title:
+            decisions.append(Decision(doc.doc_id, doc.source, Action.FULL, "title changed"))
         elif before.metadata_hash != doc.metadata_hash:
             decisions.append(Decision(doc.doc_id, doc.source, Action.METADATA, "metadata changed"))
         else:

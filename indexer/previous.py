@@ -152,9 +152,19 @@ class _ReadWhenAsked:
         return document.__dict__[self.name]
 
 
+class _Title:
+    """A StoredDocument's title before its fields are read: the titles alone, in one query. Writing
+    the postings reads every kept document's (lexical.indexed_text); it needs no other field."""
+
+    def __get__(self, document, owner=None):
+        if document is None:
+            return self
+        return document.__dict__["_stored"].title(document.doc_id)
+
+
 for _field in fields(Document):
     if _field.name not in ("doc_id", "text"):
-        setattr(StoredDocument, _field.name, _ReadWhenAsked(_field.name))
+        setattr(StoredDocument, _field.name, _Title() if _field.name == "title" else _ReadWhenAsked(_field.name))
 del _field
 
 
@@ -169,6 +179,7 @@ class _Stored:
             document.__dict__.update(doc_id=doc_id, _stored=self)
             self.documents[doc_id] = document
         self.texts: dict[str, str | SpilledText] | None = None
+        self.titles: dict[str, str] | None = None
         self.fields_read = False
 
     def read_fields(self) -> None:
@@ -188,6 +199,12 @@ class _Stored:
                 missing = sorted(set(self.documents) - {row[0] for row in rows})
                 raise ArtifactError(f"{self.path}: {len(missing)} document(s) asked for are not stored there, e.g. {missing[0]}")
             self.fields_read = True
+
+    def title(self, doc_id: str) -> str:
+        with self.lock:
+            if self.titles is None:
+                self.titles = dict(self._query("document_titles_by_ids"))
+        return self.titles[doc_id]
 
     def text(self, doc_id: str) -> str | SpilledText:
         with self.lock:

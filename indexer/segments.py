@@ -29,7 +29,7 @@ import os
 import re
 import shutil
 from dataclasses import dataclass, field
-from typing import Callable, Iterator, Sequence
+from typing import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -234,9 +234,10 @@ def _add_to_lists(index, vectors: np.ndarray) -> None:
         release(vectors, start, stop)
 
 
-def write_segment(folder: Path, space_id: str, chunks: list[Chunk], vectors: np.ndarray, postings: list | None = None) -> None:
-    """A new segment of `chunks` with their `vectors`; its postings are built now, or — when the
-    caller passes a list `postings` — added to it, for the caller to build later (`build_postings`)."""
+def write_segment(folder: Path, space_id: str, chunks: list[Chunk], vectors: np.ndarray, titles: Mapping[str, str], postings: list | None = None) -> None:
+    """A new segment of `chunks` with their `vectors`; its postings (of the chunks with their
+    documents' `titles`) are built now, or — when the caller passes a list `postings` — added to
+    it, for the caller to build later (`build_postings`)."""
     import faiss
 
     folder.mkdir(parents=True)
@@ -247,15 +248,16 @@ def write_segment(folder: Path, space_id: str, chunks: list[Chunk], vectors: np.
     write_chunk_store(folder, space_id, chunks)
     later = [(folder, chunks)]
     if postings is None:
-        build_postings(later)
+        build_postings(later, titles)
     else:
         postings.extend(later)
 
 
-def build_postings(pending: list[tuple[Path, list[Chunk]]]) -> None:
-    """The postings of segments written without them (`write_segment(..., postings=pending)`)."""
+def build_postings(pending: list[tuple[Path, list[Chunk]]], titles: Mapping[str, str]) -> None:
+    """The postings of segments written without them (`write_segment(..., postings=pending)`), of
+    their chunks with their documents' `titles` (doc_id → title)."""
     for folder, chunks in pending:
-        build_lexical_segment(ChunkTexts(chunks), folder / "lexical")
+        build_lexical_segment(ChunkTexts(chunks, titles), folder / "lexical")
 
 
 class Rows:
@@ -299,13 +301,14 @@ class SpaceWrite:
 
 
 def write_space(space_dir: Path, name: str, space_id: str, dimension: int, kept_ids: np.ndarray, added: list[Chunk], vectors: np.ndarray,
-                previous: Path | None, load: Callable[[np.ndarray], list[Chunk]], postings: list | None = None,
+                previous: Path | None, load: Callable[[np.ndarray], list[Chunk]], titles: Mapping[str, str], postings: list | None = None,
                 max_rows: int | None = None) -> SpaceWrite:
     """Write the segments of a space holding rows `kept_ids` of the space folder `previous` and
     `added` (with their `vectors`); new segments are called `name`, `name.1`, … (at most
     `max_rows` rows each: SEGMENT_MAX_FLOATS of vectors). `load(ids)` returns the previous
     generation's chunks of those vector ids, in that order: only rows that must be written again
-    (merged, or moved to another id) are loaded. `postings`: see `write_segment`."""
+    (merged, or moved to another id) are loaded. `titles`: the title of each document (doc_id →
+    title), indexed with its chunks' words. `postings`: see `write_segment`."""
     max_rows = max_rows or max(1, SEGMENT_MAX_FLOATS // dimension)
     kept_ids = np.sort(np.asarray(kept_ids, dtype=np.int64))
     if len(added) != len(vectors):
@@ -314,7 +317,7 @@ def write_space(space_dir: Path, name: str, space_id: str, dimension: int, kept_
     if layout is None or layout.legacy:  # nothing to share: one segment holding everything
         old = stored_vectors(layout, kept_ids, dimension) if layout is not None else np.zeros((0, dimension), np.float32)
         return _finish(space_dir, name, space_id, [], _new_rows(load(kept_ids) + added, np.concatenate([old, vectors]) if len(old) else vectors), False, None, load,
-                       postings, max_rows)
+                       titles, postings, max_rows)
 
     # The rows each previous segment keeps (local row numbers, ascending); segments keeping none are dropped.
     position = np.searchsorted([s.base for s in layout.segments], kept_ids, side="right") - 1
@@ -329,12 +332,12 @@ def write_space(space_dir: Path, name: str, space_id: str, dimension: int, kept_
         tail = sum(len(live) for _, live in keep[full + 1 :]) + len(added)
         merge_from = full + 1 if tail < len(keep[full][1]) else full
     if merge_from is None:
-        return _finish(space_dir, name, space_id, keep, _new_rows(added, vectors), False, layout, load, postings, max_rows)
+        return _finish(space_dir, name, space_id, keep, _new_rows(added, vectors), False, layout, load, titles, postings, max_rows)
     merged = keep[merge_from:]
     chunks = load(np.concatenate([live + s.base for s, live in merged])) + added
     order = _document_order(chunks)
     new = [chunks[i] for i in order], _gathered(merged, vectors, np.asarray(order, dtype=np.int64), dimension, space_dir)
-    return _finish(space_dir, name, space_id, keep[:merge_from], new, True, layout, load, postings, max_rows)
+    return _finish(space_dir, name, space_id, keep[:merge_from], new, True, layout, load, titles, postings, max_rows)
 
 
 def _fewest_to_compact(keep: list[tuple[Segment, np.ndarray]], dead: int, rows: int) -> int:
@@ -386,11 +389,12 @@ def _new_rows(chunks: list[Chunk], vectors: np.ndarray) -> tuple[list[Chunk], np
 
 
 def _finish(space_dir: Path, name: str, space_id: str, keep: list[tuple[Segment, np.ndarray]], new: tuple[list[Chunk], np.ndarray],
-            compacted: bool, previous: Layout | None, load: Callable[[np.ndarray], list[Chunk]], postings: list | None, max_rows: int) -> SpaceWrite:
+            compacted: bool, previous: Layout | None, load: Callable[[np.ndarray], list[Chunk]], titles: Mapping[str, str], postings: list | None,
+            max_rows: int) -> SpaceWrite:
     result = SpaceWrite(compacted=compacted)
     entries, deleted, unmoved, base = [], [], [], 0
     for segment, live in keep:
-        if _share(segment, space_dir / SEGMENT_FOLDER / segment.name):
+        if _share(segment, space_dir / SEGMENT_FOLDER / segment.name, titles):
             result.reanalyzed.append(segment.name)
         deleted.append(np.setdiff1d(np.arange(segment.rows), live, assume_unique=True) + base)
         if base == segment.base:  # same ids as in the previous generation: their rows stay as they are
@@ -404,7 +408,7 @@ def _finish(space_dir: Path, name: str, space_id: str, keep: list[tuple[Segment,
     for piece, (start, stop) in enumerate(_pieces(len(chunks), max_rows)):
         part = chunks[start:stop]
         piece_name = f"{name}.{piece}" if piece else name
-        write_segment(space_dir / SEGMENT_FOLDER / piece_name, space_id, part, vectors[start:stop], postings)
+        write_segment(space_dir / SEGMENT_FOLDER / piece_name, space_id, part, vectors[start:stop], titles, postings)
         result.rows.add(range(base, base + len(part)), part)
         result.written += len(part)
         result.new_segments.append(piece_name)
@@ -439,14 +443,15 @@ def _full(segment: Segment, max_rows: int) -> bool:
     return segment.rows >= max_rows // 2
 
 
-def _share(segment: Segment, target: Path) -> bool:
+def _share(segment: Segment, target: Path, titles: Mapping[str, str]) -> bool:
     """Link `segment` into `target`, its postings written anew when an earlier analyzer wrote
-    them (True then): from its chunk store, so a segment costs a read of its texts, not its vectors."""
+    them (True then): from its chunk store and the documents' `titles`, so a segment costs a read
+    of its texts, not its vectors."""
     if segment_analyzer(segment.folder / "lexical") == ANALYZER["name"]:
         _link_tree(segment.folder, target)
         return False
     _link_tree(segment.folder, target, [name for name in SEGMENT_FILES if name != "lexical"])
-    texts = StoredTexts(target)
+    texts = StoredTexts(target, titles)
     try:
         build_lexical_segment(texts, target / "lexical")
     finally:

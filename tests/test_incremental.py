@@ -40,13 +40,31 @@ def test_a_metadata_only_change_rewrites_the_row_and_embeds_nothing(tmp_path, lo
     config = corpus(tmp_path)
     run("run", "-c", str(config))
     page = tmp_path / "docs" / "d3.md"
-    page.write_text(page.read_text().replace("title: Page 3", "title: Gift card policy"))
+    page.write_text(page.read_text().replace("---\n#", "url: https://shop.example/gift-cards/\n---\n#"))
     code, report = run_json("run", "-c", str(config))
     assert code == 0
     assert report["documents"] == {"added": 0, "updated": 0, "metadata_only": 1, "skipped": 4, "deleted": 0, "failed": 0}
     space = report["spaces"]["local-all-minilm-l6-v2-384"]
     assert (space["embedded"], space["carried"]) == (0, 5)
-    assert search_titles(config, "do gift cards expire")[0] == "Gift card policy"
+    hit = json.loads(run("search", "do gift cards expire", "-c", str(config), "--json").output)["hits"][0]
+    assert (hit["title"], hit["url"]) == ("Page 3", "https://shop.example/gift-cards/")
+
+
+def test_a_new_title_is_searched_by_its_words_and_embeds_nothing(tmp_path, local_embedder):
+    """A title is indexed with its page's chunks (lexical.indexed_text): retitling a page updates
+    it, its chunk texts and their vectors unchanged."""
+    config = corpus(tmp_path)
+    run("run", "-c", str(config))
+    page = tmp_path / "docs" / "d3.md"
+    page.write_text(page.read_text().replace("title: Page 3", "title: Gift card policy"))
+    code, report = run_json("run", "-c", str(config))
+    assert code == 0
+    assert report["documents"] == {"added": 0, "updated": 1, "metadata_only": 0, "skipped": 4, "deleted": 0, "failed": 0}
+    decisions = json.loads((tmp_path / "artifacts" / "generations" / report["generation"] / "report.json").read_text())["decisions"]
+    assert [d["reason"] for d in decisions if d["doc_id"] == "file:d3.md"] == ["title changed"]
+    assert report["spaces"]["local-all-minilm-l6-v2-384"]["embedded"] == 0
+    lexical = run("search", "policy", "-c", str(config), "--mode", "lexical", "--json").output
+    assert [h["title"] for h in json.loads(lexical)["hits"]] == ["Gift card policy"]
 
 
 def test_content_edits_and_additions_embed_only_new_text(tmp_path, local_embedder):

@@ -41,19 +41,24 @@ def as_schema_1(folder: Path, chunk_store: bool = True) -> None:
     reseal(folder, manifest)
 
 
-def with_whole_word_postings(folder: Path) -> None:
+def with_whole_word_postings(folder: Path, analyzer: str = "english-snowball-v1") -> None:
     """Rewrite a generation's postings as versions before identifier parts wrote them
-    (`english-snowball-v1`): each segment's `lexical/` from its chunk texts."""
+    (`english-snowball-v1`), or before titles were indexed (`-v2`): each segment's `lexical/` from
+    its chunk texts alone."""
     from indexer.bm25 import build_lexical_segment
     from indexer.chunkstore import StoredTexts
-    from indexer.lexical import WHOLE_WORDS
 
     for segment in sorted(folder.glob("spaces/*/segments/*")):
         shutil.rmtree(segment / "lexical")  # its own files: hard links into the generation before are not rewritten
         texts = StoredTexts(segment)
-        build_lexical_segment(texts, segment / "lexical", WHOLE_WORDS)
+        build_lexical_segment(texts, segment / "lexical", analyzer)
         texts.close()
     reseal(folder)
+
+
+def lexical_titles(config: Path, query: str) -> list[str]:
+    found = json.loads(run_cli("search", query, "-c", str(config), "--mode", "lexical", "--json").output)
+    return [hit["title"] for hit in found["hits"]]
 
 
 def reseal(folder: Path, manifest: dict | None = None) -> None:
@@ -112,16 +117,11 @@ def test_postings_of_whole_words_are_served_as_written_and_the_next_run_rewrites
     (tmp_path / "docs" / "cmake.md").write_text("# Targets\n\nCall add_library() with STATIC for an archive of object files.\n")
     first = json.loads(run_cli("run", "-c", str(config), "--json").output)["generation"]
     with_whole_word_postings(tmp_path / "artifacts" / "generations" / first)
-
-    def lexical_titles(query: str) -> list[str]:
-        found = json.loads(run_cli("search", query, "-c", str(config), "--mode", "lexical", "--json").output)
-        return [hit["title"] for hit in found["hits"]]
-
-    assert lexical_titles("add_library") == ["Targets"] and lexical_titles("how do I add a library") == []
+    assert lexical_titles(config, "add_library") == ["Targets"] and lexical_titles(config, "how do I add a library") == []
     report = json.loads(run_cli("run", "-c", str(config), "--json").output)
     space = report["spaces"]["local-all-minilm-l6-v2-384"]
     assert report["generation"] != first and not report["unchanged"] and space["embedded"] == 0 and space["postings_rewritten"] == 1, space
-    assert lexical_titles("how do I add a library") == ["Targets"]
+    assert lexical_titles(config, "how do I add a library") == ["Targets"]
     with_whole_word_postings(tmp_path / "artifacts" / "generations" / report["generation"])
     said = run_cli("run", "-c", str(config), "-q").output
     assert "Rewrote the lexical postings of local-all-minilm-l6-v2-384 (1 segment) for this version's analyzer: once, after an upgrade" in said, said
@@ -158,3 +158,19 @@ def test_a_generation_from_before_page_and_anchor_columns_is_served_and_updated_
     assert names == ["guide", "lacing"]
     hit = json.loads(run_cli("search", "lace the boots", "-c", str(config), "-k", "1", "--json").output)["hits"][0]
     assert hit["link"] == "https://docs.example.com/guide/#lacing"
+
+
+def test_postings_of_chunk_texts_alone_are_rewritten_with_the_titles(tmp_path):
+    """A generation from before titles were indexed with their chunks (`english-snowball-v2`): a
+    page whose text never says its title's words is found by them once the next run, though
+    nothing changed and nothing is embedded, rewrites the postings."""
+    config = small_corpus(tmp_path)
+    (tmp_path / "docs" / "boots.md").write_text("---\ntitle: Warranty claims\n---\nSend the boots back with the receipt: we repair or replace them.\n")
+    first = json.loads(run_cli("run", "-c", str(config), "--json").output)["generation"]
+    assert lexical_titles(config, "warranty") == ["Warranty claims"]
+    with_whole_word_postings(tmp_path / "artifacts" / "generations" / first, "english-snowball-v2")
+    assert lexical_titles(config, "warranty") == [] and lexical_titles(config, "receipt") == ["Warranty claims"], "served as written"
+    report = json.loads(run_cli("run", "-c", str(config), "--json").output)
+    space = report["spaces"]["local-all-minilm-l6-v2-384"]
+    assert report["generation"] != first and space["embedded"] == 0 and space["postings_rewritten"] == 1, space
+    assert lexical_titles(config, "warranty") == ["Warranty claims"]

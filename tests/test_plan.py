@@ -11,7 +11,7 @@ def doc(doc_id: str, text: str = "body", title: str = "T", source: str = "s") ->
 
 
 def prev(d: Document) -> PreviousDocument:
-    return PreviousDocument(d.doc_id, d.source, d.content_hash, d.metadata_hash)
+    return PreviousDocument(d.doc_id, d.source, d.content_hash, d.metadata_hash, d.title)
 
 
 def decide(previous_docs, crawled, complete=("s",), failed=None):
@@ -20,17 +20,18 @@ def decide(previous_docs, crawled, complete=("s",), failed=None):
 
 
 def test_every_decision_path():
-    a, b, c, d = doc("a"), doc("b"), doc("c"), doc("d")
+    a, b, c, d, f = doc("a"), doc("b"), doc("c"), doc("d"), doc("f")
     decisions = decide(
-        [a, b, c, d],
-        [doc("a"), doc("b", text="new body"), doc("c", title="New title"), doc("e")],
+        [a, b, c, d, f],
+        [doc("a"), doc("b", text="new body"), doc("c", title="New title"), doc("e"), Document("f", "s", "files", "T", "body", tags=("new",))],
     )
     assert decisions == {
         "a": (Action.SKIP, "unchanged"),
         "b": (Action.FULL, "content changed"),
-        "c": (Action.METADATA, "metadata changed"),
+        "c": (Action.FULL, "title changed"),  # its words are indexed with its chunks
         "d": (Action.DELETE, "no longer listed by its source"),
         "e": (Action.FULL, "new"),
+        "f": (Action.METADATA, "metadata changed"),
     }
 
 
@@ -53,7 +54,7 @@ def test_a_first_run_adds_everything():
 
 def test_counts_split_full_into_added_and_updated():
     previous = {p.doc_id: p for p in map(prev, [doc("a"), doc("b"), doc("c"), doc("d")])}
-    decisions = plan(previous, [doc("a"), doc("b", text="x"), doc("c", title="y"), doc("e")], {"s"}, {"f": "WEB_FETCH_FAILED"})
+    decisions = plan(previous, [doc("a"), doc("b", text="x"), Document("c", "s", "files", "T", "body", url="https://example.com/c"), doc("e")], {"s"}, {"f": "WEB_FETCH_FAILED"})
     assert counts(decisions, previous) == {"added": 1, "updated": 1, "metadata_only": 1, "skipped": 1, "deleted": 1, "failed": 1}
 
 

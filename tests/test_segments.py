@@ -55,7 +55,7 @@ class Space:
     def next(self, folder: Path, name: str, keep_docs: set[str], added: list[Chunk], max_rows: int | None = None) -> "Space":
         """The next generation's space: keeps the chunks of `keep_docs`, adds `added`."""
         kept = [vid for vid, c in self.rows.items() if c.doc_id.removeprefix("file:") in keep_docs]
-        how = write_space(folder, name, "sp", DIMENSION, np.asarray(kept), added, vectors(added), self.folder, self.load, max_rows=max_rows)
+        how = write_space(folder, name, "sp", DIMENSION, np.asarray(kept), added, vectors(added), self.folder, self.load, {}, max_rows=max_rows)
         return Space(folder, how, self)
 
     def load(self, ids: np.ndarray) -> list[Chunk]:
@@ -80,13 +80,13 @@ class Space:
 
 def built(folder: Path, chunks: list[Chunk], max_rows: int | None = None) -> Space:
     """A first generation's space of `chunks`, its new segments named after the folder."""
-    return Space(folder, write_space(folder, folder.name, "sp", DIMENSION, np.zeros(0), chunks, vectors(chunks), None, list, max_rows=max_rows))
+    return Space(folder, write_space(folder, folder.name, "sp", DIMENSION, np.zeros(0), chunks, vectors(chunks), None, list, {}, max_rows=max_rows))
 
 
 def fresh(folder: Path, space: Space) -> Space:
     """The same chunks written from scratch into one segment."""
     chunks = list(space.rows.values())
-    return Space(folder, write_space(folder, "fresh", "sp", DIMENSION, np.zeros(0), chunks, vectors(chunks), None, list))
+    return Space(folder, write_space(folder, "fresh", "sp", DIMENSION, np.zeros(0), chunks, vectors(chunks), None, list, {}))
 
 
 def assert_even_pieces(space: Space, cap: int) -> list[int]:
