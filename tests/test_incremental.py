@@ -328,7 +328,7 @@ def test_an_unchanged_space_reuses_its_index_files_and_the_manifest_stays_true(t
     config = corpus(tmp_path)
     first = json.loads(run("run", "-c", str(config), "--json").output)["generation"]
     page = tmp_path / "docs" / "d1.md"
-    page.write_text(page.read_text().replace("title: Page 1", "title: Shipping"))  # a new generation whose chunks did not change
+    page.write_text(page.read_text().replace("---\n#", "url: https://shop.example/shipping/\n---\n#"))  # a new generation whose chunks did not change
     second = json.loads(run("run", "-c", str(config), "--json").output)["generation"]
     assert second != first
     old, new = (tmp_path / "artifacts" / "generations" / g for g in (first, second))
