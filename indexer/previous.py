@@ -232,6 +232,7 @@ class _Stored:
 
         db = duckdb.connect(str(self.path), read_only=True)
         try:
+            read_as_current(db)  # an older generation's documents lack columns the queries read
             yield db
         finally:
             db.close()

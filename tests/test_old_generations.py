@@ -132,6 +132,15 @@ def test_postings_of_whole_words_are_served_as_written_and_the_next_run_rewrites
     assert all(hashlib.sha256((folder / name).read_bytes()).hexdigest() == info["sha256"] for name, info in files.items())
 
 
+def without_page_and_anchor_columns(meta: Path):
+    """meta.duckdb as versions before page_starts / anchor_offsets / anchor_names wrote it; the
+    connection stays open for the caller to change more, then CHECKPOINT, close and `reseal`."""
+    db = duckdb.connect(str(meta))
+    for column in ("page_starts", "anchor_offsets", "anchor_names"):
+        db.execute(f"ALTER TABLE documents DROP COLUMN {column}")
+    return db
+
+
 def test_a_generation_from_before_page_and_anchor_columns_is_served_and_updated_in_place(tmp_path):
     """meta.duckdb written before documents had page_starts / anchor_offsets / anchor_names: a server
     reads it (the columns empty), and the next run updates a copy that gains them."""
@@ -139,9 +148,7 @@ def test_a_generation_from_before_page_and_anchor_columns_is_served_and_updated_
     (tmp_path / "docs" / "guide.md").write_text("---\nurl: https://docs.example.com/guide/\n---\n# Guide\n\n## Lacing\n\nLace the boots from the toe up.\n")
     first = json.loads(run_cli("run", "-c", str(config), "--json").output)["generation"]
     meta = tmp_path / "artifacts" / "generations" / first / "meta.duckdb"
-    db = duckdb.connect(str(meta))
-    for column in ("page_starts", "anchor_offsets", "anchor_names"):
-        db.execute(f"ALTER TABLE documents DROP COLUMN {column}")
+    db = without_page_and_anchor_columns(meta)
     old_etag = hashlib.sha256((tmp_path / "docs" / "guide.md").read_bytes()).hexdigest()  # the old version's file validator: the bytes alone
     db.execute("UPDATE documents SET metadata_hash = 'hashed before anchors', etag = ? WHERE doc_id = 'file:guide.md'", [old_etag])  # as the old version hashed it
     db.execute("CHECKPOINT")
@@ -174,3 +181,21 @@ def test_postings_of_chunk_texts_alone_are_rewritten_with_the_titles(tmp_path):
     space = report["spaces"]["local-all-minilm-l6-v2-384"]
     assert report["generation"] != first and space["embedded"] == 0 and space["postings_rewritten"] == 1, space
     assert lexical_titles(config, "warranty") == ["Warranty claims"]
+
+
+def test_a_document_that_fails_keeps_its_version_from_a_generation_before_page_and_anchor_columns(tmp_path):
+    """Its last good version is read from a meta.duckdb that lacks those columns."""
+    config = small_corpus(tmp_path)
+    first = json.loads(run_cli("run", "-c", str(config), "--json").output)["generation"]
+    meta = tmp_path / "artifacts" / "generations" / first / "meta.duckdb"
+    db = without_page_and_anchor_columns(meta)
+    db.execute("CHECKPOINT")
+    db.close()
+    reseal(meta.parent)
+    (tmp_path / "docs" / "refunds.md").write_text("---\ntitle: [unclosed\n---\nx")
+    result = run_cli("run", "-c", str(config), "--json")
+    report = json.loads(result.output)
+    assert result.exit_code == 4 and report["documents"]["failed"] == 1, report["documents"]
+    assert [(e["doc_id"], e["code"]) for e in report["errors"]] == [("file:refunds.md", "FILE_EXTRACTION_FAILED")]
+    hit = json.loads(run_cli("search", "refund within 30 days", "-c", str(config), "-k", "1", "--json").output)["hits"][0]
+    assert hit["title"] == "Refunds", "its last good version"
