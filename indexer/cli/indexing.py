@@ -107,13 +107,19 @@ def run(config_path, artifacts, as_json, silent, providers, max_cost, allow_mass
                 runlog.finished(config.artifacts, run_id, "partial" if report.errors else "success", EXIT_DOCUMENT_ERRORS if report.errors else 0, report.as_dict())
             else:
                 runlog.finished(config.artifacts, run_id, "failed", code, error=error)
+    _tell(report, as_json, config.artifacts)
+
+
+def _tell(report, as_json: bool, artifacts: Path) -> None:
+    """Print what a finished run did (or a dry run would do) and exit with its code: 4 when
+    documents failed; for a dry run, 3 when the delete guard would stop the real one."""
     if as_json:
         click.echo(json.dumps(report.as_dict(), indent=2))
-    elif dry_run:
+    elif report.dry_run:
         _print_plan(report)
     else:
-        _print_summary(report, config.artifacts)
-    if dry_run:
+        _print_summary(report, artifacts)
+    if report.dry_run:
         if report.delete_guard:  # the real run would stop: say so the way a scheduled job can act on
             sys.exit(EXIT_DELETE_GUARD)
         return
