@@ -178,7 +178,8 @@ def segment_analyzer(folder: Path) -> str:
     refused unless this version can query it."""
     info = json.loads((folder / "analyzer.json").read_text())
     if info.get("name") not in READABLE or info.get("format") != FORMAT:
-        raise ValueError(f"{folder}: lexical index {info.get('name')!r}/{info.get('format')!r}; this version reads {'/'.join(READABLE)} in {FORMAT!r}")
+        raise ValueError(f"{folder}: lexical index {info.get('name')!r}/{info.get('format')!r}; this version reads {'/'.join(READABLE)} in {FORMAT!r} "
+                         "(written by a newer indexer? upgrade the servers first)")
     return info["name"]
 
 
