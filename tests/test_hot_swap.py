@@ -143,9 +143,10 @@ def test_a_generation_is_read_into_memory_before_it_serves(tmp_path, local_embed
 def test_postings_of_a_newer_analyzer_are_refused_by_name_and_the_old_generation_keeps_serving(tmp_path, local_embedder):
     """Upgrade the servers first: a generation whose postings an analyzer this version does not
     know wrote (a newer indexer's) is refused with what it is, not searched with the wrong terms."""
-    import hashlib
     import json
     import shutil
+
+    from tests.test_old_generations import reseal
 
     config = corpus(tmp_path, "Refunds are paid within 30 days.")
     good = run_index(config).generation_id
@@ -153,11 +154,7 @@ def test_postings_of_a_newer_analyzer_are_refused_by_name_and_the_old_generation
     shutil.copytree(config.artifacts / "generations" / good, future)  # copies, not links: the served generation stays as it is
     for info in future.glob("spaces/*/segments/*/lexical/analyzer.json"):
         info.write_text(json.dumps(json.loads(info.read_text()) | {"name": "english-snowball-v99"}))
-    manifest = json.loads((future / "manifest.json").read_text())
-    manifest["generation_id"] = future.name
-    manifest["files"] = {p.relative_to(future).as_posix(): {"bytes": p.stat().st_size, "sha256": hashlib.sha256(p.read_bytes()).hexdigest()}
-                         for p in sorted(future.rglob("*")) if p.is_file() and p.name != "manifest.json"}
-    (future / "manifest.json").write_text(json.dumps(manifest))
+    reseal(future, json.loads((future / "manifest.json").read_text()) | {"generation_id": future.name})
     with TestClient(create_app(Settings(artifacts=config.artifacts, poll_seconds=0.1))) as client:
         (config.artifacts / "CURRENT").write_text(future.name + "\n")
         assert wait_for(lambda: "refused" in client.get("/v1/info").json())
