@@ -78,7 +78,7 @@ def plan(
             decisions.append(Decision(doc.doc_id, doc.source, Action.FULL, "new"))
         elif before.content_hash != doc.content_hash:
             decisions.append(Decision(doc.doc_id, doc.source, Action.FULL, "content changed"))
-        elif before.metadata_hash != doc.metadata_hash and before.title != doc.title:
+        elif before.title != doc.title:  # a title is part of the metadata hash too
             decisions.append(Decision(doc.doc_id, doc.source, Action.FULL, "title changed"))
         elif before.metadata_hash != doc.metadata_hash:
             decisions.append(Decision(doc.doc_id, doc.source, Action.METADATA, "metadata changed"))
