@@ -36,12 +36,17 @@ def search_titles(config, query: str) -> list[str]:
     return [h["title"] for h in json.loads(run("search", query, "-c", str(config), "--json").output)["hits"]]
 
 
-def test_a_metadata_only_change_rewrites_the_row_and_embeds_nothing(tmp_path, local_embedder):
+def indexed_then_edited(tmp_path, old: str, new: str) -> tuple:
+    """The corpus indexed, then page d3 edited (`old` → `new`) and indexed again: (config, exit code, report)."""
     config = corpus(tmp_path)
     run("run", "-c", str(config))
     page = tmp_path / "docs" / "d3.md"
-    page.write_text(page.read_text().replace("---\n#", "url: https://shop.example/gift-cards/\n---\n#"))
-    code, report = run_json("run", "-c", str(config))
+    page.write_text(page.read_text().replace(old, new))
+    return config, *run_json("run", "-c", str(config))
+
+
+def test_a_metadata_only_change_rewrites_the_row_and_embeds_nothing(tmp_path, local_embedder):
+    config, code, report = indexed_then_edited(tmp_path, "---\n#", "url: https://shop.example/gift-cards/\n---\n#")
     assert code == 0
     assert report["documents"] == {"added": 0, "updated": 0, "metadata_only": 1, "skipped": 4, "deleted": 0, "failed": 0}
     space = report["spaces"]["local-all-minilm-l6-v2-384"]
@@ -53,11 +58,7 @@ def test_a_metadata_only_change_rewrites_the_row_and_embeds_nothing(tmp_path, lo
 def test_a_new_title_is_searched_by_its_words_and_embeds_nothing(tmp_path, local_embedder):
     """A title is indexed with its page's chunks (lexical.indexed_text): retitling a page updates
     it, its chunk texts and their vectors unchanged."""
-    config = corpus(tmp_path)
-    run("run", "-c", str(config))
-    page = tmp_path / "docs" / "d3.md"
-    page.write_text(page.read_text().replace("title: Page 3", "title: Gift card policy"))
-    code, report = run_json("run", "-c", str(config))
+    config, code, report = indexed_then_edited(tmp_path, "title: Page 3", "title: Gift card policy")
     assert code == 0
     assert report["documents"] == {"added": 0, "updated": 1, "metadata_only": 0, "skipped": 4, "deleted": 0, "failed": 0}
     decisions = json.loads((tmp_path / "artifacts" / "generations" / report["generation"] / "report.json").read_text())["decisions"]
