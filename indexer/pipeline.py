@@ -74,28 +74,19 @@ def run_index(
     with ExitStack() as cleanup:  # on every way out: the early copy removed (unless the write took it), the previous generation closed
         if previous is not None:
             cleanup.callback(previous.close)
-        with timer("crawl"):
-            stored_fetch = previous.fetch_state() if previous else {}
-            texts = None if dry_run else TextSpill(config.artifacts)  # texts wait on disk until read (indexer/textspill.py)
-            crawled_list, complete, not_modified = _crawl_sources(config, stored_fetch, full_refresh, texts, progress, report)
-        crawled = {d.doc_id: d for d in _unique(crawled_list, report.errors)}
-        report.slowest = slowest(crawled.values())
-
+        crawled, complete, not_modified, stored_fetch, texts = _crawl(config, previous, full_refresh, dry_run, progress, report, timer)
         before = previous.documents_state() if previous else {}
         decisions = _decide(before, crawled, complete, not_modified, report, config.max_delete_fraction, allow_mass_delete, dry_run)
         if not dry_run and any(d.action is Action.FULL for d in decisions.values()):
             for space in rebuilt:
                 import_client_soon(space)  # something will be embedded: its client loads while the rest is prepared
-        if updatable and any(d.action is not Action.SKIP for d in decisions.values()):
-            early = cleanup.enter_context(EarlyCopy(previous.folder / "meta.duckdb", config.artifacts / artifacts.GENERATIONS))  # written to soon: copied meanwhile
+        if updatable and any(d.action is not Action.SKIP for d in decisions.values()):  # meta.duckdb is written to soon: copied meanwhile
+            early = cleanup.enter_context(EarlyCopy(previous.folder / "meta.duckdb", config.artifacts / artifacts.GENERATIONS))
 
         versions = _Versions(previous, crawled, before, texts)
         documents, kept = versions.assemble(decisions)
 
-        # Spaces built exactly as configured now keep the chunks of kept documents as they are.
-        carries = {s.space_id: previous is not None and previous.carries_chunks(s.space_id, space_manifest(s)) for s in rebuilt}
-        # Documents that changed while this space was not rebuilt (`--provider`) still hold an older version's chunks here.
-        stale_before = {s.space_id: previous.stale_documents(s.space_id) if carries[s.space_id] else set() for s in rebuilt}
+        carries, stale_before = _carried(previous, rebuilt)
         new_chunks = chunk_spaces(rebuilt, documents, decisions, kept, carries, stale_before, dry_run, embedder_for, progress, timer, report.errors)
         documents, kept = versions.assemble(decisions)  # a document that failed to chunk falls back to its last good version
         _drop_chunks_of_fallbacks(new_chunks, documents, decisions)
@@ -118,8 +109,7 @@ def run_index(
         fresh = {}  # the builds hold the vectors now; writing them lets them go (artifacts.write_generation)
         rewritten = _rewritten(decisions, documents, crawled, stored_fetch, before)
         chance = ChanceLevels(previous, rebuilt, embedder_for, report, timer)
-        unchanged_generation = (previous is not None and not any(chance.to_measure(b) for b in builds)  # a space still to measure: a generation from before chance levels
-                                and _nothing_changed(previous, decisions, documents, builds, rewritten, report))
+        unchanged_generation = _already_served(previous, chance, decisions, documents, builds, rewritten, report)
         update = MetaUpdate(previous.folder / "meta.duckdb", rewritten, early) if updatable else None
         if previous is not None:
             previous.close()  # everything is read from it: the write opens what it needs itself
@@ -130,6 +120,37 @@ def run_index(
             _write_and_publish(config, report, started, documents, builds, sorted({s.provider for s in rebuilt}), update, chance, progress, timer)
         report.peak_rss_mb = peak_rss_mb()
         return report
+
+
+def _crawl(config: Config, previous: PreviousGeneration | None, full_refresh: bool, dry_run: bool, progress: Progress, report: RunReport,
+           timer: "_Timer") -> tuple[dict[str, Document], set[str], set[str], dict[str, FetchState], TextSpill | None]:
+    """Every source's documents by id (the first of a duplicated id; the others are errors), the
+    sources whose listing was complete, the documents that answered "not modified", what the last
+    fetches knew, and the spill the texts wait in (indexer/textspill.py; none in a dry run)."""
+    with timer("crawl"):
+        stored_fetch = previous.fetch_state() if previous else {}
+        texts = None if dry_run else TextSpill(config.artifacts)
+        crawled_list, complete, not_modified = _crawl_sources(config, stored_fetch, full_refresh, texts, progress, report)
+    crawled = {d.doc_id: d for d in _unique(crawled_list, report.errors)}
+    report.slowest = slowest(crawled.values())
+    return crawled, complete, not_modified, stored_fetch, texts
+
+
+def _carried(previous: PreviousGeneration | None, rebuilt: list) -> tuple[dict[str, bool], dict[str, set[str]]]:
+    """Per rebuilt space: whether it keeps the chunks of kept documents as they are (it is built
+    exactly as configured now), and the documents that changed while it was not rebuilt
+    (`--provider`), which still hold an older version's chunks there."""
+    carries = {s.space_id: previous is not None and previous.carries_chunks(s.space_id, space_manifest(s)) for s in rebuilt}
+    stale_before = {s.space_id: previous.stale_documents(s.space_id) if carries[s.space_id] else set() for s in rebuilt}
+    return carries, stale_before
+
+
+def _already_served(previous: PreviousGeneration | None, chance: ChanceLevels, decisions: dict[str, Decision], documents: list[Document],
+                    builds: list, rewritten: frozenset[str], report: RunReport) -> bool:
+    """Whether the served generation is already what this run would write (then nothing is
+    published). A space still to measure its chance level (a generation from before them) is a change."""
+    return (previous is not None and not any(chance.to_measure(b) for b in builds)
+            and _nothing_changed(previous, decisions, documents, builds, rewritten, report))
 
 
 def _drop_chunks_of_fallbacks(new_chunks: dict[str, list[Chunk]], documents: list[Document], decisions: dict[str, Decision]) -> None:
