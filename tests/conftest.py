@@ -115,6 +115,13 @@ def api_client(artifacts: Path, **settings):
         yield client
 
 
+def first_hit(client, query: str) -> dict:
+    """The best hit of a search through `client` (an `api_client`)."""
+    response = client.post("/v1/search", json={"query": query, "top_k": 1})
+    assert response.status_code == 200, response.text
+    return response.json()["hits"][0]
+
+
 @pytest.fixture(scope="module")
 def examples_client(examples_artifacts):
     """The search API over `examples/`."""

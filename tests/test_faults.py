@@ -210,7 +210,7 @@ def test_file_dates_come_from_git_and_a_new_mtime_alone_changes_nothing(tmp_path
 def test_files_git_ignores_are_left_out_as_a_fresh_checkout_would_leave_them(tmp_path):
     """A docs folder with its built site beside it (MkDocs' `site/`, ignored): before, every page was
     indexed twice, once as Markdown and once as the built HTML — and not on the nightly's checkout.
-    (Sphinx's `_build/` and Jekyll's `_site/` are never listed: tests/test_deep_links.py.)"""
+    (Sphinx's `_build/` and Jekyll's `_site/` are never listed: tests/test_docs_sites.py.)"""
     docs = tmp_path / "docs"
     (docs / "site" / "html").mkdir(parents=True)
     (docs / ".gitignore").write_text("site/\n*.draft.md\n")
