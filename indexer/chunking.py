@@ -21,7 +21,7 @@ from typing import Callable, Iterator
 
 import numpy as np
 
-from indexer.documents import Chunk
+from indexer.documents import Chunk, shortened
 
 HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$")
 FENCE = re.compile(r"^(```|~~~)")
@@ -145,7 +145,7 @@ def parse_blocks(text: str) -> list[Block]:
         elif not in_fence and (heading := HEADING.match(stripped)):
             close()
             offset = len(content) - len(content.lstrip())
-            blocks.append(Block(line_start + offset, line_end, len(heading.group(1)), heading.group(2).strip()))
+            blocks.append(Block(line_start + offset, line_end, len(heading.group(1)), shortened(heading.group(2).strip())))
             continue
         if not stripped and not in_fence:
             close()

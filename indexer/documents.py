@@ -11,6 +11,25 @@ from datetime import datetime, timezone
 from indexer.lexical import indexed_text
 
 
+# A title or a heading is a line. Past this many characters it is a page's text marked up as one (an
+# <h1> or <title> left open in broken HTML, a Markdown heading missing its newline): every hit of
+# the page would carry it, its words would stand before each chunk in the lexical index
+# (`indexed_text`), and Gemini would receive it with every batch of the page's chunks.
+MAX_TITLE_CHARS = 200
+
+
+def shortened(line: str, limit: int = MAX_TITLE_CHARS) -> str:
+    """`line` as a title or heading: unchanged up to `limit` characters; longer, its whitespace
+    collapsed and cut at the last word boundary within `limit`, with "…" (at most `limit` in all)."""
+    if len(line) <= limit:
+        return line
+    line = " ".join(line.split())
+    if len(line) <= limit:
+        return line
+    cut = line.rfind(" ", 0, limit)
+    return line[: cut if cut > limit // 2 else limit - 1].rstrip() + "…"
+
+
 @dataclass(frozen=True)
 class Document:
     """One extracted document.
@@ -44,6 +63,10 @@ class Document:
     # Wall time to fetch and extract it this run (rate-limit and per-host waits included): the
     # report's slowest documents. None for a version read back from a generation.
     fetch_seconds: float | None = field(default=None, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.title and len(self.title) > MAX_TITLE_CHARS:
+            object.__setattr__(self, "title", shortened(self.title))
 
     @property
     def content_hash(self) -> str:

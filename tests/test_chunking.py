@@ -97,6 +97,17 @@ def test_heading_path_follows_the_heading_tree():
     assert chunks[1].text == "## Install\n\nRun make.", "a chunk starts with its section's heading"
 
 
+def test_a_heading_longer_than_a_line_is_cut_at_a_word_in_the_heading_path():
+    run_on = "Returns " + "and refunds " * 40 + "within thirty days"
+    unbroken = "x" * 500
+    chunks = chunk_text(f"# {run_on}\n\nIntro.\n\n## {unbroken}\n\nBody.", ChunkingParams(200, 0))
+    first, second = (c.heading_path for c in chunks)
+    kept = first[0].removesuffix("…")
+    assert first[0].endswith("…") and 180 < len(first[0]) <= 200 and run_on.startswith(kept) and run_on[len(kept)] == " ", "cut after a whole word"
+    assert second[1] == "x" * 199 + "…", "a word longer than a line is cut inside it"
+    assert chunks[0].text.startswith(f"# {run_on}\n"), "the text keeps the whole heading"
+
+
 def test_a_heading_followed_directly_by_a_subheading_is_not_a_chunk_of_its_own():
     chunks = chunk_text("# Guide\n\n## Install\n\nRun make.", ChunkingParams(200, 0))
     assert [(c.heading_path, c.text) for c in chunks] == [(("Guide", "Install"), "# Guide\n\n## Install\n\nRun make.")]

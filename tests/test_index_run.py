@@ -447,6 +447,25 @@ def test_one_bad_file_never_fails_the_run(tmp_path):
     assert said.startswith("latin1.md: not UTF-8 text (byte 3: invalid continuation byte); save it as UTF-8") and 'fallback_encoding = "cp1252"' in said
 
 
+def test_a_page_whose_text_is_marked_up_as_its_title_is_cited_with_a_title_of_a_line(tmp_path):
+    """Broken HTML that leaves its <title> and <h1> open, or a Markdown heading that lost its
+    newline, turns a page's text into its title and heading: every hit of the page carried
+    thousands of characters twice, and the lexical index read them before each of its chunks."""
+    config = small_corpus(tmp_path)
+    prose = " ".join(f"clause{i} of the terms and conditions" for i in range(300))
+    body = "Parcels to the islands travel by ferry and take three extra days. " * 40
+    (tmp_path / "docs" / "broken.html").write_text(f"<html><head><title>{prose}</title></head><body><h1>{prose}<p>{body}</p></h1></body></html>")
+    (tmp_path / "docs" / "run-on.md").write_text(f"# {prose} Returns are accepted within thirty days of delivery.\n\n{'Keep the receipt. ' * 30}\n")
+    assert run_cli("run", "-c", str(config)).exit_code == 0
+    for query, path in (("ferry to the islands extra days", "broken.html"), ("keep the receipt", "run-on.md")):
+        hit = json.loads(run_cli("search", query, "-c", str(config), "--json", "-k", "1").output)["hits"][0]
+        assert hit["path"] == path
+        assert hit["title"].startswith("clause0 of the terms") and hit["title"].endswith("…") and len(hit["title"]) <= 200, hit["title"]
+        assert all(len(h) <= 200 for h in hit["heading_path"]) and hit["heading_path"][-1].endswith("…"), hit["heading_path"]
+    assert "Returns are accepted within thirty days" in json.loads(run_cli("search", "returns accepted thirty days", "-c", str(config), "--json").output)["hits"][0]["text"], \
+        "the heading's words stay in the page's text"
+
+
 def test_a_folder_of_files_saved_by_windows_is_read_with_a_fallback_encoding(tmp_path):
     """Notepad and older Office save "ANSI" text: cp1252 in Western Europe and the Americas. Such
     files failed as "not UTF-8" however many there were; `fallback_encoding` reads them, and the
