@@ -25,7 +25,7 @@ from indexer.myst import myst_to_markdown
 
 # What the readers make of the same bytes. Raise it with any change to the text or metadata a file
 # is read as: a files source skips reading a file whose bytes (and this) are the last run's.
-EXTRACTION_VERSION = 6  # 2: byte order marks read, not kept as text; no base64 data URIs; file-name titles keep their capitals;
+EXTRACTION_VERSION = 7  # 2: byte order marks read, not kept as text; no base64 data URIs; file-name titles keep their capitals;
 #                         titles a program filled in ("Microsoft Word - x.docx", "Untitled Document") give way to the first heading
 #                         3: Markdown without HTML comments and tags, Hugo shortcodes and Liquid tags; .mdx read as
 #                         Markdown (indexer/markup.py); Hugo's TOML front matter; lastmod / last_modified_at as updated_at;
@@ -36,6 +36,8 @@ EXTRACTION_VERSION = 6  # 2: byte order marks read, not kept as text; no base64 
 #                         5: GitHub slugs keep `_` inside a word (`## cl100k_base` is #cl100k_base); MkDocs', Jekyll's and Hugo's own slugs (url_rules);
 #                         Docusaurus 3 heading ids in MDX comments
 #                         6: a MyST page's repeated heading gets Sphinx's numbered id (#id1), not the first one's
+#                         7: titles and headings past 200 characters cut at a word (indexer/documents.py `shortened`);
+#                         a front matter's title given as a list reads as its items, not as the list's Python form
 BLOCK_TAGS = {"p", "div", "section", "article", "main", "header", "footer", "aside", "figure", "figcaption", "dl", "dd", "dt", "form", "details", "summary", "center"}
 HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
 SKIP_TAGS = {"script", "style", "noscript", "template", "svg", "button", "nav"}
@@ -149,7 +151,7 @@ def extract_markdown(raw: str, fallback_title: str, mdx: bool = False, url: str 
     anchors: tuple = ()
     if url:  # headings can be linked to only where the page is published
         text, anchors = markdown_anchors(text, heading_ids)
-    title = str(meta.pop("title", "") or "").strip() or first_heading(text) or fallback_title
+    title = _title_text(meta.pop("title", "")) or first_heading(text) or fallback_title
     return Extracted(
         title=title,
         text=text,
@@ -437,6 +439,14 @@ def parse_timestamp(value) -> datetime | None:
 
 def _str_or_none(value) -> str | None:
     return str(value).strip() or None if value is not None else None
+
+
+def _title_text(value) -> str:
+    """A front matter's title as text: `title: [Setup, Linux]` reads "Setup, Linux", not the
+    list's Python form; a mapping is no title (the first heading names the page)."""
+    if isinstance(value, (list, tuple)):
+        return ", ".join(_str_tuple(value))
+    return "" if isinstance(value, dict) or value is None else str(value).strip()
 
 
 def _str_tuple(value) -> tuple[str, ...]:

@@ -26,6 +26,13 @@ def test_markdown_title_falls_back_to_first_heading_then_file_name():
     assert extract_markdown("just text", "My file").title == "My file"
 
 
+def test_a_front_matter_title_that_is_not_a_string_reads_as_text():
+    """YAML reads `title: [Setup, Linux]` as a list: the title showed "['Setup', 'Linux']"."""
+    assert extract_markdown("---\ntitle: [Setup, Linux]\n---\n# Installing\n\ntext", "f").title == "Setup, Linux"
+    assert extract_markdown("---\ntitle: {en: Setup}\n---\n# Installing\n\ntext", "f").title == "Installing", "a mapping names nothing"
+    assert extract_markdown("---\ntitle: 2024\n---\ntext", "f").title == "2024"
+
+
 def test_broken_front_matter_is_an_extraction_error():
     with pytest.raises(ExtractionError) as raised:
         extract_markdown("---\nowner: ana\ntitle: [unclosed\n---\nbody", "x")
