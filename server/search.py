@@ -19,7 +19,7 @@ from server.links import body_start, deep_link, page_span
 from server.relevance import relevance, threshold
 from indexer.documents import utc_naive
 from server.reader import Generation, SpaceIndex
-from server.snippets import snippet
+from server.snippets import readable_name, snippet
 
 if TYPE_CHECKING:
     from server.timeparse import TimeFilter
@@ -342,11 +342,11 @@ class _Hit:
         return SearchHit(
             chunk_id=row["chunk_id"],
             doc_id=row["doc_id"],
-            title=row["title"],
+            title=readable_name(row["title"]) if row["title"] else row["title"],
             url=row["url"],
             path=row["path"],
             source=row["source"],
-            heading_path=tuple(row["heading_path"]),
+            heading_path=tuple(map(readable_name, row["heading_path"])),
             text=self.text,
             start=self.start,
             end=self.end,

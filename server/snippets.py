@@ -44,15 +44,15 @@ def _after_repeated_names(text: str, shown: Sequence[str]) -> str:
     if not shown:
         return text
     names = {_plain(name) for name in shown}
-    longest = max(map(len, shown)) + 12  # room for "#"s and Markdown around a name; a longer line is not one
+    longest = max(map(len, shown)) + 12  # room for Markdown around a name: a longer plain line is not one
     cursor = 0
     while cursor < len(text):
         end = text.find("\n", cursor)
         end = len(text) if end < 0 else end + 1
         line = text[cursor:end].strip()
         if line:
-            heading = _HEADING_TEXT.fullmatch(line)
-            if len(line) > longest or _plain(heading.group(1) if heading else line) not in names:
+            heading = _HEADING_TEXT.fullmatch(line)  # compared whatever its length: its syntax (a link's URL) may be most of it
+            if (not heading and len(line) > longest) or _plain(heading.group(1) if heading else line) not in names:
                 return text[cursor:]
         cursor = end
     return text  # repeats only: they are the snippet
@@ -185,7 +185,8 @@ _IMAGE = re.compile(r"!\[([^\]]*)\]\([^)]*\)")
 _REFERENCE_LINK = re.compile(r"\[([^\]\n]+)\]\[[^\]\n]*\]")
 _REFERENCE_DEFINITION = re.compile(r"^ {0,3}\[[^\]\n^]+\]:[ \t]+\S+.*$", re.MULTILINE)
 _LINK = re.compile(r"\[([^\]]+)\]\((?:[^()]|\([^)]*\))*\)")
-_EMPHASIS = re.compile(r"(\*\*|__|\*|~~)(?=\S)(.+?)(?<=\S)\1")
+# A delimiter next to a space or another `*` neither opens nor closes ("*args and **kwargs" is text).
+_EMPHASIS = re.compile(r"(\*\*|__|\*|~~)(?=[^\s*])(.+?)(?<=[^\s*])\1")
 _UNDERSCORE_EMPHASIS = re.compile(r"(?<!\w)_(?=\S)(.+?)(?<=\S)_(?!\w)")
 _CODE = re.compile(r"`+([^`]*)`+")
 
@@ -221,6 +222,23 @@ _STEPS = (
     (_IMAGE, r"\1", "!"), (_LINK, r"\1", "]"), (_REFERENCE_LINK, r"\1", ("][",)), (_CODE, r"\1", "`"), (_EMPHASIS, r"\2", "*_~"),
     (_UNDERSCORE_EMPHASIS, r"\1", "_"),
 )
+
+
+_INLINE_STEPS = tuple(step for step in _STEPS if step[0] in (_WIKILINK, _FOOTNOTE_MARK, _IMAGE, _LINK, _REFERENCE_LINK, _CODE, _EMPHASIS,
+                                                            _UNDERSCORE_EMPHASIS))
+
+
+@lru_cache(maxsize=8192)
+def readable_name(name: str) -> str:
+    """A title or heading as a person reads it: without the emphasis, code marks and link, image
+    and footnote syntax inside it ("Install `widgetctl` from [the site](https://…)" reads "Install
+    widgetctl from the site"), on one line. A name that is all syntax (an image without words)
+    stays as it was."""
+    text = name
+    for pattern, replacement, marks in _INLINE_STEPS:
+        if any(mark in text for mark in marks):
+            text = pattern.sub(replacement, text)
+    return " ".join(text.split()) or name
 
 
 def readable(text: str) -> str:

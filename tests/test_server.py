@@ -194,6 +194,25 @@ def test_documents_and_chunks_by_id(client):
     assert client.get("/v1/chunks/0000").status_code == 404
 
 
+def test_titles_and_headings_read_as_text_while_the_hit_keeps_its_markdown(tmp_path, local_embedder):
+    """A result shows its title and heading path above the snippet (the demo page, the widget):
+    they showed "Install `widgetctl` from [the site](https://…)" as written."""
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "guide.md").write_text("# Guide to **widgets**\n\nWidgets in short.\n\n## Install `widgetctl` from [the site](https://example.com/get)\n\n"
+                                                "Run the installer with administrator rights and reboot.\n\n### *Python* tips: *args and **kwargs\n\nPass options through.\n")
+    run_index(load_config(write_config(tmp_path, '[[sources]]\nname = "d"\ntype = "files"\npath = "docs"\n[[spaces]]\nprovider = "local"\n')))
+    with TestClient(create_app(Settings(artifacts=tmp_path / "artifacts"))) as c:
+        install = search(c, query="run the installer and reboot", top_k=1)["hits"][0]
+        assert (install["title"], install["heading_path"]) == ("Guide to widgets", ["Guide to widgets", "Install widgetctl from the site"])
+        assert install["snippet"].startswith("<mark>Run</mark> the <mark>installer</mark>"), "the heading shown above is not said again"
+        assert install["text"].startswith("## Install `widgetctl` from [the site](https://example.com/get)\n"), "the chatbot's text keeps its Markdown"
+        tips = search(c, query="pass options through", top_k=1)["hits"][0]
+        assert tips["heading_path"][-1] == "Python tips: *args and **kwargs", "stars that open no emphasis are text"
+    from server.snippets import snippet
+
+    assert snippet("Call it with *args and **kwargs.", "") == "Call it with *args and **kwargs.", "in a snippet too (it read 'args and *kwargs')"
+
+
 def test_url_document_ids_with_double_slashes_resolve(tmp_path, site, local_embedder):
     site.routes = {"/help/a": (200, "text/plain", b"Help page\n\nThe help page explains passwords.")}
     config = write_config(tmp_path, f'[[sources]]\nname = "w"\ntype = "urls"\n{LOOPBACK_WEB}urls = ["{site.url("/help/a")}"]\n[[spaces]]\nprovider = "local"\n')
