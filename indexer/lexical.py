@@ -159,6 +159,11 @@ def query_terms(query: str) -> list[str]:
 def scored_terms(query: str, analyzer: str = ANALYZER["name"]) -> list[str]:
     """The terms an index written by `analyzer` scores a query on: its `analyze`, less the
     function words of questions (an identifier's parts too: `get_user` is scored on its whole
-    and on `user`)."""
+    and on `user`). A query whose only terms are single letters or digits ("C++", "R", "5") is
+    scored on none, as one of function words is: a lone letter is a flag or a list mark in most
+    corpora ("-c", "a)"), and its match made `examples/` answer "C++" with the page on rollback.
+    Beside other words it counts ("vitamin D"). No query of SciFact, NFCorpus, ArguAna or
+    bench/everyday is of that kind."""
     skip = stemmer_and_stopwords()[1] | _function_words()
-    return [term for terms in analyze_words(words(query), analyzer, skip) for term in terms]
+    terms = [term for terms in analyze_words(words(query), analyzer, skip) for term in terms]
+    return [] if all(len(term) == 1 and term.isascii() for term in terms) else terms

@@ -106,6 +106,16 @@ def test_off_topic_questions_are_not_answerable(client, query):
     assert all(h["scores"]["lexical"] in (None, 0.0) for h in result["hits"]), "function words alone never match"
 
 
+@pytest.mark.parametrize("query", ["C++", "R", "c", "5"])
+def test_a_question_of_single_letters_is_not_answered_by_a_page_that_has_the_letter(client, query):
+    """"C++" was answerable on `examples/` (relevance 0.062, lexical 1.0): its one term, "c", is
+    the `-c` of `index run -c`. Beside other words a letter still counts."""
+    result = ask(client, query)
+    assert result["answerable"] is False and result["hits"][0]["scores"]["lexical"] is None, (result["hits"][0]["title"], result["hits"][0]["scores"])
+    flag = ask(client, "what does index run -c do")["hits"][0]
+    assert flag["scores"]["lexical"] > 0.5, "'c' among other words"
+
+
 def test_everyday_questions_are_rarely_answerable(client):
     """Unlike OFF_TOPIC, these may share words with the corpus ("how do I write a will?"): a word
     in common must not make a question answerable. The target is at most 5% answered (3 of 151
