@@ -4,13 +4,15 @@
 [after, before) in the request's time zone, is taken out of the text that is ranked, and is
 echoed in the response's `time_filter`. Understood (English, case-insensitive):
 
-    today, yesterday, this/last/past week, this/last weekend, over the weekend, this/last month, this/last year
-    last/past N hours|days|weeks|months (a month: 30 days; also "in the last 3 days", "over the past 2 weeks")
+    today, yesterday, this/last week, this/last weekend, over the weekend, this/last month, this/last year
+    last/past N hours|days|weeks|months (a month: 30 days; also "in the last 3 days", "over the past two weeks")
+    the past day|week|month|year        a span ending now: 24 hours, 7, 30 or 365 days ("last month" is the calendar's)
     since [last] Monday … Sunday | yesterday | October [5] | 5 October | 2026-10-05 | last week …
     on [last] Monday … Sunday   that day (the latest such, today included; "last": before today)
     in|during October [2026]   (a month still to come this year means last year's)
     in 2025
-    recently, lately            the last RECENT_DAYS days
+    recently, lately            the last RECENT_DAYS days; so does "recent" before changes, updates, posts …
+                                ("recent changes to the API": "recent" is the phrase, "changes" says it is about pages)
 
 A question with nothing left but words like "what's new", "what changed", "updates" once the
 phrase is out is only about time (`only_time`): it lists the documents updated in the range,
@@ -36,18 +38,25 @@ WEEKDAYS = {d: i for i, d in enumerate(("monday", "tuesday", "wednesday", "thurs
 MONTH = "(?:" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")\.?"
 WEEKDAY = "(?:" + "|".join(WEEKDAYS) + ")"
 UNIT = r"(hours?|days?|weeks?|months?)"
+NUMBERS = {w: n for n, w in enumerate(("one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"), 1)}
+AMOUNT = r"(\d{1,4}|" + "|".join(NUMBERS) + ")"
 NAMED = "|".join(PHRASES)  # updated_within's calendar phrases
-CALENDAR = f"({NAMED}|past week)"
+CALENDAR = f"({NAMED})"
+ROLLING = {"day": 1, "week": 7, "month": 30, "year": 365}  # "the past month": days back from now
+# What "recent" has to stand before to name a time: "a recent generation" names none.
+RECENT_NOUNS = r"(?:changes|updates|edits|additions|posts|articles|news|releases|announcements|pages|docs|documents)"
 DATE = rf"(?:\d{{4}}-\d{{2}}-\d{{2}}|{MONTH}(?:\s+\d{{1,2}}(?:st|nd|rd|th)?)?(?:,?\s+\d{{4}})?|\d{{1,2}}(?:st|nd|rd|th)?\s+{MONTH}(?:\s+\d{{4}})?|(?:last\s+)?{WEEKDAY}|{NAMED})"
 PATTERNS = [
-    ("span", re.compile(rf"\b(?:(?:in|over|during|within|for)\s+)?(?:the\s+)?(?:last|past)\s+(\d{{1,4}})\s+{UNIT}\b", re.I | re.A)),
+    ("span", re.compile(rf"\b(?:(?:in|over|during|within|for)\s+)?(?:the\s+)?(?:last|past)\s+{AMOUNT}\s+{UNIT}\b", re.I | re.A)),
+    ("rolling", re.compile(r"\b(?:(?:in|over|during|within|for|from)\s+)?(?:the\s+)?past\s+(day|week|month|year)\b", re.I | re.A)),
     ("since", re.compile(rf"\bsince\s+({DATE})\b", re.I | re.A)),
     ("month", re.compile(rf"\b(?:in|during)\s+({MONTH})(?:\s+(\d{{4}}))?\b", re.I | re.A)),
     ("year", re.compile(r"\b(?:in|during)\s+((?:19|20)\d{2})\b", re.I | re.A)),
     ("calendar", re.compile(rf"\b(?:(?:in|during|from|over)\s+(?:the\s+)?)?{CALENDAR}(?:'s)?\b", re.I | re.A)),
     ("day", re.compile(rf"\bon\s+((?:last\s+)?{WEEKDAY})\b", re.I | re.A)),  # that day only; "open on Monday?" asks nothing of time
     ("weekend", re.compile(r"\b(?:over|during)\s+the\s+weekend\b", re.I | re.A)),  # not "on the weekend": "runs on the weekend" is a schedule
-    ("recent", re.compile(r"\b(recently|lately)\b", re.I | re.A)),  # not "recent": "a recent generation" names no time
+    # "a recent generation" names no time; "the most recent docs" asks for the newest, however old
+    ("recent", re.compile(rf"\b(recently|lately|(?<!most )recent(?=\s+{RECENT_NOUNS}\b))\b", re.I | re.A)),
 ]
 # Words of a question about change or about the pages themselves: only with one of them does a time
 # phrase in a question about something else filter ("I ordered yesterday, where is my parcel?" does not).
@@ -99,15 +108,16 @@ def _window(kind: str, match: re.Match, now: datetime, tz: tzinfo) -> tuple[date
     local = now.astimezone(tz)
     day = local.replace(hour=0, minute=0, second=0, microsecond=0)
     if kind == "span":
-        amount, unit = int(match.group(1)), match.group(2).lower().rstrip("s")
+        amount, unit = NUMBERS.get(match.group(1).lower()) or int(match.group(1)), match.group(2).lower().rstrip("s")
         if amount == 0:
             return None
         if unit == "month":
             return now - timedelta(days=30 * amount), None  # "the last 3 months": 90 days
         return now - timedelta(**{f"{unit}s": amount}), None
+    if kind == "rolling":
+        return now - timedelta(days=ROLLING[match.group(1).lower()]), None
     if kind == "calendar":
-        phrase = " ".join(match.group(1).lower().split()).replace("past week", "7d")
-        return updated_range(phrase, now, tz)
+        return updated_range(" ".join(match.group(1).lower().split()), now, tz)
     if kind == "weekend":
         return updated_range("this weekend", now, tz)
     if kind == "day":

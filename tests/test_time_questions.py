@@ -122,6 +122,10 @@ def test_recency_weight_moves_fresher_documents_up(client):
     ("what changed since last Friday?", MONDAY + timedelta(days=4 - (7 if NOW.weekday() <= 4 else 0)), None, ""),  # was: no time phrase at all
     ("pricing updates this month", MONDAY.replace(year=NOW.year, month=NOW.month, day=1), None, "pricing updates"),
     ("what was updated on Monday?", MONDAY, MONDAY + timedelta(days=1), ""),
+    ("anything new in the past two weeks?", NOW - timedelta(days=14), None, ""),  # number words, and "the past month" below: no phrase before
+    ("security updates over the past month", NOW - timedelta(days=30), None, "security updates"),
+    ("docs added the past year", NOW - timedelta(days=365), None, ""),
+    ("recent changes to the refund policy", NOW - timedelta(days=30), None, "changes to the refund policy"),
 ])
 def test_phrases(query, after, before, rest):
     parsed = parse_time(query, NOW, timezone.utc)
@@ -158,5 +162,6 @@ def test_questions_without_a_time_phrase_are_left_alone():
     for query in ("are you open today?", "what can I order today", "events this weekend", "is the API down today", "open on Monday?",
                   "I ordered yesterday, where is my parcel?", "pricing in October 2025", "refunds since Monday",
                   "what is the capital of Mongolia", "maybe later", "how do I make a weekly report", "mayday procedures",
-                  "how do I roll back to a recent generation", "can runs be scheduled on the weekend"):
+                  "how do I roll back to a recent generation", "can runs be scheduled on the weekend", "the most recent docs on SSO",
+                  "how do I get past the login page", "a recent release of the API"):
         assert parse_time(query, NOW, timezone.utc) is None, query
