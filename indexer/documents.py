@@ -11,11 +11,12 @@ from datetime import datetime, timezone
 from indexer.lexical import indexed_text
 
 
-# A title or a heading is a line. Past this many characters it is a page's text marked up as one (an
-# <h1> or <title> left open in broken HTML, a Markdown heading missing its newline): every hit of
-# the page would carry it, its words would stand before each chunk in the lexical index
-# (`indexed_text`), and Gemini would receive it with every batch of the page's chunks.
-MAX_TITLE_CHARS = 200
+# A title or a heading is a line; the longest titles of SciFact's papers are 300 characters. Past
+# that it is a page's text marked up as one (an <h1> or <title> left open in broken HTML, a Markdown
+# heading missing its newline): every hit of the page would carry it, its words would stand before
+# each chunk in the lexical index (`indexed_text`), and Gemini would receive it with every batch of
+# the page's chunks.
+MAX_TITLE_CHARS = 300
 
 
 def shortened(line: str, limit: int = MAX_TITLE_CHARS) -> str:

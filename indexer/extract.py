@@ -36,7 +36,7 @@ EXTRACTION_VERSION = 7  # 2: byte order marks read, not kept as text; no base64 
 #                         5: GitHub slugs keep `_` inside a word (`## cl100k_base` is #cl100k_base); MkDocs', Jekyll's and Hugo's own slugs (url_rules);
 #                         Docusaurus 3 heading ids in MDX comments
 #                         6: a MyST page's repeated heading gets Sphinx's numbered id (#id1), not the first one's
-#                         7: titles and headings past 200 characters cut at a word (indexer/documents.py `shortened`);
+#                         7: titles and headings past 300 characters cut at a word (indexer/documents.py `shortened`);
 #                         a front matter's title given as a list reads as its items, not as the list's Python form
 BLOCK_TAGS = {"p", "div", "section", "article", "main", "header", "footer", "aside", "figure", "figcaption", "dl", "dd", "dt", "form", "details", "summary", "center"}
 HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}

@@ -6,6 +6,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from indexer.chunking import ChunkingParams, chunk_text, count_tokens, encoding, span_token_count, token_byte_lengths, token_starts
+from indexer.documents import MAX_TITLE_CHARS
 
 WORDS = st.sampled_from(
     "the index server chunk vector fsync rename généré naïve 東京 données 1234 3.14 e.g. API-key "
@@ -103,8 +104,8 @@ def test_a_heading_longer_than_a_line_is_cut_at_a_word_in_the_heading_path():
     chunks = chunk_text(f"# {run_on}\n\nIntro.\n\n## {unbroken}\n\nBody.", ChunkingParams(200, 0))
     first, second = (c.heading_path for c in chunks)
     kept = first[0].removesuffix("…")
-    assert first[0].endswith("…") and 180 < len(first[0]) <= 200 and run_on.startswith(kept) and run_on[len(kept)] == " ", "cut after a whole word"
-    assert second[1] == "x" * 199 + "…", "a word longer than a line is cut inside it"
+    assert first[0].endswith("…") and MAX_TITLE_CHARS - 20 < len(first[0]) <= MAX_TITLE_CHARS and run_on.startswith(kept) and run_on[len(kept)] == " ", "cut after a whole word"
+    assert second[1] == "x" * (MAX_TITLE_CHARS - 1) + "…", "a word longer than a line is cut inside it"
     assert chunks[0].text.startswith(f"# {run_on}\n"), "the text keeps the whole heading"
 
 

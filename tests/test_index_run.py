@@ -15,6 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from indexer.cli import cli
+from indexer.documents import MAX_TITLE_CHARS
 from tests.conftest import LOOPBACK_WEB, stored_vectors, write_config
 
 LOCAL = '[[spaces]]\nprovider = "local"\n'
@@ -460,8 +461,8 @@ def test_a_page_whose_text_is_marked_up_as_its_title_is_cited_with_a_title_of_a_
     for query, path in (("ferry to the islands extra days", "broken.html"), ("keep the receipt", "run-on.md")):
         hit = json.loads(run_cli("search", query, "-c", str(config), "--json", "-k", "1").output)["hits"][0]
         assert hit["path"] == path
-        assert hit["title"].startswith("clause0 of the terms") and hit["title"].endswith("…") and len(hit["title"]) <= 200, hit["title"]
-        assert all(len(h) <= 200 for h in hit["heading_path"]) and hit["heading_path"][-1].endswith("…"), hit["heading_path"]
+        assert hit["title"].startswith("clause0 of the terms") and hit["title"].endswith("…") and len(hit["title"]) <= MAX_TITLE_CHARS, hit["title"]
+        assert all(len(h) <= MAX_TITLE_CHARS for h in hit["heading_path"]) and hit["heading_path"][-1].endswith("…"), hit["heading_path"]
     assert "Returns are accepted within thirty days" in json.loads(run_cli("search", "returns accepted thirty days", "-c", str(config), "--json").output)["hits"][0]["text"], \
         "the heading's words stay in the page's text"
 
