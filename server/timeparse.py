@@ -11,6 +11,7 @@ echoed in the response's `time_filter`. Understood (English, case-insensitive):
     on [last] Monday … Sunday   that day (the latest such, today included; "last": before today)
     in|during October [2026]   (a month still to come this year means last year's)
     in 2025
+    between|from March [5] [2025] and|to|until May [2026] (days, months, years or 2026-03-05; to the end of the last)
     recently, lately            the last RECENT_DAYS days; so does "recent" before changes, updates, posts …
                                 ("recent changes to the API": "recent" is the phrase, "changes" says it is about pages)
 
@@ -46,7 +47,10 @@ ROLLING = {"day": 1, "week": 7, "month": 30, "year": 365}  # "the past month": d
 # What "recent" has to stand before to name a time: "a recent generation" names none.
 RECENT_NOUNS = r"(?:changes|updates|edits|additions|posts|articles|news|releases|announcements|pages|docs|documents)"
 DATE = rf"(?:\d{{4}}-\d{{2}}-\d{{2}}|{MONTH}(?:\s+\d{{1,2}}(?:st|nd|rd|th)?)?(?:,?\s+\d{{4}})?|\d{{1,2}}(?:st|nd|rd|th)?\s+{MONTH}(?:\s+\d{{4}})?|(?:last\s+)?{WEEKDAY}|{NAMED})"
+# A calendar date or stretch a range is made of: 2026-10-05, October [5] [2026], 5 October [2026], 2025.
+POINT = rf"(?:\d{{4}}-\d{{2}}-\d{{2}}|{MONTH}(?:\s+\d{{1,2}}(?:st|nd|rd|th)?)?(?:,?\s+(?:19|20)\d{{2}})?|\d{{1,2}}(?:st|nd|rd|th)?\s+{MONTH}(?:\s+(?:19|20)\d{{2}})?|(?:19|20)\d{{2}})"
 PATTERNS = [
+    ("between", re.compile(rf"\b(?:between|from)\s+({POINT})\s+(?:and|to|until|till|through)\s+({POINT})\b", re.I | re.A)),
     ("span", re.compile(rf"\b(?:(?:in|over|during|within|for)\s+)?(?:the\s+)?(?:last|past)\s+{AMOUNT}\s+{UNIT}\b", re.I | re.A)),
     ("rolling", re.compile(r"\b(?:(?:in|over|during|within|for|from)\s+)?(?:the\s+)?past\s+(day|week|month|year)\b", re.I | re.A)),
     ("since", re.compile(rf"\bsince\s+({DATE})\b", re.I | re.A)),
@@ -134,8 +138,51 @@ def _window(kind: str, match: re.Match, now: datetime, tz: tzinfo) -> tuple[date
         first = day.replace(year=year, month=month, day=1)
         following = first.replace(year=year + 1, month=1) if month == 12 else first.replace(month=month + 1)
         return exact(first, tz), exact(following, tz)
+    if kind == "between":
+        return _between(match.group(1), match.group(2), day, tz)
     start = _date(match.group(1), day, now, tz)  # since …
     return (start, None) if start is not None else None
+
+
+def _between(first: str, last: str, day: datetime, tz: tzinfo) -> tuple[datetime, datetime] | None:
+    """"between March and May": from the start of the first to the end of the last, each a day, a
+    month or a year. A first without a year is the latest one begun by today; a last without one
+    follows the first. A range that would run into months still to come ("between November and
+    February", asked in November) is the last one that did not."""
+    (y1, m1, d1), (y2, m2, d2) = _parts(first), _parts(last)
+    if (m1 is None) != (m2 is None) and (y1 is None or y2 is None):
+        return None  # "from 2025 to May": no reading is sure
+    year = y1 or (day.year if (m1, d1 or 1) <= (day.month, day.day) else day.year - 1)
+    start = _stretch(year, m1, d1)[0]
+    end_year = y2 or year
+    if y2 is None and _stretch(end_year, m2, d2)[0] < start:
+        end_year += 1
+    end = _stretch(end_year, m2, d2)[1]
+    if y1 is None and y2 is None and end_year > year and end > day.replace(tzinfo=None):
+        start, end = start.replace(year=start.year - 1), _stretch(end_year - 1, m2, d2)[1]
+    return (exact(start, tz), exact(end, tz)) if start < end else None
+
+
+def _parts(text: str) -> tuple[int | None, int | None, int | None]:
+    """(year, month, day) of a POINT, each None where it does not say."""
+    text = " ".join(text.lower().replace(",", " ").split())
+    if re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
+        y, m, d = map(int, text.split("-"))
+        return y, m, d
+    parts = re.sub(r"(\d)(st|nd|rd|th)\b", r"\1", text).split()
+    month = next((MONTHS[p.rstrip(".")] for p in parts if p.rstrip(".") in MONTHS), None)
+    numbers = [int(p) for p in parts if p.isdigit()]
+    return next((n for n in numbers if n > 31), None), month, next((n for n in numbers if n <= 31), None)
+
+
+def _stretch(year: int, month: int | None, date: int | None) -> tuple[datetime, datetime]:
+    """The local midnights that begin and end a year, a month or a day (raises ValueError for a date that is none)."""
+    if month is None:
+        return datetime(year, 1, 1), datetime(year + 1, 1, 1)
+    if date is None:
+        return datetime(year, month, 1), datetime(year + month // 12, month % 12 + 1, 1)
+    start = datetime(year, month, date)
+    return start, start + timedelta(days=1)
 
 
 def _weekday(text: str, day: datetime) -> datetime:

@@ -147,6 +147,25 @@ def test_the_weekend_is_the_latest_saturday_and_sunday(now, after, before):
     assert (last.before - last.after) == timedelta(days=2)
 
 
+def test_a_range_runs_from_the_start_of_its_first_date_to_the_end_of_its_last():
+    """"what changed between March and May?" was ranked as words: no range."""
+    now = datetime(2026, 11, 27, 21, tzinfo=timezone.utc)
+    day = lambda *ymd: datetime(*ymd, tzinfo=timezone.utc)  # noqa: E731
+    for question, after, before, rest in [
+        ("what changed between March and May?", day(2026, 3, 1), day(2026, 6, 1), ""),
+        ("docs updated from October 1 to October 15", day(2026, 10, 1), day(2026, 10, 16), ""),
+        ("pricing changes from Dec 2025 through Jan 2026", day(2025, 12, 1), day(2026, 2, 1), "pricing changes"),
+        ("what changed between 2024 and 2025", day(2024, 1, 1), day(2026, 1, 1), ""),
+        ("changes between November and February", day(2025, 11, 1), day(2026, 3, 1), ""),  # the last such winter, not one to come
+    ]:
+        parsed = parse_time(question, now, timezone.utc)
+        assert (parsed.after, parsed.before, parsed.rest) == (after, before, rest), question
+    berlin = parse_time("what changed between March and May?", now, BERLIN)
+    assert (berlin.after, berlin.before) == (day(2026, 2, 28, 23), day(2026, 5, 31, 22)), "the asker's midnights"
+    for question in ("I travel from March to May, what is the warranty?", "updates between Feb 30 and March 3", "changes from 2025 to May"):
+        assert parse_time(question, now, timezone.utc) is None, question
+
+
 def test_updated_within_takes_the_weekend_too():
     from server.timefilter import updated_range
 
