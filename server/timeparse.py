@@ -5,8 +5,13 @@
 echoed in the response's `time_filter`. Understood (English, case-insensitive):
 
     today, yesterday, this/last week, this/last weekend, over the weekend, this/last month, this/last year
-    last/past N hours|days|weeks|months (a month: 30 days; also "in the last 3 days", "over the past two weeks")
-    the past day|week|month|year        a span ending now: 24 hours, 7, 30 or 365 days ("last month" is the calendar's)
+    last/past N hours|days|weeks|months (a month: 30 days; also "in the last 3 days", "over the past two weeks", "last 24h")
+    the past day|week|fortnight|month|year, in/over the last …, last fortnight
+                                a span ending now: 24 hours, 7, 14, 30 or 365 days (a bare "last month" is the calendar's)
+    N days ago                  that day
+    this morning                today
+    this/last quarter, in Q1 … Q4 [2026]   (a quarter still to come this year means last year's)
+    since the start of the week|month|year   this week, month, year
     since [last] Monday … Sunday | yesterday | October [5] | 5 October | 2026-10-05 | last week …
     on [last] Monday … Sunday   that day (the latest such, today included; "last": before today)
     in|during October [2026]   (a month still to come this year means last year's)
@@ -38,12 +43,13 @@ MONTHS["sept"] = 9
 WEEKDAYS = {d: i for i, d in enumerate(("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"))}
 MONTH = "(?:" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")\.?"
 WEEKDAY = "(?:" + "|".join(WEEKDAYS) + ")"
-UNIT = r"(hours?|days?|weeks?|months?)"
+UNIT = r"(hours?|hrs?|h|days?|d|weeks?|wks?|w|months?)"
+UNIT_NAMES = {"h": "hour", "d": "day", "w": "week", "m": "month"}  # by first letter
 NUMBERS = {w: n for n, w in enumerate(("one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"), 1)}
 AMOUNT = r"(\d{1,4}|" + "|".join(NUMBERS) + ")"
 NAMED = "|".join(PHRASES)  # updated_within's calendar phrases
 CALENDAR = f"({NAMED})"
-ROLLING = {"day": 1, "week": 7, "month": 30, "year": 365}  # "the past month": days back from now
+ROLLING = {"day": 1, "week": 7, "fortnight": 14, "month": 30, "year": 365}  # "the past month": days back from now
 # What "recent" has to stand before to name a time: "a recent generation" names none.
 RECENT_NOUNS = r"(?:changes|updates|edits|additions|posts|articles|news|releases|announcements|pages|docs|documents)"
 DATE = rf"(?:\d{{4}}-\d{{2}}-\d{{2}}|{MONTH}(?:\s+\d{{1,2}}(?:st|nd|rd|th)?)?(?:,?\s+\d{{4}})?|\d{{1,2}}(?:st|nd|rd|th)?\s+{MONTH}(?:\s+\d{{4}})?|(?:last\s+)?{WEEKDAY}|{NAMED})"
@@ -51,8 +57,14 @@ DATE = rf"(?:\d{{4}}-\d{{2}}-\d{{2}}|{MONTH}(?:\s+\d{{1,2}}(?:st|nd|rd|th)?)?(?:
 POINT = rf"(?:\d{{4}}-\d{{2}}-\d{{2}}|{MONTH}(?:\s+\d{{1,2}}(?:st|nd|rd|th)?)?(?:,?\s+(?:19|20)\d{{2}})?|\d{{1,2}}(?:st|nd|rd|th)?\s+{MONTH}(?:\s+(?:19|20)\d{{2}})?|(?:19|20)\d{{2}})"
 PATTERNS = [
     ("between", re.compile(rf"\b(?:between|from)\s+({POINT})\s+(?:and|to|until|till|through)\s+({POINT})\b", re.I | re.A)),
-    ("span", re.compile(rf"\b(?:(?:in|over|during|within|for)\s+)?(?:the\s+)?(?:last|past)\s+{AMOUNT}\s+{UNIT}\b", re.I | re.A)),
-    ("rolling", re.compile(r"\b(?:(?:in|over|during|within|for|from)\s+)?(?:the\s+)?past\s+(day|week|month|year)\b", re.I | re.A)),
+    ("span", re.compile(rf"\b(?:(?:in|over|during|within|for|from)\s+)?(?:the\s+)?(?:last|past)\s+{AMOUNT}\s*{UNIT}\b", re.I | re.A)),
+    # Before "calendar": "in the last week" is the 7 days up to now, a bare "last week" the calendar's
+    ("rolling", re.compile(r"\b(?:(?:(?:in|over|during|within|for|from)\s+)?(?:the\s+)?past|(?:in|over|during|within|for)\s+the\s+last)"
+                           r"\s+(day|week|fortnight|month|year)\b|\b(?:(?:in|over|during)\s+)?(?:the\s+)?last\s+(fortnight)\b", re.I | re.A)),
+    ("ago", re.compile(rf"\b{AMOUNT}\s+days?\s+ago\b", re.I | re.A)),
+    ("morning", re.compile(r"\bthis\s+morning\b", re.I | re.A)),
+    ("quarter", re.compile(r"\b(?:(?:in|during)\s+)?(?:the\s+)?(this|last)\s+quarter\b|\b(?:in|during)\s+Q([1-4])(?:\s+((?:19|20)\d{2}))?\b", re.I | re.A)),
+    ("start", re.compile(r"\bsince\s+the\s+(?:start|beginning)\s+of\s+(?:the|this)\s+(week|month|year)\b", re.I | re.A)),
     ("since", re.compile(rf"\bsince\s+({DATE})\b", re.I | re.A)),
     ("month", re.compile(rf"\b(?:in|during)\s+({MONTH})(?:\s+(\d{{4}}))?\b", re.I | re.A)),
     ("year", re.compile(r"\b(?:in|during)\s+((?:19|20)\d{2})\b", re.I | re.A)),
@@ -74,6 +86,7 @@ ONLY_TIME_WORDS = {
     "updated", "update", "updates", "happened", "anything", "something", "which", "pages", "page", "documents", "document", "docs", "doc",
     "articles", "posts", "there", "the", "any", "a", "show", "me", "list", "all", "did", "do", "we", "you", "publish", "published",
     "added", "edit", "edits", "edited", "modified", "written", "wrote", "release", "released", "and", "or", "of", "to", "in", "on", "for", "since", "so", "far",
+    "as", "from", "got", "made", "earlier", "latest",
 }
 
 
@@ -112,14 +125,23 @@ def _window(kind: str, match: re.Match, now: datetime, tz: tzinfo) -> tuple[date
     local = now.astimezone(tz)
     day = local.replace(hour=0, minute=0, second=0, microsecond=0)
     if kind == "span":
-        amount, unit = NUMBERS.get(match.group(1).lower()) or int(match.group(1)), match.group(2).lower().rstrip("s")
+        amount, unit = NUMBERS.get(match.group(1).lower()) or int(match.group(1)), UNIT_NAMES[match.group(2)[0].lower()]
         if amount == 0:
             return None
         if unit == "month":
             return now - timedelta(days=30 * amount), None  # "the last 3 months": 90 days
         return now - timedelta(**{f"{unit}s": amount}), None
     if kind == "rolling":
-        return now - timedelta(days=ROLLING[match.group(1).lower()]), None
+        return now - timedelta(days=ROLLING[(match.group(1) or match.group(2)).lower()]), None
+    if kind == "ago":
+        that = shift_days(day, -(NUMBERS.get(match.group(1).lower()) or int(match.group(1))))
+        return exact(that, tz), exact(shift_days(that, 1), tz)
+    if kind == "morning":
+        return updated_range("today", now, tz)
+    if kind == "start":
+        return updated_range(f"this {match.group(1).lower()}", now, tz)
+    if kind == "quarter":
+        return _quarter(match, day, tz)
     if kind == "calendar":
         return updated_range(" ".join(match.group(1).lower().split()), now, tz)
     if kind == "weekend":
@@ -142,6 +164,20 @@ def _window(kind: str, match: re.Match, now: datetime, tz: tzinfo) -> tuple[date
         return _between(match.group(1), match.group(2), day, tz)
     start = _date(match.group(1), day, now, tz)  # since …
     return (start, None) if start is not None else None
+
+
+def _quarter(match: re.Match, day: datetime, tz: tzinfo) -> tuple[datetime, datetime | None]:
+    """This or last quarter (January, April, July, October), or Q1 … Q4 of a year."""
+    current = datetime(day.year, 3 * ((day.month - 1) // 3) + 1, 1)
+    if match.group(1):
+        if match.group(1).lower() == "this":
+            return exact(current, tz), None
+        previous = datetime(current.year - (current.month == 1), (current.month - 4) % 12 + 1, 1)
+        return exact(previous, tz), exact(current, tz)
+    first_month = 3 * int(match.group(2)) - 2
+    year = int(match.group(3)) if match.group(3) else (day.year if first_month <= day.month else day.year - 1)
+    start = datetime(year, first_month, 1)
+    return exact(start, tz), exact(datetime(year + (first_month == 10), (first_month + 2) % 12 + 1, 1), tz)
 
 
 def _between(first: str, last: str, day: datetime, tz: tzinfo) -> tuple[datetime, datetime] | None:

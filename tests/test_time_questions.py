@@ -166,6 +166,28 @@ def test_a_range_runs_from_the_start_of_its_first_date_to_the_end_of_its_last():
         assert parse_time(question, now, timezone.utc) is None, question
 
 
+def test_spans_ending_now_quarters_and_days_ago_are_time_phrases_too():
+    """Phrasings a chat box gets that were ranked as words: none of these had a range before."""
+    now = datetime(2026, 11, 27, 21, tzinfo=timezone.utc)  # a Friday
+    day = lambda *ymd: datetime(*ymd, tzinfo=timezone.utc)  # noqa: E731
+    for question, after, before in [
+        ("what docs changed in the last week", now - timedelta(days=7), None),  # a bare "last week" stays the calendar's
+        ("what was added over the past fortnight", now - timedelta(days=14), None),
+        ("changes in the last 24h", now - timedelta(hours=24), None),
+        ("show me changes from the past 48 hours", now - timedelta(hours=48), None),
+        ("what changed 2 days ago", day(2026, 11, 25), day(2026, 11, 26)),
+        ("latest changes this morning", day(2026, 11, 27), None),
+        ("any new articles this quarter?", day(2026, 10, 1), None),
+        ("what did we publish last quarter", day(2026, 7, 1), day(2026, 10, 1)),
+        ("what was updated in Q4 2025", day(2025, 10, 1), day(2026, 1, 1)),
+        ("updates since the start of the month", day(2026, 11, 1), None),
+    ]:
+        parsed = parse_time(question, now, timezone.utc)
+        assert parsed is not None and (parsed.after, parsed.before, parsed.only_time) == (after, before, True), (question, parsed)
+    assert parse_time("what changed last week?", now, timezone.utc).before == day(2026, 11, 23), "the calendar's week"
+    assert parse_time("I ordered this morning, where is it?", now, timezone.utc) is None, "the asker's day"
+
+
 def test_updated_within_takes_the_weekend_too():
     from server.timefilter import updated_range
 
