@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.servers import running_server
+from tests.servers import free_port, running_server
 
 CHROMIUM, DRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")
 QUESTION = "how do I undo a bad index run?"
@@ -93,8 +93,7 @@ def test_the_widget_works_on_another_site_only_when_cors_allows_it(browser, exam
         warnings = [e["message"] for e in server.log_lines() if e["level"] == "warning"]
         assert any(f"refused a browser request from origin {site.base}" in w and "cors_origins" in w for w in warnings), warnings
 
-    with running_server(examples_artifacts, elsewhere, server_table=f'requests_per_minute = 0\ncors_origins = ["{site.base}"]\n') as server:
-        down = server.base
+    down = f"http://127.0.0.1:{free_port()}"  # nothing listens there: a server that is down
     page = f'<!doctype html><title>Help</title><div id="help"></div><script src="{site.url("/widget.js")}" data-endpoint="{down}/v1/search" data-target="#help" defer></script>'
     site.routes["/widget.js"] = (200, "text/javascript", (Path(__file__).parent.parent / "server" / "static" / "widget.js").read_bytes())
     site.routes["/help.html"] = (200, "text/html; charset=utf-8", page.encode())
