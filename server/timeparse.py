@@ -125,7 +125,7 @@ def _window(kind: str, match: re.Match, now: datetime, tz: tzinfo) -> tuple[date
     local = now.astimezone(tz)
     day = local.replace(hour=0, minute=0, second=0, microsecond=0)
     if kind == "span":
-        amount, unit = NUMBERS.get(match.group(1).lower()) or int(match.group(1)), UNIT_NAMES[match.group(2)[0].lower()]
+        amount, unit = _amount(match.group(1)), UNIT_NAMES[match.group(2)[0].lower()]
         if amount == 0:
             return None
         if unit == "month":
@@ -134,7 +134,7 @@ def _window(kind: str, match: re.Match, now: datetime, tz: tzinfo) -> tuple[date
     if kind == "rolling":
         return now - timedelta(days=ROLLING[(match.group(1) or match.group(2)).lower()]), None
     if kind == "ago":
-        that = shift_days(day, -(NUMBERS.get(match.group(1).lower()) or int(match.group(1))))
+        that = shift_days(day, -_amount(match.group(1)))
         return exact(that, tz), exact(shift_days(that, 1), tz)
     if kind == "morning":
         return updated_range("today", now, tz)
@@ -152,14 +152,12 @@ def _window(kind: str, match: re.Match, now: datetime, tz: tzinfo) -> tuple[date
     if kind == "recent":
         return now - timedelta(days=RECENT_DAYS), None
     if kind == "year":
-        year = int(match.group(1))
-        return exact(day.replace(year=year, month=1, day=1), tz), exact(day.replace(year=year + 1, month=1, day=1), tz)
+        start, end = _stretch(int(match.group(1)), None, None)
+        return exact(start, tz), exact(end, tz)
     if kind == "month":
         month = MONTHS[match.group(1).lower().rstrip(".")]
-        year = int(match.group(2)) if match.group(2) else (day.year if month <= day.month else day.year - 1)
-        first = day.replace(year=year, month=month, day=1)
-        following = first.replace(year=year + 1, month=1) if month == 12 else first.replace(month=month + 1)
-        return exact(first, tz), exact(following, tz)
+        start, end = _stretch(int(match.group(2)) if match.group(2) else _latest_year(month, 1, day), month, None)
+        return exact(start, tz), exact(end, tz)
     if kind == "between":
         return _between(match.group(1), match.group(2), day, tz)
     start = _date(match.group(1), day, now, tz)  # since …
@@ -175,9 +173,8 @@ def _quarter(match: re.Match, day: datetime, tz: tzinfo) -> tuple[datetime, date
         previous = datetime(current.year - (current.month == 1), (current.month - 4) % 12 + 1, 1)
         return exact(previous, tz), exact(current, tz)
     first_month = 3 * int(match.group(2)) - 2
-    year = int(match.group(3)) if match.group(3) else (day.year if first_month <= day.month else day.year - 1)
-    start = datetime(year, first_month, 1)
-    return exact(start, tz), exact(datetime(year + (first_month == 10), (first_month + 2) % 12 + 1, 1), tz)
+    year = int(match.group(3)) if match.group(3) else _latest_year(first_month, 1, day)
+    return exact(_stretch(year, first_month, None)[0], tz), exact(_stretch(year, first_month + 2, None)[1], tz)
 
 
 def _between(first: str, last: str, day: datetime, tz: tzinfo) -> tuple[datetime, datetime] | None:
@@ -188,7 +185,7 @@ def _between(first: str, last: str, day: datetime, tz: tzinfo) -> tuple[datetime
     (y1, m1, d1), (y2, m2, d2) = _parts(first), _parts(last)
     if (m1 is None) != (m2 is None) and (y1 is None or y2 is None):
         return None  # "from 2025 to May": no reading is sure
-    year = y1 or (day.year if (m1, d1 or 1) <= (day.month, day.day) else day.year - 1)
+    year = y1 or _latest_year(m1, d1 or 1, day)
     start = _stretch(year, m1, d1)[0]
     end_year = y2 or year
     if y2 is None and _stretch(end_year, m2, d2)[0] < start:
@@ -200,7 +197,7 @@ def _between(first: str, last: str, day: datetime, tz: tzinfo) -> tuple[datetime
 
 
 def _parts(text: str) -> tuple[int | None, int | None, int | None]:
-    """(year, month, day) of a POINT, each None where it does not say."""
+    """(year, month, day) of a POINT or of the date a `since` names, each None where it does not say."""
     text = " ".join(text.lower().replace(",", " ").split())
     if re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
         y, m, d = map(int, text.split("-"))
@@ -235,21 +232,20 @@ def _date(text: str, day: datetime, now: datetime, tz: tzinfo) -> datetime | Non
         return updated_range(text, now, tz)[0]
     if text.removeprefix("last ") in WEEKDAYS:
         return exact(_weekday(text, day), tz)
-    if re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
-        try:
-            return exact(datetime.fromisoformat(text).replace(tzinfo=tz), tz)
-        except ValueError:
-            return None
-    parts = [p for p in re.split(r"\s+", re.sub(r"(st|nd|rd|th)\b", "", text)) if p]
-    month = next((MONTHS[p.rstrip(".")] for p in parts if p.rstrip(".") in MONTHS), None)
-    numbers = [int(p) for p in parts if p.isdigit()]
-    year = next((n for n in numbers if n > 31), None)
-    date = next((n for n in numbers if n <= 31), 1)
+    year, month, date = _parts(text)
     if month is None:
         return None
-    if year is None:  # a date still to come this year is last year's
-        year = day.year if (month, date) <= (day.month, day.day) else day.year - 1
     try:
-        return exact(day.replace(year=year, month=month, day=date), tz)
+        return exact(datetime(year or _latest_year(month, date or 1, day), month, date or 1), tz)
     except ValueError:
         return None
+
+
+def _latest_year(month: int, date: int, day: datetime) -> int:
+    """The year of the latest `month` `date` begun by `day`: one still to come this year is last year's."""
+    return day.year if (month, date) <= (day.month, day.day) else day.year - 1
+
+
+def _amount(text: str) -> int:
+    """"3" or "three"."""
+    return NUMBERS.get(text.lower()) or int(text)
