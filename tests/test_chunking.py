@@ -150,7 +150,9 @@ def test_local_space_chunks_fit_the_models_window(local_embedder, local_space):
     params = ChunkingParams(local_space.chunk_tokens, local_space.chunk_overlap)
     chunks = chunk_text(text, params, local_embedder.fits)
     check_promises(text, chunks, params)
-    tokenizer = local_embedder.model.tokenizer
+    from transformers import AutoTokenizer  # the reference tokenizer, not the one our `fits` reads
+
+    tokenizer = AutoTokenizer.from_pretrained(str(local_embedder.path))
     pieces = [len(tokenizer(c.text)["input_ids"]) for c in chunks]
     assert max(pieces) <= 256, "a chunk would be truncated by the model"
     # Without the model check, the same budget would overflow the window: the check is doing real work.
