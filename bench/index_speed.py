@@ -4,7 +4,7 @@
 
 - cold: `index run` in a fresh process (imports, model load, crawl, chunk, embed, write, publish).
 - warm: `run_index` in this process with the model already loaded (the pipeline's own overhead).
-- encode: `model.encode` over exactly the chunk texts the run embedded, nothing else.
+- encode: the model alone over exactly the chunk texts the run embedded, longest first, nothing else.
 The ratios are what to track: the machine is shared and absolute seconds drift.
 """
 
@@ -64,6 +64,7 @@ def main() -> None:
         db.close()
         for _ in range(args.repeat):
             start = time.perf_counter()
+            texts.sort(key=len, reverse=True)  # batches of similar length, as the embedder (and sentence-transformers) makes them
             for i in range(0, len(texts), space.batch_size):
                 embedder.model.encode(texts[i : i + space.batch_size])
             encode.append(time.perf_counter() - start)
