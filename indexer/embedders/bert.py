@@ -75,17 +75,18 @@ class BertEncoder:
         blocked = (1.0 - mask)[:, None, None, :] * torch.finfo(torch.float32).min
         for n in range(self.layers):
             at = f"encoder.layer.{n}."
-
-            def heads(part):
-                projected = self._linear(x, at + f"attention.self.{part}")
-                return projected.view(batch, length, self.heads, -1).transpose(1, 2)
-
-            context = functional.scaled_dot_product_attention(heads("query"), heads("key"), heads("value"), attn_mask=blocked)
+            query, key, value = (self._heads(x, at + f"attention.self.{part}") for part in ("query", "key", "value"))
+            context = functional.scaled_dot_product_attention(query, key, value, attn_mask=blocked)
             context = context.transpose(1, 2).reshape(batch, length, -1)
             x = self._norm(self._linear(context, at + "attention.output.dense") + x, at + "attention.output.LayerNorm")
             inner = functional.gelu(self._linear(x, at + "intermediate.dense"))
             x = self._norm(self._linear(inner, at + "output.dense") + x, at + "output.LayerNorm")
         return x
+
+    def _heads(self, x, name: str):
+        """A projection of `x` (batch, length, hidden) split into the attention heads: (batch, heads, length, hidden / heads)."""
+        batch, length, _ = x.shape
+        return self._linear(x, name).view(batch, length, self.heads, -1).transpose(1, 2)
 
     def _linear(self, x, name: str):
         return self.torch.nn.functional.linear(x, self.w[name + ".weight"], self.w[name + ".bias"])
