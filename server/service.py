@@ -58,19 +58,23 @@ class SearchService:
         self._stop = threading.Event()
         self._watcher: threading.Thread | None = None
 
-    def load(self) -> Generation:
+    def load(self, ready_models: bool = True) -> Generation:
         """Open the generation CURRENT names, get its query embedders ready, and serve it,
         retiring the one served before (it closes when its last request ends).
 
         A space whose provider has no key here stays searchable lexically; dense and hybrid
         requests for it get a 503 naming the missing variable. Other spaces are unaffected.
+        `ready_models=False` leaves each model to load on its first query (a one-shot search
+        that may need none: a lexical one does not import torch).
         """
         with self._swap_lock:
             generation = Generation.open_current(self.settings.artifacts)
             warm(generation.folder)  # its first queries read from memory, not the disk (server/warming.py)
             for space in generation.spaces.values():
                 try:
-                    self._embedder_for(space).ready()
+                    embedder = self._embedder_for(space)
+                    if ready_models:
+                        embedder.ready()
                 except ServiceError as exc:
                     log.warning("space %s: %s", space.space_id, exc.message)
             previous, self.generation = self.generation, generation

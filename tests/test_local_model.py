@@ -53,3 +53,22 @@ def test_a_text_fits_exactly_when_the_reference_tokenizer_counts_at_most_the_win
     for text in TEXTS:
         pieces = len(reference(text, add_special_tokens=True, truncation=False)["input_ids"])
         assert local_embedder.fits(text) is (pieces <= LIMIT), text[:40]
+
+
+def test_a_lexical_search_from_the_command_line_answers_without_loading_the_model(examples_artifacts):
+    """The model (torch alone is 1.6 s) loads when a query is embedded, not for every `index search`."""
+    import subprocess
+    import sys
+
+    from tests.conftest import EXAMPLES, REPO
+
+    # After the command ends: did this process import torch? (printed by an exit hook, as `main` exits)
+    code = ("import atexit, sys; atexit.register(lambda: print('torch loaded:', 'torch' in sys.modules, file=sys.stderr)); "
+            "from indexer.cli import main; main()")
+    for mode, loaded in (("lexical", False), ("hybrid", True)):
+        result = subprocess.run([sys.executable, "-c", code, "search", "how do I undo a bad index run?", "--mode", mode, "-k", "1",
+                                 "-c", str(EXAMPLES / "index.toml"), "-a", str(examples_artifacts)],
+                                capture_output=True, text=True, cwd=REPO, timeout=120)
+        assert result.returncode == 0, result.stderr
+        assert "rollback" in result.stdout.lower()
+        assert f"torch loaded: {loaded}" in result.stderr, (mode, result.stderr)

@@ -44,7 +44,7 @@ def search(query, config_path, artifacts, as_json, top_k, mode, space, source, p
     folder = artifacts or (config.artifacts if config else Path("artifacts"))
     service = SearchService(Settings(artifacts=folder, server=config.server if config else ServerConfig()))
     try:
-        service.load()
+        service.load(ready_models=False)  # one query: the model loads only if it embeds it
         result = service.search(query, space_id=space, top_k=top_k, mode=mode, filters=SearchFilters(source=source),
                                 parse_time=parse_time, tz=zone(zone_name))
     except ServiceError as exc:
