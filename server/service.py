@@ -17,7 +17,7 @@ import numpy as np
 from indexer.config import SOURCE_TYPES, ServerConfig, SpaceConfig
 from indexer.embedders import Embedder, load_embedder, same_space
 from indexer.embedders.remote import EmbeddingsFailed, MissingCredentials
-from indexer.errors import ArtifactError
+from indexer.errors import ArtifactError, MissingDependency
 from indexer.models import MODELS
 from server.reader import Generation, SpaceIndex
 from server.observe import REFUSED, record_generation
@@ -74,7 +74,7 @@ class SearchService:
                 try:
                     embedder = self._embedder_for(space)
                     if ready_models:
-                        embedder.ready()
+                        self._ready(space, embedder)
                 except ServiceError as exc:
                     log.warning("space %s: %s", space.space_id, exc.message)
             previous, self.generation = self.generation, generation
@@ -199,7 +199,9 @@ class SearchService:
                 self._vectors.move_to_end(key)
                 return self._vectors[key]
         try:
-            vector = embed_query(self._embedder_for(space), query)
+            embedder = self._embedder_for(space)
+            self._ready(space, embedder)
+            vector = embed_query(embedder, query)
         except EmbeddingsFailed as exc:
             raise ServiceError("EMBEDDINGS_FAILED", f"could not embed the query: {exc}", 503, retryable=True) from None
         with self._lock:
@@ -207,6 +209,14 @@ class SearchService:
             if len(self._vectors) > self.settings.query_cache_size:
                 self._vectors.popitem(last=False)
         return vector
+
+    @staticmethod
+    def _ready(space: SpaceIndex, embedder: Embedder) -> None:
+        """Load the model now; a model whose packages cannot be imported leaves its space lexical, as a missing key does."""
+        try:
+            embedder.ready()
+        except MissingDependency as exc:
+            raise _unavailable(space, exc) from None
 
     def _embedder_for(self, space: SpaceIndex) -> Embedder:
         """Reuse a loaded embedder only if it makes vectors the way this space's were made."""
@@ -228,6 +238,8 @@ class SearchService:
                 embedder = load_embedder(config)
             except MissingCredentials as exc:
                 raise ServiceError("PROVIDER_UNAVAILABLE", f"space {space.space_id} cannot embed queries here: set {' or '.join(exc.variables)} (lexical mode still works)", 503) from None
+            except MissingDependency as exc:  # the local model's packages are not installed here
+                raise _unavailable(space, exc) from None
         different = same_space(stored, embedder.manifest())
         if different:
             raise ArtifactError(f"space {space.space_id}: the query embedder differs from the stored manifest in {', '.join(different)}")
@@ -258,3 +270,7 @@ def has_text(query: str) -> bool:
     spaces or other invisible code points is as empty as one of blanks (and would otherwise be
     answered with whatever ranks first for nothing)."""
     return any(unicodedata.category(char)[0] in VISIBLE for char in query)
+
+
+def _unavailable(space: SpaceIndex, missing: MissingDependency) -> ServiceError:
+    return ServiceError("PROVIDER_UNAVAILABLE", f"space {space.space_id} cannot embed queries here: {missing} (lexical mode still works)", 503)

@@ -4,7 +4,13 @@ the model's wheel installs: the same word pieces, the same vectors."""
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+
 import numpy as np
+
+from tests.conftest import EXAMPLES, REPO
 
 LIMIT = 256  # word pieces the model reads, [CLS] and [SEP] included
 
@@ -55,20 +61,43 @@ def test_a_text_fits_exactly_when_the_reference_tokenizer_counts_at_most_the_win
         assert local_embedder.fits(text) is (pieces <= LIMIT), text[:40]
 
 
+def search_in_a_process(artifacts, *options: str, prelude: str = "") -> subprocess.CompletedProcess:
+    """`index search` of the README's question over `artifacts` (examples/) in a new process that
+    runs `prelude` first and, as it exits, says on stderr whether it imported torch."""
+    code = (prelude + "import atexit, sys; atexit.register(lambda: print('torch loaded:', 'torch' in sys.modules, file=sys.stderr)); "
+            "from indexer.cli import main; main()")
+    return subprocess.run([sys.executable, "-c", code, "search", "how do I undo a bad index run?", "-k", "1", *options,
+                           "-c", str(EXAMPLES / "index.toml"), "-a", str(artifacts)], capture_output=True, text=True, cwd=REPO, timeout=120)
+
+
 def test_a_lexical_search_from_the_command_line_answers_without_loading_the_model(examples_artifacts):
     """The model (torch alone is 1.6 s) loads when a query is embedded, not for every `index search`."""
-    import subprocess
-    import sys
-
-    from tests.conftest import EXAMPLES, REPO
-
-    # After the command ends: did this process import torch? (printed by an exit hook, as `main` exits)
-    code = ("import atexit, sys; atexit.register(lambda: print('torch loaded:', 'torch' in sys.modules, file=sys.stderr)); "
-            "from indexer.cli import main; main()")
     for mode, loaded in (("lexical", False), ("hybrid", True)):
-        result = subprocess.run([sys.executable, "-c", code, "search", "how do I undo a bad index run?", "--mode", mode, "-k", "1",
-                                 "-c", str(EXAMPLES / "index.toml"), "-a", str(examples_artifacts)],
-                                capture_output=True, text=True, cwd=REPO, timeout=120)
+        result = search_in_a_process(examples_artifacts, "--mode", mode)
         assert result.returncode == 0, result.stderr
         assert "rollback" in result.stdout.lower()
         assert f"torch loaded: {loaded}" in result.stderr, (mode, result.stderr)
+
+
+# torch as if it were not installed: the import system's path finder no longer finds it.
+WITHOUT_TORCH = """import sys
+class Hide:
+    def __init__(self, inner): self.inner = inner
+    def find_spec(self, name, path=None, target=None):
+        return None if name.split(".")[0] == "torch" else self.inner.find_spec(name, path, target)
+    def __getattr__(self, attr): return getattr(self.inner, attr)
+sys.meta_path[:] = [Hide(f) if getattr(f, "__name__", "") == "PathFinder" else f for f in sys.meta_path]
+"""
+
+
+def test_without_the_models_packages_a_search_is_answered_by_keywords_and_says_what_to_install(examples_artifacts):
+    result = search_in_a_process(examples_artifacts, "--json", prelude=WITHOUT_TORCH)
+    assert result.returncode == 0, result.stderr
+    assert "torch loaded: False" in result.stderr
+    body = json.loads(result.stdout)
+    assert body["mode"] == "lexical" and body["degraded"] == "lexical"
+    assert "torch is missing" in body["degraded_reason"] and "pip install torch" in body["degraded_reason"]
+    assert "rollback" in body["hits"][0]["title"].lower()
+    shown = search_in_a_process(examples_artifacts, prelude=WITHOUT_TORCH)
+    assert shown.returncode == 0 and "Traceback" not in shown.stderr
+    assert "Answered by keywords only" in shown.stdout + shown.stderr

@@ -47,7 +47,10 @@ class LocalEmbedder:
         with self._lock:
             if self._model is None:
                 # We promise never to truncate: the model reads as many word pieces as `fits` allows.
-                self._model = BertEncoder(self.path, self.max_input_tokens)
+                try:
+                    self._model = BertEncoder(self.path, self.max_input_tokens)
+                except ImportError as exc:  # installed, yet it cannot be imported (a broken or mismatched torch)
+                    raise MissingDependency(f"{INSTALL_HINT} ({exc.name or 'torch'} cannot be imported: {exc})") from None
             return self._model
 
     def ready(self) -> None:
