@@ -76,7 +76,7 @@ class SearchService:
                     if ready_models:
                         self._ready(space, embedder)
                 except ServiceError as exc:
-                    log.warning("space %s: %s", space.space_id, exc.message)
+                    log.warning("%s", exc.message)  # it names the space
             previous, self.generation = self.generation, generation
             record_generation(generation.id, previous.id if previous is not None else None)
             if previous is not None:
@@ -184,7 +184,7 @@ class SearchService:
                     # is better served by lexical hits, marked as such, than by a 503.
                     if self.settings.server.on_embedding_failure != "lexical" or exc.code not in EMBEDDING_FAILURES:
                         raise
-                    log.warning("space %s: answering lexically: %s", space.space_id, exc.message)
+                    log.warning("answering lexically: %s", exc.message)  # the message names the space
                     mode, degraded = "lexical", exc.message
             result = search(generation, space, vector, query, top_k=top_k, mode=mode, filters=filters, offset=offset,
                             max_chunks_per_doc=max_chunks_per_doc, min_score=min_score, recency_weight=recency_weight)
@@ -203,7 +203,7 @@ class SearchService:
             self._ready(space, embedder)
             vector = embed_query(embedder, query)
         except EmbeddingsFailed as exc:
-            raise ServiceError("EMBEDDINGS_FAILED", f"could not embed the query: {exc}", 503, retryable=True) from None
+            raise ServiceError("EMBEDDINGS_FAILED", f"space {space.space_id} could not embed the query: {exc}", 503, retryable=True) from None
         with self._lock:
             self._vectors[key] = vector
             if len(self._vectors) > self.settings.query_cache_size:

@@ -101,3 +101,4 @@ def test_without_the_models_packages_a_search_is_answered_by_keywords_and_says_w
     shown = search_in_a_process(examples_artifacts, prelude=WITHOUT_TORCH)
     assert shown.returncode == 0 and "Traceback" not in shown.stderr
     assert "Answered by keywords only" in shown.stdout + shown.stderr
+    assert (shown.stdout + shown.stderr).count("torch is missing") == 1  # said once, not again by each log line

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import json
+import logging
 import os
 import tempfile
 from pathlib import Path
@@ -43,6 +44,10 @@ def search(query, config_path, artifacts, as_json, top_k, mode, space, source, p
     config = optional_config(config_path)  # its [server] default_space applies
     folder = artifacts or (config.artifacts if config else Path("artifacts"))
     service = SearchService(Settings(artifacts=folder, server=config.server if config else ServerConfig()))
+    # A server's warnings (a space that cannot embed queries here) would repeat what the answer shows.
+    server_log = logging.getLogger("static_rag.server")
+    level = server_log.level
+    server_log.setLevel(logging.ERROR)
     try:
         service.load(ready_models=False)  # one query: the model loads only if it embeds it
         result = service.search(query, space_id=space, top_k=top_k, mode=mode, filters=SearchFilters(source=source),
@@ -53,6 +58,7 @@ def search(query, config_path, artifacts, as_json, top_k, mode, space, source, p
         raise click.ClickException(str(exc)) from None
     finally:
         service.close()
+        server_log.setLevel(level)
     if as_json:  # the API's own response body, field for field
         import msgspec
 
