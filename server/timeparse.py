@@ -8,7 +8,7 @@ echoed in the response's `time_filter`. Understood (English, case-insensitive):
     last/past N hours|days|weeks|months (a month: 30 days; also "in the last 3 days", "over the past two weeks", "last 24h")
     the past day|week|fortnight|month|year, in/over the last …, last fortnight
                                 a span ending now: 24 hours, 7, 14, 30 or 365 days (a bare "last month" is the calendar's)
-    N days ago                  that day
+    N days|weeks|months ago     that day, calendar week (from Monday) or calendar month; also "a week ago"; "since …" from its start
     this morning                today
     this/last quarter, in Q1 … Q4 [2026]   (a quarter still to come this year means last year's)
     since the start of the week|month|year   this week, month, year
@@ -61,7 +61,7 @@ PATTERNS = [
     # Before "calendar": "in the last week" is the 7 days up to now, a bare "last week" the calendar's
     ("rolling", re.compile(r"\b(?:(?:(?:in|over|during|within|for|from)\s+)?(?:the\s+)?past|(?:in|over|during|within|for)\s+the\s+last)"
                            r"\s+(day|week|fortnight|month|year)\b|\b(?:(?:in|over|during)\s+)?(?:the\s+)?last\s+(fortnight)\b", re.I | re.A)),
-    ("ago", re.compile(rf"\b{AMOUNT}\s+days?\s+ago\b", re.I | re.A)),
+    ("ago", re.compile(rf"\b(since\s+)?(?:{AMOUNT}|(an?))\s+(days?|weeks?|months?)\s+ago\b", re.I | re.A)),
     ("morning", re.compile(r"\bthis\s+morning\b", re.I | re.A)),
     ("quarter", re.compile(r"\b(?:(?:in|during)\s+)?(?:the\s+)?(this|last)\s+quarter\b|\b(?:in|during)\s+Q([1-4])(?:\s+((?:19|20)\d{2}))?\b", re.I | re.A)),
     ("start", re.compile(r"\bsince\s+the\s+(?:start|beginning)\s+of\s+(?:the|this)\s+(week|month|year)\b", re.I | re.A)),
@@ -134,8 +134,8 @@ def _window(kind: str, match: re.Match, now: datetime, tz: tzinfo) -> tuple[date
     if kind == "rolling":
         return now - timedelta(days=ROLLING[(match.group(1) or match.group(2)).lower()]), None
     if kind == "ago":
-        that = shift_days(day, -_amount(match.group(1)))
-        return exact(that, tz), exact(shift_days(that, 1), tz)
+        start, end = _ago(_amount(match.group(2)) if match.group(2) else 1, match.group(4)[0].lower(), day, tz)
+        return (start, None) if match.group(1) else (start, end)  # "since a week ago": from then on
     if kind == "morning":
         return updated_range("today", now, tz)
     if kind == "start":
@@ -162,6 +162,20 @@ def _window(kind: str, match: re.Match, now: datetime, tz: tzinfo) -> tuple[date
         return _between(match.group(1), match.group(2), day, tz)
     start = _date(match.group(1), day, now, tz)  # since …
     return (start, None) if start is not None else None
+
+
+def _ago(amount: int, unit: str, day: datetime, tz: tzinfo) -> tuple[datetime, datetime]:
+    """The day, calendar week (from Monday) or calendar month that held the moment `amount` days, weeks or months back."""
+    if unit == "d":
+        start, end = shift_days(day, -amount), shift_days(day, 1 - amount)
+    elif unit == "w":
+        that = shift_days(day, -7 * amount)
+        start = shift_days(that, -that.weekday())
+        end = shift_days(start, 7)
+    else:
+        months = day.year * 12 + day.month - 1 - amount
+        start, end = _stretch(months // 12, months % 12 + 1, None)
+    return exact(start, tz), exact(end, tz)
 
 
 def _quarter(match: re.Match, day: datetime, tz: tzinfo) -> tuple[datetime, datetime | None]:

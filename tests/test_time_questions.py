@@ -176,6 +176,10 @@ def test_spans_ending_now_quarters_and_days_ago_are_time_phrases_too():
         ("changes in the last 24h", now - timedelta(hours=24), None),
         ("show me changes from the past 48 hours", now - timedelta(hours=48), None),
         ("what changed 2 days ago", day(2026, 11, 25), day(2026, 11, 26)),
+        ("what changed a week ago", day(2026, 11, 16), day(2026, 11, 23)),  # the calendar week of Friday the 20th
+        ("docs updated two months ago", day(2026, 9, 1), day(2026, 10, 1)),
+        ("what was added a day ago", day(2026, 11, 26), day(2026, 11, 27)),
+        ("what changed since 3 weeks ago", day(2026, 11, 2), None),
         ("latest changes this morning", day(2026, 11, 27), None),
         ("any new articles this quarter?", day(2026, 10, 1), None),
         ("what did we publish last quarter", day(2026, 7, 1), day(2026, 10, 1)),
@@ -186,6 +190,9 @@ def test_spans_ending_now_quarters_and_days_ago_are_time_phrases_too():
         assert parsed is not None and (parsed.after, parsed.before, parsed.only_time) == (after, before, True), (question, parsed)
     assert parse_time("what changed last week?", now, timezone.utc).before == day(2026, 11, 23), "the calendar's week"
     assert parse_time("I ordered this morning, where is it?", now, timezone.utc) is None, "the asker's day"
+    assert parse_time("I bought boots a week ago, what is the warranty?", now, timezone.utc) is None, "the asker's week"
+    january = parse_time("what changed 2 months ago", datetime(2026, 1, 15, tzinfo=timezone.utc), timezone.utc)
+    assert (january.after, january.before) == (day(2025, 11, 1), day(2025, 12, 1)), "back across the new year"
 
 
 def test_updated_within_takes_the_weekend_too():
