@@ -16,7 +16,6 @@ from typing import Callable, Protocol, Sequence
 import numpy as np
 
 from indexer.config import SpaceConfig
-from indexer.errors import MissingDependency
 
 
 class Embedder(Protocol):
@@ -83,14 +82,9 @@ def check_usable(space: SpaceConfig) -> None:
     space's key (MissingCredentials), the local model's packages (MissingDependency). Imports
     no client and loads no model: a run that embeds nothing never pays for them."""
     if space.provider == "local":
-        import importlib.util
+        from indexer.embedders.local import require_packages
 
-        from indexer.embedders.local import INSTALL_HINT, REQUIRED_MODULES
-
-        missing = [name for name in REQUIRED_MODULES if importlib.util.find_spec(name) is None]
-        if missing:
-            raise MissingDependency(f"{INSTALL_HINT} ({missing[0]} is missing)")
-        return
+        return require_packages()
     if space.provider == "openai":
         from indexer.embedders.openai import KEY_VARIABLES
     else:

