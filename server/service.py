@@ -74,7 +74,9 @@ class SearchService:
                 try:
                     embedder = self._embedder_for(space)
                     if ready_models:
-                        self._ready(space, embedder)
+                        embedder.ready()
+                except MissingDependency as exc:  # a model whose packages or files fail: its space answers lexically
+                    log.warning("%s", _unavailable(space, exc).message)
                 except ServiceError as exc:
                     log.warning("%s", exc.message)  # it names the space
             previous, self.generation = self.generation, generation
@@ -199,24 +201,16 @@ class SearchService:
                 self._vectors.move_to_end(key)
                 return self._vectors[key]
         try:
-            embedder = self._embedder_for(space)
-            self._ready(space, embedder)
-            vector = embed_query(embedder, query)
+            vector = embed_query(self._embedder_for(space), query)
         except EmbeddingsFailed as exc:
             raise ServiceError("EMBEDDINGS_FAILED", f"space {space.space_id} could not embed the query: {exc}", 503, retryable=True) from None
+        except MissingDependency as exc:  # a model loaded on this first query, whose packages or files fail
+            raise _unavailable(space, exc) from None
         with self._lock:
             self._vectors[key] = vector
             if len(self._vectors) > self.settings.query_cache_size:
                 self._vectors.popitem(last=False)
         return vector
-
-    @staticmethod
-    def _ready(space: SpaceIndex, embedder: Embedder) -> None:
-        """Load the model now; a model whose packages cannot be imported leaves its space lexical, as a missing key does."""
-        try:
-            embedder.ready()
-        except MissingDependency as exc:
-            raise _unavailable(space, exc) from None
 
     def _embedder_for(self, space: SpaceIndex) -> Embedder:
         """Reuse a loaded embedder only if it makes vectors the way this space's were made."""
