@@ -62,9 +62,9 @@ def main() -> None:
         db = duckdb.connect(str(folder / "meta.duckdb"), read_only=True)
         texts = [r[0] for r in db.execute("SELECT DISTINCT ON (chunk_hash) text FROM chunks WHERE space_id = ?", [space.space_id]).fetchall()]
         db.close()
+        texts.sort(key=len, reverse=True)  # batches of similar length, as the embedder (and sentence-transformers) makes them
         for _ in range(args.repeat):
             start = time.perf_counter()
-            texts.sort(key=len, reverse=True)  # batches of similar length, as the embedder (and sentence-transformers) makes them
             for i in range(0, len(texts), space.batch_size):
                 embedder.model.encode(texts[i : i + space.batch_size])
             encode.append(time.perf_counter() - start)
