@@ -8,7 +8,8 @@ echoed in the response's `time_filter`. Understood (English, case-insensitive):
     last/past N hours|days|weeks|months (a month: 30 days; also "in the last 3 days", "over the past two weeks", "last 24h")
     the past day|week|fortnight|month|year, in/over the last …, last fortnight
                                 a span ending now: 24 hours, 7, 14, 30 or 365 days (a bare "last month" is the calendar's)
-    N days|weeks|months ago     that day, calendar week (from Monday) or calendar month; also "a week ago"; "since …" from its start
+    N hours|days|weeks|months|years ago   that hour, day, calendar week (from Monday), month or year;
+                                also "an hour ago", "a week ago"; "since …" from its start
     this morning                today
     this/last quarter, in Q1 … Q4 [2026]   (a quarter still to come this year means last year's)
     since the start of the week|month|year   this week, month, year
@@ -61,7 +62,7 @@ PATTERNS = [
     # Before "calendar": "in the last week" is the 7 days up to now, a bare "last week" the calendar's
     ("rolling", re.compile(r"\b(?:(?:(?:in|over|during|within|for|from)\s+)?(?:the\s+)?past|(?:in|over|during|within|for)\s+the\s+last)"
                            r"\s+(day|week|fortnight|month|year)\b|\b(?:(?:in|over|during)\s+)?(?:the\s+)?last\s+(fortnight)\b", re.I | re.A)),
-    ("ago", re.compile(rf"\b(since\s+)?(?:{AMOUNT}|(an?))\s+(days?|weeks?|months?)\s+ago\b", re.I | re.A)),
+    ("ago", re.compile(rf"\b(since\s+)?(?:{AMOUNT}|(an?))\s+(hours?|days?|weeks?|months?|years?)\s+ago\b", re.I | re.A)),
     ("morning", re.compile(r"\bthis\s+morning\b", re.I | re.A)),
     ("quarter", re.compile(r"\b(?:(?:in|during)\s+)?(?:the\s+)?(this|last)\s+quarter\b|\b(?:in|during)\s+Q([1-4])(?:\s+((?:19|20)\d{2}))?\b", re.I | re.A)),
     ("start", re.compile(r"\bsince\s+the\s+(?:start|beginning)\s+of\s+(?:the|this)\s+(week|month|year)\b", re.I | re.A)),
@@ -134,8 +135,10 @@ def _window(kind: str, match: re.Match, now: datetime, tz: tzinfo) -> tuple[date
     if kind == "rolling":
         return now - timedelta(days=ROLLING[(match.group(1) or match.group(2)).lower()]), None
     if kind == "ago":
-        start, end = _ago(_amount(match.group(2)) if match.group(2) else 1, match.group(4)[0].lower(), day, tz)
-        return (start, None) if match.group(1) else (start, end)  # "since a week ago": from then on
+        stretch = _ago(_amount(match.group(2)) if match.group(2) else 1, match.group(4)[0].lower(), now, tz)
+        if stretch is None:
+            return None
+        return (stretch[0], None) if match.group(1) else stretch  # "since a week ago": from then on
     if kind == "morning":
         return updated_range("today", now, tz)
     if kind == "start":
@@ -164,9 +167,18 @@ def _window(kind: str, match: re.Match, now: datetime, tz: tzinfo) -> tuple[date
     return (start, None) if start is not None else None
 
 
-def _ago(amount: int, unit: str, day: datetime, tz: tzinfo) -> tuple[datetime, datetime]:
-    """The day, calendar week (from Monday) or calendar month that held the moment `amount` days, weeks or months back."""
-    if unit == "d":
+def _ago(amount: int, unit: str, now: datetime, tz: tzinfo) -> tuple[datetime, datetime] | None:
+    """The hour, day, calendar week (from Monday), calendar month or year, on the asker's clock, that
+    held the moment `amount` of them back; None before the calendar's first years ("9999 years ago")."""
+    if unit == "h":
+        start = (now - timedelta(hours=amount)).astimezone(tz).replace(minute=0, second=0, microsecond=0)
+        return start.astimezone(timezone.utc), start.astimezone(timezone.utc) + timedelta(hours=1)
+    day = now.astimezone(tz).replace(hour=0, minute=0, second=0, microsecond=0)
+    if unit == "y":
+        if day.year - amount < 2:
+            return None
+        start, end = _stretch(day.year - amount, None, None)
+    elif unit == "d":
         start, end = shift_days(day, -amount), shift_days(day, 1 - amount)
     elif unit == "w":
         that = shift_days(day, -7 * amount)

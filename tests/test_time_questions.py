@@ -180,6 +180,11 @@ def test_spans_ending_now_quarters_and_days_ago_are_time_phrases_too():
         ("docs updated two months ago", day(2026, 9, 1), day(2026, 10, 1)),
         ("what was added a day ago", day(2026, 11, 26), day(2026, 11, 27)),
         ("what changed since 3 weeks ago", day(2026, 11, 2), None),
+        ("what changed 3 hours ago", day(2026, 11, 27, 18), day(2026, 11, 27, 19)),
+        ("what was updated an hour ago", day(2026, 11, 27, 20), day(2026, 11, 27, 21)),
+        ("what changed since 2 hours ago", day(2026, 11, 27, 19), None),
+        ("what was published a year ago", day(2025, 1, 1), day(2026, 1, 1)),
+        ("what was written two years ago", day(2024, 1, 1), day(2025, 1, 1)),
         ("latest changes this morning", day(2026, 11, 27), None),
         ("any new articles this quarter?", day(2026, 10, 1), None),
         ("what did we publish last quarter", day(2026, 7, 1), day(2026, 10, 1)),
@@ -193,6 +198,9 @@ def test_spans_ending_now_quarters_and_days_ago_are_time_phrases_too():
     assert parse_time("I bought boots a week ago, what is the warranty?", now, timezone.utc) is None, "the asker's week"
     january = parse_time("what changed 2 months ago", datetime(2026, 1, 15, tzinfo=timezone.utc), timezone.utc)
     assert (january.after, january.before) == (day(2025, 11, 1), day(2025, 12, 1)), "back across the new year"
+    india = parse_time("what changed an hour ago", now.replace(minute=20), ZoneInfo("Asia/Kolkata"))  # 02:50 there
+    assert (india.after, india.before) == (day(2026, 11, 27, 19, 30), day(2026, 11, 27, 20, 30)), "the hour on the asker's clock"
+    assert parse_time("what changed 9999 years ago", now, timezone.utc) is None, "before the calendar: ranked as words"
 
 
 def test_updated_within_takes_the_weekend_too():
