@@ -49,6 +49,7 @@ browser:
 
 # Two processes: most tests wait on servers, subprocesses or the browser as much as they compute
 # (on one noisy 2-core machine, 2026-11-26: 479-616 s in five runs, against 602-728 s in one process).
+# Each runs torch and faiss on one thread (tests/conftest.py): 444-473 s (2026-11-28; three: 431 s).
 test: install browser
 	$(BIN)/pytest -q -n 2
 
