@@ -135,7 +135,7 @@ def _window(kind: str, match: re.Match, now: datetime, tz: tzinfo) -> tuple[date
     if kind == "rolling":
         return now - timedelta(days=ROLLING[(match.group(1) or match.group(2)).lower()]), None
     if kind == "ago":
-        stretch = _ago(_amount(match.group(2)) if match.group(2) else 1, match.group(4)[0].lower(), now, tz)
+        stretch = _ago(_amount(match.group(2)) if match.group(2) else 1, match.group(4)[0].lower(), now, day, tz)
         if stretch is None:
             return None
         return (stretch[0], None) if match.group(1) else stretch  # "since a week ago": from then on
@@ -167,13 +167,13 @@ def _window(kind: str, match: re.Match, now: datetime, tz: tzinfo) -> tuple[date
     return (start, None) if start is not None else None
 
 
-def _ago(amount: int, unit: str, now: datetime, tz: tzinfo) -> tuple[datetime, datetime] | None:
-    """The hour, day, calendar week (from Monday), calendar month or year, on the asker's clock, that
-    held the moment `amount` of them back; None before the calendar's first years ("9999 years ago")."""
+def _ago(amount: int, unit: str, now: datetime, day: datetime, tz: tzinfo) -> tuple[datetime, datetime] | None:
+    """The hour, day, calendar week (from Monday), calendar month or year, on the asker's clock (`day`:
+    its midnight today), that held the moment `amount` of them back; None before the calendar's first
+    years ("9999 years ago")."""
     if unit == "h":
-        start = (now - timedelta(hours=amount)).astimezone(tz).replace(minute=0, second=0, microsecond=0)
-        return start.astimezone(timezone.utc), start.astimezone(timezone.utc) + timedelta(hours=1)
-    day = now.astimezone(tz).replace(hour=0, minute=0, second=0, microsecond=0)
+        start = (now - timedelta(hours=amount)).astimezone(tz).replace(minute=0, second=0, microsecond=0).astimezone(timezone.utc)
+        return start, start + timedelta(hours=1)
     if unit == "y":
         if day.year - amount < 2:
             return None
