@@ -34,6 +34,7 @@ CANDIDATES = Histogram(
 GENERATION = Gauge("static_rag_generation_info", "The generation being served (1) and ones served before (0)", ["generation"], multiprocess_mode="max")
 SWAPS = Counter("static_rag_generation_swaps", "Generations swapped in without a restart")
 REFUSED = Counter("static_rag_generation_refusals", "Published generations that could not be opened")
+DEGRADED = Counter("static_rag_degraded_searches", "Dense and hybrid searches answered lexically because the query could not be embedded", ["space"])
 
 
 def record_generation(new: str, old: str | None) -> None:

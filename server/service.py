@@ -19,6 +19,7 @@ from indexer.embedders import Embedder, load_embedder, same_space
 from indexer.embedders.remote import EmbeddingsFailed, MissingCredentials
 from indexer.errors import ArtifactError, MissingDependency
 from indexer.models import MODELS
+from server.degraded import DegradedLog
 from server.reader import Generation, SpaceIndex
 from server.observe import REFUSED, record_generation
 from server.search import MAX_CHUNKS_PER_DOC, SearchFilters, SearchResult, embed_query, recent, search
@@ -56,6 +57,7 @@ class SearchService:
         self._swap_lock = threading.Lock()
         self.refused: dict[str, str] = {}  # generation id -> why it could not be served (not retried every poll)
         self._stop = threading.Event()
+        self.degraded = DegradedLog(log)
         self._watcher: threading.Thread | None = None
 
     def load(self, ready_models: bool = True) -> Generation:
@@ -76,9 +78,9 @@ class SearchService:
                     if ready_models:
                         embedder.ready()
                 except MissingDependency as exc:  # a model whose packages or files fail: its space answers lexically
-                    log.warning("%s", _unavailable(space, exc).message)
+                    self.degraded.unavailable(space.space_id, _unavailable(space, exc).message)
                 except ServiceError as exc:
-                    log.warning("%s", exc.message)  # it names the space
+                    self.degraded.unavailable(space.space_id, exc.message)  # it names the space
             previous, self.generation = self.generation, generation
             record_generation(generation.id, previous.id if previous is not None else None)
             if previous is not None:
@@ -186,7 +188,7 @@ class SearchService:
                     # is better served by lexical hits, marked as such, than by a 503.
                     if self.settings.server.on_embedding_failure != "lexical" or exc.code not in EMBEDDING_FAILURES:
                         raise
-                    log.warning("answering lexically: %s", exc.message)  # the message names the space
+                    self.degraded.answered_lexically(space.space_id, exc.message)
                     mode, degraded = "lexical", exc.message
             result = search(generation, space, vector, query, top_k=top_k, mode=mode, filters=filters, offset=offset,
                             max_chunks_per_doc=max_chunks_per_doc, min_score=min_score, recency_weight=recency_weight)
@@ -206,6 +208,7 @@ class SearchService:
             raise ServiceError("EMBEDDINGS_FAILED", f"space {space.space_id} could not embed the query: {exc}", 503, retryable=True) from None
         except MissingDependency as exc:  # a model loaded on this first query, whose packages or files fail
             raise _unavailable(space, exc) from None
+        self.degraded.embedded(space.space_id)
         with self._lock:
             self._vectors[key] = vector
             if len(self._vectors) > self.settings.query_cache_size:

@@ -1,6 +1,8 @@
 """OpenAI and Gemini spaces through their real clients, against loopback fakes of their APIs."""
 
 import json
+import logging
+import re
 import subprocess
 import sys
 import time
@@ -15,6 +17,7 @@ from indexer.chance import SAMPLES
 from indexer.cli import cli
 from indexer.embedders.remote import plan_batches
 from server.app import create_app
+from server.degraded import DegradedLog
 from indexer.config import ServerConfig
 from indexer.retrying import retry_after_seconds
 from server.service import Settings
@@ -323,6 +326,51 @@ def test_a_provider_outage_answers_lexically_or_as_a_retryable_503_when_configur
         limited = client.post("/v1/search", json={"query": "refunds again"})
         assert limited.status_code == 503 and time.monotonic() - started < 5
         assert client.post("/v1/search", json={"query": "refunds again"}).status_code == 200
+
+
+def test_an_outage_is_logged_once_and_its_end_with_how_many_searches_it_covered(tmp_path, fake_openai):
+    run_json("run", "-c", str(corpus(tmp_path, '[[spaces]]\nprovider = "openai"\n')))
+    lines = []
+    handler = logging.Handler()
+    handler.emit = lambda record: lines.append((record.levelname, record.getMessage()))
+    server_log = logging.getLogger("static_rag.server")
+    server_log.addHandler(handler)
+    try:
+        with TestClient(create_app(Settings(artifacts=tmp_path / "artifacts"))) as client:
+            counted = re.compile(rf'^static_rag_degraded_searches_total{{space="{OPENAI_SPACE}"}} (\S+)$', re.M)
+            before = float((counted.search(client.get("/metrics").text) or [0, 0])[1])  # the process's earlier tests count too
+            fake_openai.faults = [{"status": 500}] * 8  # four searches, each tried twice by the client
+            for i in range(4):
+                assert client.post("/v1/search", json={"query": f"refunds {i}"}).json()["degraded"] == "lexical"
+            assert "degraded" not in client.post("/v1/search", json={"query": "refunds again"}).json()
+            assert float(counted.search(client.get("/metrics").text)[1]) == before + 4
+    finally:
+        server_log.removeHandler(handler)
+    outage = [(level, message) for level, message in lines if "lexically" in message]
+    assert len(outage) == 2, outage
+    assert outage[0][0] == "WARNING" and f"space {OPENAI_SPACE} could not embed the query" in outage[0][1]
+    assert outage[1] == ("INFO", f"space {OPENAI_SPACE} embeds queries again; 4 searches were answered lexically meanwhile")
+
+
+def test_a_long_outage_is_logged_again_each_minute_with_the_searches_since():
+    lines, now = [], [0.0]
+    log = logging.getLogger("tests.degraded")
+    log.propagate = False
+    handler = logging.Handler()
+    handler.emit = lambda record: lines.append(record.getMessage())
+    log.addHandler(handler)
+    degraded = DegradedLog(log, repeat_seconds=60, clock=lambda: now[0])
+    for second in range(0, 150, 5):  # a search every 5 s for two and a half minutes
+        now[0] = second
+        degraded.answered_lexically("s", "space s could not embed the query: HTTP 500")
+    degraded.embedded("s")
+    degraded.embedded("s")
+    assert lines == [
+        "answering lexically: space s could not embed the query: HTTP 500",
+        "answering lexically: space s could not embed the query: HTTP 500 (11 more searches answered lexically since the last message)",
+        "answering lexically: space s could not embed the query: HTTP 500 (11 more searches answered lexically since the last message)",
+        "space s embeds queries again; 30 searches were answered lexically meanwhile",
+    ]
 
 
 def test_gemini_batches_stay_within_100_inputs(tmp_path, fake_gemini):
