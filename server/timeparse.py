@@ -6,10 +6,11 @@ echoed in the response's `time_filter`. Understood (English, case-insensitive):
 
     today, yesterday, this/last week, this/last weekend, over the weekend, this/last month, this/last year
     last/past N hours|days|weeks|months (a month: 30 days; also "in the last 3 days", "over the past two weeks", "last 24h")
+                                N may be "a couple of" (3), "a few" (5) or "several" (7): read generously
     the past day|week|fortnight|month|year, in/over the last …, last fortnight
                                 a span ending now: 24 hours, 7, 14, 30 or 365 days (a bare "last month" is the calendar's)
     N hours|days|weeks|months|years ago   that hour, day, calendar week (from Monday), month or year;
-                                also "an hour ago", "a week ago"; "since …" from its start
+                                also "an hour ago", "a week ago"; "since …" and "a few days ago" from its start
     this morning                today
     this/last quarter, in Q1 … Q4 [2026]   (a quarter still to come this year means last year's)
     since the start of the week|month|year   this week, month, year
@@ -26,7 +27,9 @@ phrase is out is only about time (`only_time`): it lists the documents updated i
 newest first. In a question about something else, the phrase filters only when the question is
 about change or about pages ("pricing updates this month", "blog posts about SSO last week"):
 "are you open today?" and "I bought boots last week, what is the warranty?" tell of the asker's
-day, not of when the pages were updated, and a filter would hide the answer.
+day, not of when the pages were updated, and a filter would hide the answer. Nor does a span
+tied to another time by "of", "before", "after" … ("the last 3 weeks of pregnancy", "the last week
+of October"): it does not end now.
 """
 
 from __future__ import annotations
@@ -47,21 +50,29 @@ WEEKDAY = "(?:" + "|".join(WEEKDAYS) + ")"
 UNIT = r"(hours?|hrs?|h|days?|d|weeks?|wks?|w|months?)"
 UNIT_NAMES = {"h": "hour", "d": "day", "w": "week", "m": "month"}  # by first letter
 NUMBERS = {w: n for n, w in enumerate(("one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"), 1)}
-AMOUNT = r"(\d{1,4}|" + "|".join(NUMBERS) + ")"
+# Counts without a number, read generously: a filter too narrow hides the answer, one a little wide only lets more be ranked.
+VAGUE = {"couple": 3, "few": 5, "several": 7}
+AMOUNT = r"(\d{1,4}|" + "|".join(NUMBERS) + r"|(?:a\s+)?couple(?:\s+of)?|(?:a\s+)?few|several)"
 NAMED = "|".join(PHRASES)  # updated_within's calendar phrases
 CALENDAR = f"({NAMED})"
 ROLLING = {"day": 1, "week": 7, "fortnight": 14, "month": 30, "year": 365}  # "the past month": days back from now
 # What "recent" has to stand before to name a time: "a recent generation" names none.
 RECENT_NOUNS = r"(?:changes|updates|edits|additions|posts|articles|news|releases|announcements|pages|docs|documents)"
+# What a span must not stand before to end now: "the last 3 weeks of pregnancy", "the last week of
+# October", "the past month before launch" are about another stretch of time ("the past week of
+# changes" is still this one).
+NOT_OF = rf"(?!(?:the\s+|our\s+|your\s+)?{RECENT_NOUNS}\b)"
+ANCHORED = rf"(?!\s+(?:of|before|after|prior\s+to|until|till|leading\s+up\s+to)\s+{NOT_OF})"
+OF_OTHER = rf"(?!\s+of\s+{NOT_OF})"  # "last week of October" is not the calendar's last week; "after lunch" leaves "today" today
 DATE = rf"(?:\d{{4}}-\d{{2}}-\d{{2}}|{MONTH}(?:\s+\d{{1,2}}(?:st|nd|rd|th)?)?(?:,?\s+\d{{4}})?|\d{{1,2}}(?:st|nd|rd|th)?\s+{MONTH}(?:\s+\d{{4}})?|(?:last\s+)?{WEEKDAY}|{NAMED})"
 # A calendar date or stretch a range is made of: 2026-10-05, October [5] [2026], 5 October [2026], 2025.
 POINT = rf"(?:\d{{4}}-\d{{2}}-\d{{2}}|{MONTH}(?:\s+\d{{1,2}}(?:st|nd|rd|th)?)?(?:,?\s+(?:19|20)\d{{2}})?|\d{{1,2}}(?:st|nd|rd|th)?\s+{MONTH}(?:\s+(?:19|20)\d{{2}})?|(?:19|20)\d{{2}})"
 PATTERNS = [
     ("between", re.compile(rf"\b(?:between|from)\s+({POINT})\s+(?:and|to|until|till|through)\s+({POINT})\b", re.I | re.A)),
-    ("span", re.compile(rf"\b(?:(?:in|over|during|within|for|from)\s+)?(?:the\s+)?(?:last|past)\s+{AMOUNT}\s*{UNIT}\b", re.I | re.A)),
+    ("span", re.compile(rf"\b(?:(?:in|over|during|within|for|from)\s+)?(?:the\s+)?(?:last|past)\s+{AMOUNT}\s*{UNIT}\b{ANCHORED}", re.I | re.A)),
     # Before "calendar": "in the last week" is the 7 days up to now, a bare "last week" the calendar's
     ("rolling", re.compile(r"\b(?:(?:(?:in|over|during|within|for|from)\s+)?(?:the\s+)?past|(?:in|over|during|within|for)\s+the\s+last)"
-                           r"\s+(day|week|fortnight|month|year)\b|\b(?:(?:in|over|during)\s+)?(?:the\s+)?last\s+(fortnight)\b", re.I | re.A)),
+                           rf"\s+(day|week|fortnight|month|year)\b{ANCHORED}|\b(?:(?:in|over|during)\s+)?(?:the\s+)?last\s+(fortnight)\b{ANCHORED}", re.I | re.A)),
     ("ago", re.compile(rf"\b(since\s+)?(?:{AMOUNT}|(an?))\s+(hours?|days?|weeks?|months?|years?)\s+ago\b", re.I | re.A)),
     ("morning", re.compile(r"\bthis\s+morning\b", re.I | re.A)),
     ("quarter", re.compile(r"\b(?:(?:in|during)\s+)?(?:the\s+)?(this|last)\s+quarter\b|\b(?:in|during)\s+Q([1-4])(?:\s+((?:19|20)\d{2}))?\b", re.I | re.A)),
@@ -69,7 +80,7 @@ PATTERNS = [
     ("since", re.compile(rf"\bsince\s+({DATE})\b", re.I | re.A)),
     ("month", re.compile(rf"\b(?:in|during)\s+({MONTH})(?:\s+(\d{{4}}))?\b", re.I | re.A)),
     ("year", re.compile(r"\b(?:in|during)\s+((?:19|20)\d{2})\b", re.I | re.A)),
-    ("calendar", re.compile(rf"\b(?:(?:in|during|from|over)\s+(?:the\s+)?)?{CALENDAR}(?:'s)?\b", re.I | re.A)),
+    ("calendar", re.compile(rf"\b(?:(?:in|during|from|over)\s+(?:the\s+)?)?{CALENDAR}(?:'s)?\b{OF_OTHER}", re.I | re.A)),
     ("day", re.compile(rf"\bon\s+((?:last\s+)?{WEEKDAY})\b", re.I | re.A)),  # that day only; "open on Monday?" asks nothing of time
     ("weekend", re.compile(r"\b(?:over|during)\s+the\s+weekend\b", re.I | re.A)),  # not "on the weekend": "runs on the weekend" is a schedule
     # "a recent generation" names no time; "the most recent docs" asks for the newest, however old
@@ -138,7 +149,8 @@ def _window(kind: str, match: re.Match, now: datetime, tz: tzinfo) -> tuple[date
         stretch = _ago(_amount(match.group(2)) if match.group(2) else 1, match.group(4)[0].lower(), now, day, tz)
         if stretch is None:
             return None
-        return (stretch[0], None) if match.group(1) else stretch  # "since a week ago": from then on
+        vague = match.group(2) and _vague(match.group(2))
+        return (stretch[0], None) if match.group(1) or vague else stretch  # "since a week ago", "a few days ago": from then on
     if kind == "morning":
         return updated_range("today", now, tz)
     if kind == "start":
@@ -273,5 +285,11 @@ def _latest_year(month: int, date: int, day: datetime) -> int:
 
 
 def _amount(text: str) -> int:
-    """"3" or "three"."""
-    return NUMBERS.get(text.lower()) or int(text)
+    """"3", "three", or a count without a number ("a few", "a couple of") as VAGUE reads it."""
+    word = _vague(text) or text.lower()
+    return VAGUE.get(word) or NUMBERS.get(word) or int(word)
+
+
+def _vague(text: str) -> str | None:
+    """"few" of "a few", "couple" of "a couple of"; None for a number."""
+    return next((word for word in text.lower().split() if word in VAGUE), None)

@@ -190,6 +190,14 @@ def test_spans_ending_now_quarters_and_days_ago_are_time_phrases_too():
         ("what did we publish last quarter", day(2026, 7, 1), day(2026, 10, 1)),
         ("what was updated in Q4 2025", day(2025, 10, 1), day(2026, 1, 1)),
         ("updates since the start of the month", day(2026, 11, 1), None),
+        # Counts without a number, read generously (a couple: 3, a few: 5, several: 7); "ago" from then on
+        ("what changed in the last few days", now - timedelta(days=5), None),
+        ("updates over the past couple of weeks", now - timedelta(weeks=3), None),
+        ("what changed in the last couple days", now - timedelta(days=3), None),
+        ("news from the last several days", now - timedelta(days=7), None),
+        ("what changed a few days ago", day(2026, 11, 22), None),
+        ("docs updated a couple of weeks ago", day(2026, 11, 2), None),
+        ("show me the past week of changes", now - timedelta(days=7), None),  # "of changes": still this week
     ]:
         parsed = parse_time(question, now, timezone.utc)
         assert parsed is not None and (parsed.after, parsed.before, parsed.only_time) == (after, before, True), (question, parsed)
@@ -219,5 +227,9 @@ def test_questions_without_a_time_phrase_are_left_alone():
                   "I ordered yesterday, where is my parcel?", "pricing in October 2025", "refunds since Monday",
                   "what is the capital of Mongolia", "maybe later", "how do I make a weekly report", "mayday procedures",
                   "how do I roll back to a recent generation", "can runs be scheduled on the weekend", "the most recent docs on SSO",
-                  "how do I get past the login page", "a recent release of the API"):
+                  "how do I get past the login page", "a recent release of the API", "I ordered a few days ago, where is it?",
+                  "what were the last few releases", "how do I delete the last few generations",
+                  # a stretch of other time: these were filtered to the weeks just past, hiding the answer
+                  "what happened in the last 3 weeks of pregnancy", "what changed in the last week of October",
+                  "docs updated in the past month before launch", "what changed over the past 2 weeks of the sprint"):
         assert parse_time(query, NOW, timezone.utc) is None, query
