@@ -18,6 +18,10 @@ echoed in the response's `time_filter`. Understood (English, case-insensitive):
     on [last] Monday … Sunday   that day (the latest such, today included; "last": before today)
     in|during October [2026]   (a month still to come this year means last year's)
     in 2025
+    early|mid|late October|2025, the beginning|middle|end of October|2025|last month|the year, the first|second half of …
+                                a month's days 1-10, 11-20, 21 on (halves: 1-15, 16 on); a year's January-April,
+                                May-August, September-December (halves: six months)
+    the first|last week|fortnight|N days|N weeks of October|2025|this month …   those days of it
     between|from March [5] [2025] and|to|until May [2026] (days, months, years or 2026-03-05; to the end of the last)
     recently, lately            the last RECENT_DAYS days; so does "recent" before changes, updates, posts …
                                 ("recent changes to the API": "recent" is the phrase, "changes" says it is about pages)
@@ -28,8 +32,8 @@ newest first. In a question about something else, the phrase filters only when t
 about change or about pages ("pricing updates this month", "blog posts about SSO last week"):
 "are you open today?" and "I bought boots last week, what is the warranty?" tell of the asker's
 day, not of when the pages were updated, and a filter would hide the answer. Nor does a span
-tied to another time by "of", "before", "after" … ("the last 3 weeks of pregnancy", "the last week
-of October"): it does not end now.
+tied to another time by "of", "before", "after" … ("the last 3 weeks of pregnancy", "the past month
+before launch"): it does not end now ("the last week of October" is read as a part of October).
 """
 
 from __future__ import annotations
@@ -67,7 +71,17 @@ OF_OTHER = rf"(?!\s+of\s+{NOT_OF})"  # "last week of October" is not the calenda
 DATE = rf"(?:\d{{4}}-\d{{2}}-\d{{2}}|{MONTH}(?:\s+\d{{1,2}}(?:st|nd|rd|th)?)?(?:,?\s+\d{{4}})?|\d{{1,2}}(?:st|nd|rd|th)?\s+{MONTH}(?:\s+\d{{4}})?|(?:last\s+)?{WEEKDAY}|{NAMED})"
 # A calendar date or stretch a range is made of: 2026-10-05, October [5] [2026], 5 October [2026], 2025.
 POINT = rf"(?:\d{{4}}-\d{{2}}-\d{{2}}|{MONTH}(?:\s+\d{{1,2}}(?:st|nd|rd|th)?)?(?:,?\s+(?:19|20)\d{{2}})?|\d{{1,2}}(?:st|nd|rd|th)?\s+{MONTH}(?:\s+(?:19|20)\d{{2}})?|(?:19|20)\d{{2}})"
+# A month or a year a part is taken of: October [2025], 2025, this/last/the month, this/last/the year.
+WHOLE = rf"({MONTH}(?:\s+(?:19|20)\d{{2}})?|(?:19|20)\d{{2}}|(?:this|last|the)\s+(?:month|year))"
+SHARE = r"(early|mid|late|(?:beginning|start|middle|end|first\s+half|second\s+half)\s+of)"
+# Where each share of a month (days) and of a year (months) begins and ends: [first, last)
+SHARES = {"early": ((1, 11), (1, 5)), "mid": ((11, 21), (5, 9)), "late": ((21, None), (9, None)),
+          "first half": ((1, 16), (1, 7)), "second half": ((16, None), (7, None))}
+SHARE_NAMES = {"beginning": "early", "start": "early", "middle": "mid", "end": "late"}
 PATTERNS = [
+    # Before "month", "year" and "calendar": "late October", "the end of last month", "the first week of 2025"
+    ("part", re.compile(rf"\b(?:(?:in|during|from|over|at|around)\s+)?(?:the\s+)?(?:{SHARE}[\s-]+(?:the\s+)?"
+                        rf"|(first|last)\s+(?:(week|fortnight)|{AMOUNT}\s+(days?|weeks?))\s+of\s+(?:the\s+)?){WHOLE}\b", re.I | re.A)),
     ("between", re.compile(rf"\b(?:between|from)\s+({POINT})\s+(?:and|to|until|till|through)\s+({POINT})\b", re.I | re.A)),
     ("span", re.compile(rf"\b(?:(?:in|over|during|within|for|from)\s+)?(?:the\s+)?(?:last|past)\s+{AMOUNT}\s*{UNIT}\b{ANCHORED}", re.I | re.A)),
     # Before "calendar": "in the last week" is the 7 days up to now, a bare "last week" the calendar's
@@ -151,6 +165,8 @@ def _window(kind: str, match: re.Match, now: datetime, tz: tzinfo) -> tuple[date
             return None
         vague = match.group(2) and _vague(match.group(2))
         return (stretch[0], None) if match.group(1) or vague else stretch  # "since a week ago", "a few days ago": from then on
+    if kind == "part":
+        return _part(match, day, tz)
     if kind == "morning":
         return updated_range("today", now, tz)
     if kind == "start":
@@ -200,6 +216,56 @@ def _ago(amount: int, unit: str, now: datetime, day: datetime, tz: tzinfo) -> tu
         months = day.year * 12 + day.month - 1 - amount
         start, end = _stretch(months // 12, months % 12 + 1, None)
     return exact(start, tz), exact(end, tz)
+
+
+def _part(match: re.Match, day: datetime, tz: tzinfo) -> tuple[datetime, datetime] | None:
+    """A share of a month (early: days 1-10, mid: 11-20, late: 21 on; halves: 1-15, 16 on) or of a
+    year (early: January-April, mid: May-August, late: September-December; halves by six months),
+    or its first or last week, fortnight or N days or weeks. A month without a year is the latest
+    whose share has begun by today ("late December" asked in November: last year's)."""
+    share, edge, unit, amount, days_or_weeks, whole = match.groups()
+    if share is not None:
+        share = " ".join(share.lower().split()).removesuffix(" of")
+        share = SHARE_NAMES.get(share, share)
+        length = None
+    else:
+        share = edge.lower()
+        length = {"week": 7, "fortnight": 14}[unit.lower()] if unit else _amount(amount) * (7 if days_or_weeks[0] in "wW" else 1)
+        if not length:
+            return None  # "the first 0 days of October"
+    today = day.replace(tzinfo=None)
+    start, end, is_year, named_year = _whole(" ".join(whole.lower().split()), today)
+    first, last = _share(start, end, is_year, share, length)
+    if not named_year and first > today:  # a share still to come this year: last year's
+        start, end = start.replace(year=start.year - 1), _stretch(start.year - 1, None if is_year else start.month, None)[1]
+        first, last = _share(start, end, is_year, share, length)
+    return exact(first, tz), exact(last, tz)
+
+
+def _whole(text: str, today: datetime) -> tuple[datetime, datetime, bool, bool]:
+    """The local midnights that begin and end the month or year `text` names (WHOLE), whether it is
+    a year, and whether it was named by its year (not to be moved to last year's)."""
+    if text.startswith(("this ", "last ", "the ")):  # "the end of the month": this one
+        back = text.startswith("last ")
+        if text.endswith("year"):
+            return *_stretch(today.year - back, None, None), True, True
+        months = today.year * 12 + today.month - 1 - back
+        return *_stretch(months // 12, months % 12 + 1, None), False, True
+    if text.isdigit():
+        return *_stretch(int(text), None, None), True, True
+    year, month, _ = _parts(text)
+    return *_stretch(year or today.year, month, None), False, year is not None
+
+
+def _share(start: datetime, end: datetime, is_year: bool, share: str, length: int | None) -> tuple[datetime, datetime]:
+    """[first, last) of a share of [start, end): "early", "late", "first half" … or, with `length`
+    days, "first" or "last" that many (within the whole)."""
+    if length is not None:
+        return (start, min(end, start + timedelta(days=length))) if share == "first" else (max(start, end - timedelta(days=length)), end)
+    begin, stop = SHARES[share][is_year]
+    if is_year:
+        return start.replace(month=begin), end if stop is None else start.replace(month=stop)
+    return start.replace(day=begin), end if stop is None else start.replace(day=stop)
 
 
 def _quarter(match: re.Match, day: datetime, tz: tzinfo) -> tuple[datetime, datetime | None]:

@@ -211,6 +211,34 @@ def test_spans_ending_now_quarters_and_days_ago_are_time_phrases_too():
     assert parse_time("what changed 9999 years ago", now, timezone.utc) is None, "before the calendar: ranked as words"
 
 
+def test_a_part_of_a_month_or_a_year_is_that_part():
+    """"late October", "the last week of October", "the end of last month" were ranked as words, or
+    worse: "in the last week of October" was the 7 days just past."""
+    now = datetime(2026, 11, 27, 21, tzinfo=timezone.utc)
+    day = lambda *ymd: datetime(*ymd, tzinfo=timezone.utc)  # noqa: E731
+    for question, after, before in [
+        ("what changed in late October", day(2026, 10, 21), day(2026, 11, 1)),
+        ("what was updated around mid-September", day(2026, 9, 11), day(2026, 9, 21)),
+        ("what changed in the last week of October", day(2026, 10, 25), day(2026, 11, 1)),
+        ("what changed in the first week of November", day(2026, 11, 1), day(2026, 11, 8)),
+        ("what changed in the first 3 days of this month", day(2026, 11, 1), day(2026, 11, 4)),
+        ("what changed at the end of last month", day(2026, 10, 21), day(2026, 11, 1)),
+        ("what changed at the start of the year", day(2026, 1, 1), day(2026, 5, 1)),  # a year's early: January-April
+        ("what changed in the last two weeks of 2025", day(2025, 12, 18), day(2026, 1, 1)),
+        ("what changed in the second half of last year", day(2025, 7, 1), day(2026, 1, 1)),
+        ("what changed in late December", day(2025, 12, 21), day(2026, 1, 1)),  # still to come this year: last year's
+        ("what changed in the last few days of October", day(2026, 10, 27), day(2026, 11, 1)),
+    ]:
+        parsed = parse_time(question, now, timezone.utc)
+        assert parsed is not None and (parsed.after, parsed.before, parsed.only_time) == (after, before, True), (question, parsed)
+    pricing = parse_time("pricing updates in early 2025", now, timezone.utc)
+    assert (pricing.after, pricing.before, pricing.rest) == (day(2025, 1, 1), day(2025, 5, 1), "pricing updates")
+    berlin = parse_time("what changed in late October", now, BERLIN)
+    assert (berlin.after, berlin.before) == (day(2026, 10, 20, 22), day(2026, 10, 31, 23)), "the asker's midnights, across the clock change"
+    for question in ("is early access open to new changes", "what changed in the first 0 days of October"):
+        assert parse_time(question, now, timezone.utc) is None, question
+
+
 def test_updated_within_takes_the_weekend_too():
     from server.timefilter import updated_range
 
@@ -230,6 +258,6 @@ def test_questions_without_a_time_phrase_are_left_alone():
                   "how do I get past the login page", "a recent release of the API", "I ordered a few days ago, where is it?",
                   "what were the last few releases", "how do I delete the last few generations",
                   # a stretch of other time: these were filtered to the weeks just past, hiding the answer
-                  "what happened in the last 3 weeks of pregnancy", "what changed in the last week of October",
+                  "what happened in the last 3 weeks of pregnancy", "updates in the last 2 days before the release",
                   "docs updated in the past month before launch", "what changed over the past 2 weeks of the sprint"):
         assert parse_time(query, NOW, timezone.utc) is None, query
