@@ -11,7 +11,8 @@ echoed in the response's `time_filter`. Understood (English, case-insensitive):
                                 a span ending now: 24 hours, 7, 14, 30 or 365 days (a bare "last month" is the calendar's)
     N hours|days|weeks|months|years ago   that hour, day, calendar week (from Monday), month or year;
                                 also "an hour ago", "a week ago"; "since …" and "a few days ago" from its start
-    this morning                today
+    this morning|afternoon|evening, tonight   today
+    yesterday morning|afternoon|evening|night   yesterday; "last night" from yesterday on
     this/last quarter, in Q1 … Q4 [2026]   (a quarter still to come this year means last year's)
     since the start of the week|month|year   this week, month, year
     since [last] Monday … Sunday | yesterday | October [5] | 5 October | 2026-10-05 | last week …
@@ -88,7 +89,9 @@ PATTERNS = [
     ("rolling", re.compile(r"\b(?:(?:(?:in|over|during|within|for|from)\s+)?(?:the\s+)?past|(?:in|over|during|within|for)\s+the\s+last)"
                            rf"\s+(day|week|fortnight|month|year)\b{ANCHORED}|\b(?:(?:in|over|during)\s+)?(?:the\s+)?last\s+(fortnight)\b{ANCHORED}", re.I | re.A)),
     ("ago", re.compile(rf"\b(since\s+)?(?:{AMOUNT}|(an?))\s+(hours?|days?|weeks?|months?|years?)\s+ago\b", re.I | re.A)),
-    ("morning", re.compile(r"\bthis\s+morning\b", re.I | re.A)),
+    ("morning", re.compile(r"\b(?:this\s+(?:morning|afternoon|evening)|tonight)\b", re.I | re.A)),
+    # Before "calendar": "yesterday afternoon" is yesterday, and "afternoon" is not a word to rank
+    ("yesterday", re.compile(r"\b(?:(?:on|from|during)\s+)?yesterday\s+(?:morning|afternoon|evening|night)\b|\blast\s+night\b", re.I | re.A)),
     ("quarter", re.compile(r"\b(?:(?:in|during)\s+)?(?:the\s+)?(this|last)\s+quarter\b|\b(?:in|during)\s+Q([1-4])(?:\s+((?:19|20)\d{2}))?\b", re.I | re.A)),
     ("start", re.compile(r"\bsince\s+the\s+(?:start|beginning)\s+of\s+(?:the|this)\s+(week|month|year)\b", re.I | re.A)),
     ("since", re.compile(rf"\bsince\s+({DATE})\b", re.I | re.A)),
@@ -169,6 +172,9 @@ def _window(kind: str, match: re.Match, now: datetime, tz: tzinfo) -> tuple[date
         return _part(match, day, tz)
     if kind == "morning":
         return updated_range("today", now, tz)
+    if kind == "yesterday":  # "last night" may run past midnight: yesterday until now
+        after, before = updated_range("yesterday", now, tz)
+        return (after, None) if match.group(0).lower().startswith("last") else (after, before)
     if kind == "start":
         return updated_range(f"this {match.group(1).lower()}", now, tz)
     if kind == "quarter":

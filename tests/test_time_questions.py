@@ -186,6 +186,9 @@ def test_spans_ending_now_quarters_and_days_ago_are_time_phrases_too():
         ("what was published a year ago", day(2025, 1, 1), day(2026, 1, 1)),
         ("what was written two years ago", day(2024, 1, 1), day(2025, 1, 1)),
         ("latest changes this morning", day(2026, 11, 27), None),
+        ("docs changed this afternoon", day(2026, 11, 27), None),
+        ("what changed yesterday afternoon", day(2026, 11, 26), day(2026, 11, 27)),  # "afternoon" was ranked as a word
+        ("what was updated last night", day(2026, 11, 26), None),  # the night may run past midnight
         ("any new articles this quarter?", day(2026, 10, 1), None),
         ("what did we publish last quarter", day(2026, 7, 1), day(2026, 10, 1)),
         ("what was updated in Q4 2025", day(2025, 10, 1), day(2026, 1, 1)),
@@ -256,7 +259,7 @@ def test_questions_without_a_time_phrase_are_left_alone():
                   "what is the capital of Mongolia", "maybe later", "how do I make a weekly report", "mayday procedures",
                   "how do I roll back to a recent generation", "can runs be scheduled on the weekend", "the most recent docs on SSO",
                   "how do I get past the login page", "a recent release of the API", "I ordered a few days ago, where is it?",
-                  "what were the last few releases", "how do I delete the last few generations",
+                  "what were the last few releases", "I ordered last night, where is it?", "how do I delete the last few generations",
                   # a stretch of other time: these were filtered to the weeks just past, hiding the answer
                   "what happened in the last 3 weeks of pregnancy", "updates in the last 2 days before the release",
                   "docs updated in the past month before launch", "what changed over the past 2 weeks of the sprint"):
