@@ -26,6 +26,24 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+# torch as if it were not installed: the import system's path finder no longer finds it.
+WITHOUT_TORCH = """import sys
+class Hide:
+    def __init__(self, inner): self.inner = inner
+    def find_spec(self, name, path=None, target=None):
+        return None if name.split(".")[0] == "torch" else self.inner.find_spec(name, path, target)
+    def __getattr__(self, attr): return getattr(self.inner, attr)
+sys.meta_path[:] = [Hide(f) if getattr(f, "__name__", "") == "PathFinder" else f for f in sys.meta_path]
+"""
+
+
+def without_torch(folder: Path) -> dict[str, str]:
+    """The environment of a process started as if torch were not installed: a sitecustomize.py in
+    `folder`, which Python runs at start-up, hides it."""
+    (folder / "sitecustomize.py").write_text(WITHOUT_TORCH)
+    return {"PYTHONPATH": str(folder)}
+
+
 @dataclass
 class Server:
     base: str
@@ -45,9 +63,11 @@ class Server:
 
 
 @contextmanager
-def running_server(artifacts: Path, folder: Path, workers: int = 1, server_table: str = "requests_per_minute = 0\n", args: tuple[str, ...] = ()) -> Iterator[Server]:
+def running_server(artifacts: Path, folder: Path, workers: int = 1, server_table: str = "requests_per_minute = 0\n", args: tuple[str, ...] = (),
+                   env: dict[str, str] | None = None) -> Iterator[Server]:
     """Serve `artifacts` with the examples' config plus `server_table` as its [server] table
-    (by default the rate limit off: tests send bursts); stopped with Ctrl-C, which must exit 0."""
+    (by default the rate limit off: tests send bursts), `env` added to the environment; stopped
+    with Ctrl-C, which must exit 0."""
     port = free_port()
     log = open(folder / "server.log", "w+")
     out = open(folder / "server.out", "w")  # what it prints for the admin (the demo page's address)
@@ -56,7 +76,7 @@ def running_server(artifacts: Path, folder: Path, workers: int = 1, server_table
     process = subprocess.Popen(
         [str(INDEX), "serve", "--config", str(config), "--artifacts", str(artifacts), "--host", "127.0.0.1", "--port", str(port),
          "--log-level", "warning", "--workers", str(workers), *args],
-        stdout=out, stderr=log, env={**os.environ, "HF_HUB_OFFLINE": "1"},
+        stdout=out, stderr=log, env={**os.environ, "HF_HUB_OFFLINE": "1", **(env or {})},
     )
     base = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 120

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.servers import free_port, running_server
+from tests.servers import free_port, running_server, without_torch
 
 CHROMIUM, DRIVER = Path("/usr/bin/chromium"), Path("/usr/bin/chromedriver")
 QUESTION = "how do I undo a bad index run?"
@@ -121,6 +121,26 @@ def test_an_unanswerable_question_or_an_empty_time_range_says_so(browser, exampl
         browser.get(server.base + "/")
         hits, status = search_in_page(browser, "what changed in 2019?")  # a question only about time, of a year with no updates
         assert not hits and status == "Nothing was updated in 2019."
+
+
+def test_a_search_answered_by_keywords_only_says_so_and_why(browser, examples_artifacts, tmp_path):
+    """A server without torch (or whose provider is down) answers by BM25 alone; the page looked like any other answer."""
+    from selenium.webdriver.common.by import By
+
+    with running_server(examples_artifacts, tmp_path, env=without_torch(tmp_path)) as server:
+        browser.get(server.base + "/")
+        hits, status = search_in_page(browser, QUESTION)
+        assert hits and status == "5+ results · matched by keywords only"
+        assert hits[0].find_element(By.CSS_SELECTOR, ".srag-title").text == "Generations, CURRENT and rollback", "BM25 still finds it"
+        assert "torch is missing" in browser.find_element(By.CSS_SELECTOR, ".srag-status").get_attribute("title"), "the reason, for the site's owner"
+        browser.get(server.base + "/")
+        _, status = search_in_page(browser, "What is the capital of Mongolia?")
+        assert status == "No results for “What is the capital of Mongolia?” · matched by keywords only"
+        browser.get(server.base + "/")
+        _, status = search_in_page(browser, "can I search for cheap flights")  # words the docs have, not an answer
+        assert status == "Nothing in these documents answers that · matched by keywords only"
+        browser.find_element(By.CSS_SELECTOR, ".srag-show-anyway").click()
+        assert browser.find_element(By.CSS_SELECTOR, ".srag-status").text.endswith("weak results (none seems to answer the question) · matched by keywords only")
 
 
 def test_the_widget_searches_the_space_named_in_data_space(browser, examples_artifacts, tmp_path, site):

@@ -11,6 +11,7 @@ import sys
 import numpy as np
 
 from tests.conftest import EXAMPLES, REPO
+from tests.servers import WITHOUT_TORCH
 
 LIMIT = 256  # word pieces the model reads, [CLS] and [SEP] included
 
@@ -77,17 +78,6 @@ def test_a_lexical_search_from_the_command_line_answers_without_loading_the_mode
         assert result.returncode == 0, result.stderr
         assert "rollback" in result.stdout.lower()
         assert f"torch loaded: {loaded}" in result.stderr, (mode, result.stderr)
-
-
-# torch as if it were not installed: the import system's path finder no longer finds it.
-WITHOUT_TORCH = """import sys
-class Hide:
-    def __init__(self, inner): self.inner = inner
-    def find_spec(self, name, path=None, target=None):
-        return None if name.split(".")[0] == "torch" else self.inner.find_spec(name, path, target)
-    def __getattr__(self, attr): return getattr(self.inner, attr)
-sys.meta_path[:] = [Hide(f) if getattr(f, "__name__", "") == "PathFinder" else f for f in sys.meta_path]
-"""
 
 
 def test_without_the_models_packages_a_search_is_answered_by_keywords_and_says_what_to_install(examples_artifacts):

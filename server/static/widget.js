@@ -28,7 +28,9 @@
  *
  * Curated answers (`answers` in the response) are shown first, in div.srag-answer boxes.
  * When the server says no hit answers the question (`answerable: false`), the widget says so
- * instead of listing weak hits; a "Show anyway" button lists them.
+ * instead of listing weak hits; a "Show anyway" button lists them. When the server could not
+ * embed the question and BM25 alone answered (`degraded`), the status line says "matched by
+ * keywords only", and its tooltip gives the server's reason.
  */
 (function () {
   "use strict";
@@ -159,7 +161,7 @@
     anyway.type = "button";
     anyway.hidden = true;
     root.append(form, status, answers, anyway, list, more);
-    var nextOffset = null, lastQuery = "";
+    var nextOffset = null, lastQuery = "", keywordsOnly = "";
 
     function run(query, offset) {
       var body = { query: query, top_k: topK, offset: offset };
@@ -204,6 +206,10 @@
           else if (!shown && when && when.only_time) status.textContent = "Nothing was updated " + when.phrase + ".";  // "what changed yesterday?"
           else status.textContent = (shown ? shown + (nextOffset === null ? "" : "+") + " results" : "No results for “" + query + "”.")
             + (when ? " (updated " + when.phrase + ")" : "");
+          // The query could not be embedded (provider down, key missing): BM25 alone answered. Say so; the reason is for the site's owner.
+          keywordsOnly = res.data.degraded ? " · matched by keywords only" : "";
+          if (keywordsOnly) status.textContent = status.textContent.replace(/\.$/, "") + keywordsOnly;
+          status.title = res.data.degraded_reason || "";
         })
         .catch(function (err) { return unreachable(err); })
         .finally(function () { button.disabled = more.disabled = false; });
@@ -236,7 +242,7 @@
       anyway.hidden = true;
       list.hidden = false;
       more.hidden = nextOffset === null;
-      status.textContent = list.children.length + (nextOffset === null ? "" : "+") + " weak results (none seems to answer the question)";
+      status.textContent = list.children.length + (nextOffset === null ? "" : "+") + " weak results (none seems to answer the question)" + keywordsOnly;
     });
   }
 
