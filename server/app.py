@@ -249,6 +249,8 @@ class SearchController(Controller):
         generation = service.current()
         default = generation.default_space(service.settings.server.default_space).space_id
         info = generation.info()
+        for space in info["spaces"]:  # a missing key or model, or an outage this worker has seen and not yet seen end
+            space["degraded_reason"] = service.degraded.reason(space["space_id"])
         scope = _scope(request)
         if scope is not None:  # a scoped key learns its own sources only
             info["sources"] = [s for s in info["sources"] if s in scope]

@@ -24,6 +24,7 @@ REPEAT_SECONDS = 60.0  # at most one warning per space in this long while it sta
 @dataclass
 class _Episode:
     logged_at: float  # when its last warning was written
+    reason: str  # the latest
     searches: int = 0  # answered lexically since it began
     unlogged: int = 0  # answered lexically since its last warning
 
@@ -38,8 +39,8 @@ class DegradedLog:
         """A space found unable to embed queries before any search (a missing key or model at
         load): warn now, and let its first lexical answers go unrepeated."""
         with self._lock:
-            episode = self._episodes.setdefault(space_id, _Episode(0.0))
-            episode.logged_at, episode.unlogged = self._clock(), 0
+            episode = self._episodes.setdefault(space_id, _Episode(0.0, reason))
+            episode.logged_at, episode.reason, episode.unlogged = self._clock(), reason, 0
         self._log.warning("%s", reason)
 
     def answered_lexically(self, space_id: str, reason: str) -> None:
@@ -48,15 +49,21 @@ class DegradedLog:
         with self._lock:
             episode = self._episodes.get(space_id)
             if episode is not None and now - episode.logged_at < self._repeat:
+                episode.reason = reason
                 episode.searches += 1
                 episode.unlogged += 1
                 return
             if episode is None:
-                episode = self._episodes[space_id] = _Episode(now)
-            quiet, episode.logged_at, episode.unlogged = episode.unlogged, now, 0
+                episode = self._episodes[space_id] = _Episode(now, reason)
+            quiet, episode.logged_at, episode.reason, episode.unlogged = episode.unlogged, now, reason, 0
             episode.searches += 1
         since = f" ({quiet} more searches answered lexically since the last message)" if quiet else ""
         self._log.warning("answering lexically: %s%s", reason, since)  # the reason names the space
+
+    def reason(self, space_id: str) -> str | None:
+        """Why the space answers lexically now (in this worker), or None when it embeds queries."""
+        episode = self._episodes.get(space_id)
+        return episode.reason if episode is not None else None
 
     def embedded(self, space_id: str) -> None:
         """The space's provider embedded a query: end its episode, if it had one."""

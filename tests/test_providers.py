@@ -288,6 +288,9 @@ def test_a_space_without_its_key_answers_lexically_while_others_keep_working(tmp
         assert "degraded" not in lexical, "asking for lexical is not a degradation"
         local = client.post("/v1/search", json={"query": "refund", "space": "local-all-minilm-l6-v2-384"}).json()
         assert local["hits"] and "degraded" not in local and local["mode"] == "hybrid"
+        spaces = {s["space_id"]: s for s in client.get("/v1/info").json()["spaces"]}
+        assert "set OPENAI_API_KEY" in spaces[OPENAI_SPACE]["degraded_reason"], "seen before any search"
+        assert spaces["local-all-minilm-l6-v2-384"]["degraded_reason"] is None
     strict = Settings(artifacts=tmp_path / "artifacts", server=ServerConfig(on_embedding_failure="error"))
     with TestClient(create_app(strict)) as client:
         refused = client.post("/v1/search", json={"query": "refund", "space": OPENAI_SPACE})
@@ -342,7 +345,9 @@ def test_an_outage_is_logged_once_and_its_end_with_how_many_searches_it_covered(
             fake_openai.faults = [{"status": 500}] * 8  # four searches, each tried twice by the client
             for i in range(4):
                 assert client.post("/v1/search", json={"query": f"refunds {i}"}).json()["degraded"] == "lexical"
+            assert "could not embed the query" in client.get("/v1/info").json()["spaces"][0]["degraded_reason"]
             assert "degraded" not in client.post("/v1/search", json={"query": "refunds again"}).json()
+            assert client.get("/v1/info").json()["spaces"][0]["degraded_reason"] is None, "the outage is over"
             assert float(counted.search(client.get("/metrics").text)[1]) == before + 4
     finally:
         server_log.removeHandler(handler)

@@ -35,7 +35,7 @@ def test_health_readiness_and_info(client):
     assert info["documents"] == 28 and info["chunks"] > 28
     assert info["spaces"] == [{"space_id": "local-all-minilm-l6-v2-384", "provider": "local", "model": "all-MiniLM-L6-v2", "dimension": 384,
                                "vectors": info["chunks"], "rebuilt_at": info["spaces"][0]["rebuilt_at"], "stale_documents": 0, "chance_level": True,
-                               "min_relevance": 0.045, "hybrid_weight": 0.6}], "the threshold of `answerable` and the blend, as the defaults"
+                               "min_relevance": 0.045, "hybrid_weight": 0.6, "degraded_reason": None}], "the threshold of `answerable` and the blend, as the defaults"
     assert info["built_at"] and info["default_space"] == "local-all-minilm-l6-v2-384"
 
 
