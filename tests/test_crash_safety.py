@@ -111,3 +111,25 @@ def test_sigkill_at_any_moment_leaves_current_intact_and_a_rerun_matches_an_unin
         assert shape(segments(killed)) == shape(layout)
     finally:
         fake.close()
+
+
+def test_a_native_crash_prints_where_each_thread_was(tmp_path):
+    """A library that aborts (glibc's "free(): invalid pointer", a segfault) ended a run with that
+    one line and nothing else in the nightly job's log; now every thread's Python stack follows."""
+    fake = FakeOpenAI().start()
+    env = {**os.environ, "OPENAI_API_KEY": fake.api_key, "OPENAI_BASE_URL": f"{fake.url}/v1"}
+    write_corpus(tmp_path / "docs", 120, min_words=300, max_words=1200)
+    config = write_config(tmp_path, '[[sources]]\nname = "docs"\ntype = "files"\npath = "docs"\n[[spaces]]\nprovider = "openai"\n')
+    try:
+        process = subprocess.Popen([str(INDEX), "run", "-c", str(config), "-q"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+        deadline = time.monotonic() + 60
+        while not (tmp_path / "artifacts" / "runs.jsonl").exists() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        time.sleep(0.3)  # into the run's work
+        process.send_signal(signal.SIGABRT)  # what abort() in a library raises
+        err = process.communicate(timeout=60)[1].decode(errors="replace")
+    finally:
+        fake.close()
+    assert process.returncode == -signal.SIGABRT
+    assert "Fatal Python error: Aborted" in err and "most recent call first" in err, err[-2000:]
+    assert "indexer/cli/base.py" in err, "the stack names where the run was"

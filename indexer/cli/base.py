@@ -116,7 +116,12 @@ def end_without_teardown() -> None:
 
 
 def main():
-    """Entry point: a bug surfaces as one line and exit 1, not a traceback (STATIC_RAG_DEBUG=1 shows it)."""
+    """Entry point: a bug surfaces as one line and exit 1, not a traceback (STATIC_RAG_DEBUG=1 shows it).
+    A crash in native code (a segfault, an abort) prints every thread's Python stack to stderr
+    before the process dies, so a nightly job's log says where it happened."""
+    import faulthandler
+
+    faulthandler.enable()
     try:
         _main()
     except SystemExit as exc:
