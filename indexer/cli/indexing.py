@@ -61,20 +61,22 @@ def run(config_path, artifacts, as_json, silent, providers, max_cost, allow_mass
         5  stopped by --max-cost: nothing was published
     """
     from indexer import runlog
-    from indexer.allocator import fewer_arenas
-    from indexer.embedders.remote import BudgetExceeded, EmbeddingsFailed, MissingCredentials
-    from indexer.pipeline import run_index
-    from indexer.plan import DeleteGuard
     from indexer.runreport import new_run_id
 
     config = load_config_file(config_path, artifacts)
     end_without_teardown()  # every file the run writes is closed when it ends, whatever its end
-    fewer_arenas()  # this process is the run's: its threads share the C allocator's memory (indexer/allocator.py)
     run_id, report = new_run_id(), None
     if not dry_run:  # every real run is logged outside the generations, whatever its end (index runs)
         runlog.started(config.artifacts, run_id, sorted(providers) or None, full_refresh)
     code, error = 1, "stopped before it finished (interrupted?)"
     try:
+        # Only now the pipeline's imports (numpy and the rest, ~0.2 s): a run killed while they load is in the log already.
+        from indexer.allocator import fewer_arenas
+        from indexer.embedders.remote import BudgetExceeded, EmbeddingsFailed, MissingCredentials
+        from indexer.pipeline import run_index
+        from indexer.plan import DeleteGuard
+
+        fewer_arenas()  # this process is the run's: its threads share the C allocator's memory (indexer/allocator.py)
         with _reporting(silent or as_json) as progress:
             try:
                 report = run_index(
