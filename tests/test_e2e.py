@@ -1,9 +1,11 @@
 """A real server process, started the way an admin starts it, answering over loopback HTTP."""
 
+import os
 import re
 import signal
 import threading
 import time
+from pathlib import Path
 
 import httpx
 import pytest
@@ -73,6 +75,23 @@ def test_no_access_log_leaves_requests_out_of_the_log_but_in_the_metrics(example
         assert 'static_rag_requests_total{method="POST",route="/v1/search",status="200"} 4.0' in text
         time.sleep(0.5)  # a worker's stderr may lag a moment behind its response
         assert not [e for e in server.log_lines() if e["message"] == "request"]
+
+
+def test_a_worker_that_crashes_in_native_code_leaves_its_threads_stacks_in_the_log(examples_artifacts, tmp_path):
+    """A worker killed by abort() in a library left nothing in the log to say where it had been."""
+    with running_server(examples_artifacts, tmp_path, workers=2, args=("--no-access-log",)) as server:
+        pid = server.process.pid
+        children = [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+        workers = [c for c in children if b"spawn_main" in Path(f"/proc/{c}/cmdline").read_bytes()]
+        assert len(workers) == 2, children
+        os.kill(workers[0], signal.SIGABRT)  # what abort() in a library raises
+        deadline = time.monotonic() + 20
+        while "Fatal Python error: Aborted" not in server.log.read_text() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        log = server.log.read_text()
+        assert "Fatal Python error: Aborted" in log and "most recent call first" in log, log[-2000:]
+        with httpx.Client(base_url=server.base, timeout=30) as client:  # the other worker (and the supervisor's replacement) still answer
+            assert all(client.post("/v1/search", json={"query": "how do I undo a bad index run?"}).status_code == 200 for _ in range(4))
 
 
 def test_sigterm_lets_requests_in_flight_finish(server: Server):

@@ -202,6 +202,7 @@ def serve(config_path, artifacts, host, port, log_level, workers, access_log):
         os.environ["STATIC_RAG_CONFIG"] = str(path.resolve())
     os.environ["STATIC_RAG_ARTIFACTS"] = str(folder.resolve())  # how each worker process finds its settings
     os.environ.setdefault("OMP_NUM_THREADS", "1")
+    os.environ.setdefault("PYTHONFAULTHANDLER", "1")  # a worker that crashes in native code prints its threads' stacks too
     os.environ["STATIC_RAG_JSON_LOGS"] = "1"
     os.environ["STATIC_RAG_ACCESS_LOG"] = "1" if access_log else "0"
     click.echo(f"Serving {folder.resolve()} on http://{address} with {workers} worker(s)  (OpenAPI: http://{address}/schema)")
