@@ -36,7 +36,7 @@ def load_summary(artifacts: Path, ref: str | None = None) -> dict:
     from indexer import runlog
 
     logged = next((r for r in runlog.read(artifacts) if r["run_id"] == ref), None)
-    if logged is not None and logged["status"] in ("failed", "in_progress"):  # nothing was published: the log is all there is
+    if logged is not None and logged["status"] in ("failed", "in_progress", "running", "unfinished"):  # nothing published: the log is all there is
         return {"run_id": ref, "status": logged["status"], "exit_code": logged.get("exit_code"), "error": logged.get("error"),
                 "started_at": logged.get("started_at"), "finished_at": logged.get("finished_at"), "errors": logged.get("errors", [])}
     kept = list_generations(artifacts)
@@ -73,8 +73,13 @@ def _summary_file(path: Path) -> dict:
 def headline(summary: dict) -> str:
     if summary.get("status") == "failed":
         return f"Run {summary['run_id']} failed (exit {summary.get('exit_code')}) and published nothing: {summary.get('error')}"
-    if summary.get("status") == "in_progress":
-        return f"Run {summary['run_id']} started {summary.get('started_at')} and never finished (still running, or killed). Nothing was published by it."
+    unpublished = {
+        "running": "is still running (its process is alive on this machine)",
+        "unfinished": "ended without finishing: its process is gone (killed, or crashed; a crash's stack is in the job's log)",
+        "in_progress": "has no end in the log (still running on another machine, or killed)",
+    }
+    if summary.get("status") in unpublished:
+        return f"Run {summary['run_id']} started {summary.get('started_at')} and {unpublished[summary['status']]}. Nothing was published by it."
     counts = summary["documents"]
     changes = ", ".join(f"{counts[k]} {k.replace('_', '-')}" for k in DECISIONS if counts.get(k)) or "no changes"
     if summary.get("dry_run"):

@@ -3,19 +3,21 @@ run that published nothing (exit 1, 2, 3, 5) or died half-way is still seen by `
 
 A run appends `in_progress` when it starts and one of `success` (published, exit 0), `partial`
 (published with document errors, exit 4) or `failed` (nothing published) when it ends. A run
-killed before its end stays `in_progress`. Lines are appended whole with O_APPEND and fsynced;
-a reader skips a line a crash cut short.
+killed before its end has no end line; reading the log on the machine that ran it tells the two
+apart by its process: `running`, or `unfinished` (killed or crashed). Lines are appended whole
+with O_APPEND and fsynced; a reader skips a line a crash cut short.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import socket
 from datetime import datetime, timezone
 from pathlib import Path
 
 RUNLOG = "runs.jsonl"
-STATUSES = ("in_progress", "success", "partial", "failed")
+STATUSES = ("in_progress", "success", "partial", "failed")  # as logged; `read` also says `running` and `unfinished`
 MAX_ERRORS = 20  # per run: the first ones, with the count; the generation's source_events has them all
 
 
@@ -35,7 +37,8 @@ def _now() -> str:
 
 
 def started(artifacts: Path, run_id: str, providers: list[str] | None, full_refresh: bool = False) -> None:
-    _append(artifacts, {"run_id": run_id, "status": "in_progress", "started_at": _now(), "providers": providers, "full_refresh": full_refresh})
+    _append(artifacts, {"run_id": run_id, "status": "in_progress", "started_at": _now(), "providers": providers, "full_refresh": full_refresh,
+                        "host": socket.gethostname(), "pid": os.getpid()})
 
 
 def finished(artifacts: Path, run_id: str, status: str, exit_code: int, summary: dict | None = None, error: str | None = None) -> None:
@@ -72,4 +75,40 @@ def read(artifacts: Path) -> list[dict]:
             continue  # blank, or cut short by a crash
         if isinstance(entry, dict) and entry.get("run_id"):
             runs.setdefault(entry["run_id"], {}).update(entry)
+    for run in runs.values():
+        if run.get("status") == "in_progress":
+            run["status"] = _still_running(run)
     return sorted(runs.values(), key=lambda r: r.get("started_at") or r.get("finished_at") or "", reverse=True)
+
+
+def _still_running(run: dict) -> str:
+    """A run without an end line: `running` while its process lives, `unfinished` once it is gone
+    (killed or crashed), `in_progress` when this machine cannot tell (another host ran it, or a
+    version that did not log its process)."""
+    pid = run.get("pid")
+    if run.get("host") != socket.gethostname() or not isinstance(pid, int):
+        return "in_progress"
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return "unfinished"
+    except PermissionError:
+        pass  # alive, another user's: checked below like our own
+    began = _process_started(pid)
+    if began is None:
+        return "running"
+    try:
+        logged = datetime.fromisoformat(run["started_at"]).timestamp()
+    except (KeyError, TypeError, ValueError):
+        return "running"
+    return "running" if began <= logged + 2 else "unfinished"  # begun after the run logged itself (boot time is whole seconds): a reused pid
+
+
+def _process_started(pid: int) -> float | None:
+    """When process `pid` began (Unix time), from /proc; None where there is no /proc."""
+    try:
+        ticks = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19])
+        boot = next(int(line.split()[1]) for line in Path("/proc/stat").read_text().splitlines() if line.startswith("btime "))
+    except (OSError, ValueError, IndexError, StopIteration):
+        return None
+    return boot + ticks / os.sysconf("SC_CLK_TCK")

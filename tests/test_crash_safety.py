@@ -133,3 +133,33 @@ def test_a_native_crash_prints_where_each_thread_was(tmp_path):
     assert process.returncode == -signal.SIGABRT
     assert "Fatal Python error: Aborted" in err and "most recent call first" in err, err[-2000:]
     assert "indexer/cli/base.py" in err, "the stack names where the run was"
+
+
+def test_a_run_without_an_end_is_running_while_its_process_lives_and_unfinished_once_killed(tmp_path):
+    """`index runs` said `in_progress` for a run killed last night as for one running now."""
+    from click.testing import CliRunner
+
+    from indexer.cli import cli
+
+    fake = FakeOpenAI().start()
+    fake.faults = [{"delay": 8}]  # the first embedding request hangs: the run is alive meanwhile
+    env = {**os.environ, "OPENAI_API_KEY": fake.api_key, "OPENAI_BASE_URL": f"{fake.url}/v1"}
+    write_corpus(tmp_path / "docs", 10, min_words=50, max_words=100)
+    config = write_config(tmp_path, '[[sources]]\nname = "docs"\ntype = "files"\npath = "docs"\n[[spaces]]\nprovider = "openai"\n')
+    runs = lambda *options: CliRunner().invoke(cli, ["runs", "-c", str(config), *options])  # noqa: E731
+    try:
+        process = subprocess.Popen([str(INDEX), "run", "-c", str(config), "-q"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+        deadline = time.monotonic() + 60
+        while not (tmp_path / "artifacts" / "runs.jsonl").exists() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        live = json.loads(runs("--json").output)[0]
+        assert live["status"] == "running", live
+        process.send_signal(signal.SIGKILL)
+        process.wait(timeout=30)
+    finally:
+        fake.close()
+    killed = json.loads(runs("--json").output)[0]
+    assert killed["status"] == "unfinished" and killed["run_id"] == live["run_id"]
+    assert "unfinished" in runs().output and "ended without finishing (killed or crashed)" in runs().output
+    report = CliRunner().invoke(cli, ["report", killed["run_id"], "-c", str(config)]).output
+    assert "ended without finishing: its process is gone" in report and "Nothing was published" in report

@@ -10,6 +10,10 @@ import click
 
 from indexer.cli.base import CONTEXT, EXIT_DOCUMENT_ERRORS, artifacts_dir, cli, config_options, json_option, library_call, optional_config
 
+# What `index runs` says of a run without an end line (indexer/runlog.py tells them apart)
+UNPUBLISHED = {"running": "running now", "unfinished": "ended without finishing (killed or crashed)",
+               "in_progress": "no end logged (running elsewhere, or killed)"}
+
 
 @cli.command(context_settings=CONTEXT)
 @config_options
@@ -82,12 +86,12 @@ def runs(config_path, artifacts, as_json, limit):
         counts = row.get("documents") or {}
         numbers = " ".join(f"{counts.get(k, '-'):>{w}}" for k, w in (("added", 5), ("updated", 7), ("metadata_only", 8), ("deleted", 7), ("failed", 6)))
         started = (row.get("started_at") or "")[:19].replace("T", " ")
-        tail = row.get("generation") or (row.get("error") or "")[:100]
+        tail = row.get("generation") or (row.get("error") or UNPUBLISHED.get(row["status"], ""))[:100]
         if row.get("unchanged"):
             tail += " (nothing changed: kept, not written again)"
         peak = f"{row['peak_rss_mb']:.0f}" if row.get("peak_rss_mb") else "-"  # the run's most memory: what the machine needs
         click.echo(f"{mark} {started:<20}  {row['status']:<11} {numbers}  {peak:>7}  {tail}")
-    click.echo("* = the generation being served. failed and in_progress runs published nothing; `index report RUN_ID` for details.")
+    click.echo("* = the generation being served. Runs that failed, did not finish or are running published nothing; `index report RUN_ID` for details.")
 
 
 @cli.command(context_settings=CONTEXT)
