@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 
 from indexer.artifacts import GENERATIONS, current_generation, list_generations, read_current_id, read_manifest, set_current, space_rebuilt_at
@@ -76,8 +77,28 @@ def status(artifacts: Path) -> dict:
             for space_id, info in manifest["spaces"].items()
         },
         "last_run": run,
+        "unpublished_since": _unpublished_since(artifacts, run["started_at"]),
         "generations": list_generations(artifacts),
     }
+
+
+NOTHING_PUBLISHED = ("failed", "unfinished", "running", "in_progress")  # run log statuses (indexer/runlog.py)
+
+
+def _unpublished_since(artifacts: Path, built: str) -> list[dict]:
+    """Runs begun after the one that built the served generation that published nothing (failed,
+    killed, crashed or still running), newest first: a status that only named the run behind what
+    is served hid last night's failure."""
+    from indexer import runlog
+
+    since = _instant(built)
+    return [{k: run.get(k) for k in ("run_id", "status", "started_at", "exit_code", "error")} for run in runlog.read(artifacts)
+            if run["status"] in NOTHING_PUBLISHED and run.get("started_at") and _instant(run["started_at"]) > since]
+
+
+def _instant(text: str) -> datetime:
+    moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=timezone.utc)
 
 
 OLD_STATUSES = {"ok": "success", "document_errors": "partial"}  # what generations from before the run log wrote

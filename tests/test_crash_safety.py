@@ -136,22 +136,25 @@ def test_a_native_crash_prints_where_each_thread_was(tmp_path):
 
 
 def test_a_run_without_an_end_is_running_while_its_process_lives_and_unfinished_once_killed(tmp_path):
-    """`index runs` said `in_progress` for a run killed last night as for one running now."""
+    """`index runs` said `in_progress` for a run killed last night as for one running now, and
+    `index status` named only the run behind what is served."""
     from click.testing import CliRunner
 
     from indexer.cli import cli
 
     fake = FakeOpenAI().start()
-    fake.faults = [{"delay": 8}]  # the first embedding request hangs: the run is alive meanwhile
     env = {**os.environ, "OPENAI_API_KEY": fake.api_key, "OPENAI_BASE_URL": f"{fake.url}/v1"}
-    write_corpus(tmp_path / "docs", 10, min_words=50, max_words=100)
+    paths = write_corpus(tmp_path / "docs", 10, min_words=50, max_words=100)
     config = write_config(tmp_path, '[[sources]]\nname = "docs"\ntype = "files"\npath = "docs"\n[[spaces]]\nprovider = "openai"\n')
     runs = lambda *options: CliRunner().invoke(cli, ["runs", "-c", str(config), *options])  # noqa: E731
     try:
+        assert subprocess.run([str(INDEX), "run", "-c", str(config), "-q"], capture_output=True, env=env, timeout=120).returncode == 0
+        paths[0].write_text(paths[0].read_text() + "\n\nAn edit, so the next run embeds.\n")
+        fake.faults = [{"delay": 8}]  # the next embedding request hangs: the run is alive meanwhile
         process = subprocess.Popen([str(INDEX), "run", "-c", str(config), "-q"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
         deadline = time.monotonic() + 60
-        while not (tmp_path / "artifacts" / "runs.jsonl").exists() and time.monotonic() < deadline:
-            time.sleep(0.02)
+        while json.loads(runs("--json").output)[0]["status"] == "success" and time.monotonic() < deadline:
+            time.sleep(0.05)
         live = json.loads(runs("--json").output)[0]
         assert live["status"] == "running", live
         process.send_signal(signal.SIGKILL)
@@ -163,3 +166,6 @@ def test_a_run_without_an_end_is_running_while_its_process_lives_and_unfinished_
     assert "unfinished" in runs().output and "ended without finishing (killed or crashed)" in runs().output
     report = CliRunner().invoke(cli, ["report", killed["run_id"], "-c", str(config)]).output
     assert "ended without finishing: its process is gone" in report and "Nothing was published" in report
+    status = CliRunner().invoke(cli, ["status", "-c", str(config)]).output
+    assert "Last run: " in status and "success" in status, "the run behind what is served"
+    assert "Since then, 1 run(s) published nothing" in status and f"{killed['run_id']} unfinished: ended without finishing" in status, status

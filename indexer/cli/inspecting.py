@@ -44,6 +44,11 @@ def status(config_path, artifacts, as_json):
         click.echo(f"  {space_id}: {space['vectors']} vectors, embedded {space['rebuilt_at']}; {waiting}{calibrated}")
     click.echo(f"Last run: {run['run_id']} {run['status']}: added {run['added']}, updated {run['updated']}, metadata-only {run['metadata_only']}, "
                f"skipped {run['skipped']}, deleted {run['deleted']}, failed {run['failed']}; {run['chunks_embedded']} chunks embedded, ${run['cost_usd']:.4f}")
+    if info["unpublished_since"]:
+        later = info["unpublished_since"]
+        click.echo(f"Since then, {len(later)} run(s) published nothing (`index runs`, `index report RUN_ID`):")
+        for row in later[:5]:
+            click.echo(f"  {row['run_id']} {row['status']}: {(row['error'] or UNPUBLISHED.get(row['status'], ''))[:160]}")
     click.echo(f"Kept generations: {', '.join(info['generations'])}")
 
 
