@@ -82,9 +82,6 @@ def status(artifacts: Path) -> dict:
     }
 
 
-NOTHING_PUBLISHED = ("failed", "unfinished", "running", "in_progress")  # run log statuses (indexer/runlog.py)
-
-
 def _unpublished_since(artifacts: Path, built: str) -> list[dict]:
     """Runs begun after the one that built the served generation that published nothing (failed,
     killed, crashed or still running), newest first: a status that only named the run behind what
@@ -93,7 +90,7 @@ def _unpublished_since(artifacts: Path, built: str) -> list[dict]:
 
     since = _instant(built)
     return [{k: run.get(k) for k in ("run_id", "status", "started_at", "exit_code", "error")} for run in runlog.read(artifacts)
-            if run["status"] in NOTHING_PUBLISHED and run.get("started_at") and _instant(run["started_at"]) > since]
+            if run["status"] in runlog.PUBLISHED_NOTHING and run.get("started_at") and _instant(run["started_at"]) > since]
 
 
 def _instant(text: str) -> datetime:

@@ -36,7 +36,7 @@ def load_summary(artifacts: Path, ref: str | None = None) -> dict:
     from indexer import runlog
 
     logged = next((r for r in runlog.read(artifacts) if r["run_id"] == ref), None)
-    if logged is not None and logged["status"] in ("failed", "in_progress", "running", "unfinished"):  # nothing published: the log is all there is
+    if logged is not None and logged["status"] in runlog.PUBLISHED_NOTHING:  # the log is all there is
         return {"run_id": ref, "status": logged["status"], "exit_code": logged.get("exit_code"), "error": logged.get("error"),
                 "started_at": logged.get("started_at"), "finished_at": logged.get("finished_at"), "errors": logged.get("errors", [])}
     kept = list_generations(artifacts)

@@ -18,6 +18,7 @@ from pathlib import Path
 
 RUNLOG = "runs.jsonl"
 STATUSES = ("in_progress", "success", "partial", "failed")  # as logged; `read` also says `running` and `unfinished`
+PUBLISHED_NOTHING = ("failed", "in_progress", "running", "unfinished")  # statuses `read` gives a run that published nothing
 MAX_ERRORS = 20  # per run: the first ones, with the count; the generation's source_events has them all
 
 

@@ -11,6 +11,7 @@ closes the episode with one line saying how many searches it covered. The metric
 from __future__ import annotations
 
 import logging
+import math
 import threading
 import time
 from collections.abc import Callable
@@ -47,16 +48,13 @@ class DegradedLog:
         DEGRADED.labels(space_id).inc()
         now = self._clock()
         with self._lock:
-            episode = self._episodes.get(space_id)
-            if episode is not None and now - episode.logged_at < self._repeat:
-                episode.reason = reason
-                episode.searches += 1
+            episode = self._episodes.setdefault(space_id, _Episode(-math.inf, reason))  # a new one: never warned of yet
+            episode.reason = reason
+            episode.searches += 1
+            if now - episode.logged_at < self._repeat:
                 episode.unlogged += 1
                 return
-            if episode is None:
-                episode = self._episodes[space_id] = _Episode(now, reason)
-            quiet, episode.logged_at, episode.reason, episode.unlogged = episode.unlogged, now, reason, 0
-            episode.searches += 1
+            quiet, episode.logged_at, episode.unlogged = episode.unlogged, now, 0
         since = f" ({quiet} more searches answered lexically since the last message)" if quiet else ""
         self._log.warning("answering lexically: %s%s", reason, since)  # the reason names the space
 
