@@ -24,7 +24,10 @@ Printed:
   abstained. The default is the threshold with the most room on the worse of the two targets
   (≤ 5% answered, ≤ 10% abstained) over every pair;
 - with --judged, a pair's off-topic queries answered at that threshold, split by a hand judgment of
-  their best passage (bench/judged/): about the asked topic, a neighbouring one, or unrelated.
+  their best passage (bench/judged/): about the asked topic, a neighbouring one, or unrelated;
+- keywords alone (lexical mode, a degraded search): hits ranked by the lexical share, the product's
+  lexical relevance (server/relevance.py), each pair's rates and the threshold the same rule picks
+  (LEXICAL_MIN_RELEVANCE), with --held-out sets' own questions abstained at it.
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ from indexer.chance import ChanceLevel  # noqa: E402
 from indexer.quality import MAX_ABSTAINED, MAX_ANSWERED, auroc, choose_threshold  # noqa: E402
 from indexer.quality import THRESHOLDS as CHOICES  # noqa: E402
 from server.fusion import DENSE_WEIGHT  # noqa: E402
+from server.relevance import LEXICAL_MIN_RELEVANCE, relevance as product_relevance  # noqa: E402
 
 KINDS = {"hybrid": (0, 1), "dense": (0,), "lexical": (1,)}  # the fixed fit's columns: cosine, lexical share (, log(1 + query terms))
 THRESHOLDS = (0.02, 0.025, 0.03, 0.035, 0.04, 0.045, 0.05, 0.055, 0.06, 0.07, 0.08, 0.1)
@@ -92,6 +96,8 @@ def main() -> None:
     parser.add_argument("--examples", type=Path, help="folder with examples-<set>.pkl (bench/candidates.py against examples/)")
     parser.add_argument("--judged", nargs="+", default=[], metavar="CORPUS:OTHER=FILE",
                         help="hand judgments of a pair's answered off-topic queries (bench/judged/): how the answered ones split")
+    parser.add_argument("--held-out", nargs="*", default=[], metavar="SET",
+                        help="own-question candidates no choice saw (<set>-<set>.pkl, e.g. scifacttrain): abstained by keywords alone")
     parser.add_argument("--query-length", action="store_true", help="also use log(1 + the query's terms) in the fixed fit (tried; fails the left-out check)")
     args = parser.parse_args()
     if args.query_length:
@@ -145,6 +151,44 @@ def main() -> None:
     for spec in args.judged:
         pair, _, path = spec.partition("=")
         _report_judged(tuple(pair.split(":")), Path(path), relevance, data, chosen["min_relevance"])
+    _report_keywords_alone(args.candidates, pairs, args.held_out)
+
+
+def keyword_relevance(candidates: dict, own: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Per query, relevance@1 of a search by keywords alone (ranked by the lexical share; only
+    chunks that match, one per document), and whether a relevant document is in its top 10."""
+    drop_own = own and candidates.get("identical_ids")
+    first, found = [], []
+    for qid, q in candidates["queries"].items():
+        docs, best = [], 0.0
+        for i in np.argsort(-q["lexical"], kind="stable"):
+            doc = candidates["doc_of"][q["ids"][i]]
+            if q["lexical"][i] <= 0 or len(docs) == 10:
+                break
+            if (drop_own and doc == qid) or doc in docs:
+                continue
+            best = best or float(q["lexical"][i])
+            docs.append(doc)
+        first.append(product_relevance(None, best, "lexical") if docs else 0.0)
+        found.append(own and any(candidates["qrels"].get(qid, {}).get(d, 0) > 0 for d in docs))
+    return np.asarray(first), np.asarray(found, dtype=bool)
+
+
+def _report_keywords_alone(folder: Path, pairs: list[tuple[str, str]], held_out: list[str]) -> None:
+    load = lambda name: pickle.loads((folder / f"{name}.pkl").read_bytes())  # noqa: E731
+    print(f"\nkeywords alone (lexical mode, a degraded search; threshold in use {LEXICAL_MIN_RELEVANCE}): AUROC, answered / abstained")
+    rates = {}
+    for corpus, other in pairs:
+        own, found = keyword_relevance(load(f"{corpus}-{corpus}"), True)
+        off, _ = keyword_relevance(load(f"{corpus}-{other}"), False)
+        rates[f"{corpus}:{other}"] = {t: (float((off >= t).mean()), float((own[found] < t).mean())) for t in CHOICES}
+        cells = "  ".join(f"{t}: {(off >= t).mean():.1%}/{(own[found] < t).mean():.1%}" for t in (*THRESHOLDS, 0.0625, 0.15))
+        print(f"  {corpus} vs {other} queries: AUROC {auroc(own, off):.4f}  {cells}")
+    chosen = choose_threshold(rates)
+    print(f"  pairs no threshold serves: {', '.join(chosen['unserved']) or 'none'}; the rule picks {chosen['min_relevance']} (room {chosen['room']:+.1%})")
+    for name in held_out:
+        own, found = keyword_relevance(load(f"{name}-{name}"), True)
+        print(f"  {name}: {(own[found] < chosen['min_relevance']).mean():.1%} of {found.sum()} questions with a relevant document in the top 10 abstain")
 
 
 def _report_judged(pair: tuple[str, str], path: Path, relevance: np.ndarray, data: Hits, threshold: float) -> None:

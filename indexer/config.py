@@ -78,10 +78,12 @@ class SpaceConfig:
     timeout_seconds: float = 60.0
     hybrid_weight: float | None = None  # dense share of the hybrid score; None: the product's default
     min_relevance: float | None = None  # relevance the best hit needs for `answerable`; None: the default
+    min_lexical_relevance: float | None = None  # the same for a search by keywords alone (lexical mode, degraded)
 
     def search_settings(self) -> dict:
         """What the server needs from this table, recorded in the generation's manifest."""
-        return {k: v for k, v in (("hybrid_weight", self.hybrid_weight), ("min_relevance", self.min_relevance)) if v is not None}
+        chosen = (("hybrid_weight", self.hybrid_weight), ("min_relevance", self.min_relevance), ("min_lexical_relevance", self.min_lexical_relevance))
+        return {k: v for k, v in chosen if v is not None}
 
     @property
     def info(self) -> ModelInfo:
@@ -186,6 +188,7 @@ SPACE_KEYS = {
     "timeout_seconds": Key((int, float), default=60.0, min=1, max=600),
     "hybrid_weight": Key((int, float), min=0, max=1),
     "min_relevance": Key((int, float), min=0, max=1),
+    "min_lexical_relevance": Key((int, float), min=0, max=1),
 }
 LOCAL_BATCH_SIZE = 32
 
@@ -427,4 +430,5 @@ def _parse_space(raw: dict, index: int) -> SpaceConfig:
         timeout_seconds=float(values["timeout_seconds"]),
         hybrid_weight=float(values["hybrid_weight"]) if values["hybrid_weight"] is not None else None,
         min_relevance=float(values["min_relevance"]) if values["min_relevance"] is not None else None,
+        min_lexical_relevance=float(values["min_lexical_relevance"]) if values["min_lexical_relevance"] is not None else None,
     )

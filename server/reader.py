@@ -33,7 +33,7 @@ class SpaceIndex:
     chunks: SegmentStores | None  # None in generations written before chunks.jsonl: DuckDB answers instead
     stale: frozenset[str] = frozenset()  # documents whose chunks here are an older version's
     rebuilt_at: str = ""  # when a run last embedded this space (ISO 8601)
-    search: dict = field(default_factory=dict)  # hybrid_weight / min_relevance set in the config
+    search: dict = field(default_factory=dict)  # hybrid_weight / min_relevance / min_lexical_relevance set in the config
     chance: ChanceLevel | None = None  # what a question without an answer scores here (indexer/chance.py); None: not measured
 
     @property
@@ -141,6 +141,7 @@ class Generation:
                     "chance_level": s.chance is not None,  # False: relevance uses the fixed calibration (server/relevance.py)
                     # what `answerable` and the hybrid score mean here: the space's settings, else the product's defaults
                     "min_relevance": threshold(s.search, s.chance is not None),
+                    "min_lexical_relevance": threshold(s.search, mode="lexical"),  # by keywords alone: lexical mode, a degraded search
                     "hybrid_weight": s.search.get("hybrid_weight", DENSE_WEIGHT),
                 }
                 for s in self.spaces.values()

@@ -17,7 +17,8 @@ only one side (lexical or dense mode, or a degraded search), that side's own fit
 data, up to about 0.3 (the reliability table is in bench/README.md).
 
 `index eval --dataset … --off-topic …` on your own labeled questions reports the rates at a space's
-threshold, and `min_relevance` in its `[[spaces]]` table sets it (see the README).
+threshold, and `min_relevance` in its `[[spaces]]` table sets it (see the README);
+`min_lexical_relevance` sets the one for searches by keywords alone.
 """
 
 from __future__ import annotations
@@ -38,6 +39,10 @@ FIXED = {  # on (cosine, lexical share): spaces without a chance level, and lexi
 # The best hit must reach this for `answerable`; chosen by measurement (bench/README.md), per form.
 MIN_RELEVANCE = 0.045
 FIXED_MIN_RELEVANCE = 0.05
+# By keywords alone (lexical mode, a degraded search): the fixed lexical fit, with the threshold the
+# same rule picks on lexical-mode rankings (bench/README.md, "Keywords alone"). Keywords separate
+# less: at 0.045 a quarter of everyday questions were answerable on `examples/`.
+LEXICAL_MIN_RELEVANCE = 0.0625
 
 
 def relevance(dense: float | None, lexical: float | None, mode: str = "hybrid", above_chance: float | None = None) -> float:
@@ -54,7 +59,10 @@ def relevance(dense: float | None, lexical: float | None, mode: str = "hybrid", 
     return round(1.0 / (1.0 + math.exp(-z)), 4)
 
 
-def threshold(space_settings: dict, measured: bool = True) -> float:
-    """The relevance a space's best hit needs for `answerable`: its `min_relevance`, else the
-    default of its form (`measured`: the space has a chance level)."""
+def threshold(space_settings: dict, measured: bool = True, mode: str = "hybrid") -> float:
+    """The relevance a space's best hit needs for `answerable` in a search of `mode`: by keywords
+    alone its `min_lexical_relevance`, else its `min_relevance`; unset, the default of the form
+    (`measured`: the space has a chance level)."""
+    if mode == "lexical":
+        return space_settings.get("min_lexical_relevance", LEXICAL_MIN_RELEVANCE)
     return space_settings.get("min_relevance", MIN_RELEVANCE if measured else FIXED_MIN_RELEVANCE)

@@ -122,7 +122,7 @@ def search(
     `recency_weight` (0–1) nudges fresher documents up (`_fresher`)."""
     settings = space.search
     weight = dense_weight if dense_weight is not None else settings.get("hybrid_weight", DENSE_WEIGHT)
-    needed = min_relevance if min_relevance is not None else threshold(settings, space.chance is not None)
+    needed = min_relevance if min_relevance is not None else threshold(settings, space.chance is not None, mode)
     started = time.perf_counter()
     allowed = generation.allowed_vector_ids(space.space_id, filters.as_params()) if filters.active() else None
     pool = space.size if allowed is None else len(allowed)
@@ -138,7 +138,9 @@ def search(
         ranked, dense, lexical, cut = _rank(space, query_vector, bm25, mode, depth, allowed, weight)
         if recency_weight > 0 and ranked:
             ranked = _fresher(generation, space.space_id, ranked, recency_weight, datetime.now(timezone.utc))
-        aside: dict[str, tuple] = {}
+        # By keywords alone a curated answer is only a hit: no threshold matched answers by their words
+        # without giving a wrong one, with authority, to a fifth to a third of the paraphrases (bench/README.md).
+        aside: dict[str, tuple] | None = {} if mode != "lexical" else None
         hits = _collapse(generation, space.space_id, ranked, wanted, dense, lexical, max_chunks_per_doc, min_score, aside)
         below = bool(ranked) and ranked[-1][1] < min_score  # deeper candidates would score lower still
         if len(hits) >= wanted or not cut or depth >= pool or below:
@@ -150,7 +152,7 @@ def search(
     # A curated answer is judged on its cosine alone where there is one: paraphrases of its question
     # are told from near misses better that way (bench/README.md, "Curated answers").
     answers = pick(generation.curated, {doc_id: (row, score, relevance(d, None, "dense") if d is not None else relevance(None, lx, "lexical"))
-                                        for doc_id, (row, score, d, lx) in aside.items()}) if offset == 0 else []
+                                        for doc_id, (row, score, d, lx) in aside.items()}) if offset == 0 and aside else []
     return SearchResult(
         hits=page,
         generation=generation.id,
@@ -283,10 +285,11 @@ def _top(scores: np.ndarray, depth: int) -> dict[int, float]:
 
 
 def _collapse(generation: Generation, space_id: str, ranked: list[tuple[int, float]], wanted: int, dense: dict, lexical: dict,
-              max_chunks_per_doc: int | None, min_score: float, aside: dict[str, tuple]) -> list[SearchHit]:
+              max_chunks_per_doc: int | None, min_score: float, aside: dict[str, tuple] | None) -> list[SearchHit]:
     """Walk the ranking into at most `wanted` hits: a chunk overlapping a hit of its document is
     merged into it (up to MAX_MERGED chunks), a document past `max_chunks_per_doc` hits is skipped.
-    A curated answer's best chunk is set `aside` (doc_id → row, score, dense, lexical), never a hit."""
+    A curated answer's best chunk is set `aside` (doc_id → row, score, dense, lexical), never a hit;
+    with `aside` None (a search by keywords alone) answers are hits like any chunk."""
     hits: list[_Hit] = []
     by_doc: dict[str, list[_Hit]] = {}
     batch = max(wanted * 2, 20)
@@ -297,7 +300,7 @@ def _collapse(generation: Generation, space_id: str, ranked: list[tuple[int, flo
         rows = generation.hits(space_id, [vid for vid, _ in part])
         for vid, score in part:
             row = rows[vid]
-            if row["source_type"] == "answers":
+            if aside is not None and row["source_type"] == "answers":
                 aside.setdefault(row["doc_id"], (row, score, dense.get(vid), lexical.get(vid)))
                 continue
             mine = by_doc.setdefault(row["doc_id"], [])

@@ -33,9 +33,10 @@ def test_health_readiness_and_info(client):
     info = client.get("/v1/info").json()
     assert ready.status_code == 200 and ready.json()["generation"] == info["generation"]
     assert info["documents"] == 28 and info["chunks"] > 28
+    defaults = {"min_relevance": 0.045, "min_lexical_relevance": 0.0625, "hybrid_weight": 0.6}  # the thresholds of `answerable` and the blend
     assert info["spaces"] == [{"space_id": "local-all-minilm-l6-v2-384", "provider": "local", "model": "all-MiniLM-L6-v2", "dimension": 384,
                                "vectors": info["chunks"], "rebuilt_at": info["spaces"][0]["rebuilt_at"], "stale_documents": 0, "chance_level": True,
-                               "min_relevance": 0.045, "hybrid_weight": 0.6, "degraded_reason": None}], "the threshold of `answerable` and the blend, as the defaults"
+                               **defaults, "degraded_reason": None}]
     assert info["built_at"] and info["default_space"] == "local-all-minilm-l6-v2-384"
 
 
