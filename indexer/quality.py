@@ -84,53 +84,60 @@ def rank_all(artifacts: Path, dataset: evaluation.Dataset, progress) -> dict:
 def abstain(artifacts: Path, dataset: evaluation.Dataset, off_topic: dict[str, dict[str, str]], progress) -> dict:
     """Per space and off-topic set: AUROC of relevance@1 (own queries against off-topic ones), and at
     the space's threshold the share of off-topic queries answered and of own queries with a relevant
-    document in the top 10 that abstained. A dataset without queries asks only the off-topic ones:
-    then AUROC and the abstained share are None, and no threshold is suggested."""
-    from server.relevance import threshold as space_threshold
-
+    document in the top 10 that abstained; under "keywords_alone" the same for a search by keywords
+    alone (lexical mode, a degraded search) at its own threshold. A dataset without queries asks
+    only the off-topic ones: then AUROC and the abstained share are None, and no threshold is suggested."""
     run = Run(artifacts, dataset)
     out: dict[str, dict] = {}
     try:
         for space_id, space in run.generation.spaces.items():
-            threshold = space_threshold(space.search, space.chance is not None)
-            own, found = _own_questions(run, space, progress) if dataset.queries else ([], [])
-            own_arr, found_arr = np.asarray(own, dtype=float), np.asarray(found, dtype=bool)
-            rows, off_topic_relevance = {}, {}
-            for name, queries in off_topic.items():
-                other, answered_by = [], []
-                with progress(f"off-topic {name} {space_id}", len(queries)) as advance:
-                    for query_id, text in queries.items():
-                        hits = run.ranking(space, None, text, depth=1)
-                        other.append(hits[0].relevance if hits else 0.0)
-                        if hits and hits[0].relevance >= threshold:
-                            answered_by.append(_answered(query_id, text, hits[0], bool(dataset.corpus)))
-                        advance(1)
-                other_arr = off_topic_relevance[name] = np.asarray(other)
-                answered, abstained = _rates(own_arr[found_arr], other_arr, threshold)
-                rows[name] = {
-                    "answerable_queries": len(own), "off_topic_queries": len(other),
-                    "auroc": round(auroc(own_arr, other_arr), 4) if own else None,
-                    "auroc_found": round(auroc(own_arr[found_arr], other_arr), 4) if found_arr.any() else None,
-                    "off_topic_answered": round(answered, 4) if answered is not None else None,
-                    "answerable_abstained": round(abstained, 4) if abstained is not None else None,
-                    # to judge by eye: an "off-topic" question this corpus answers may have its answer here after all
-                    "answered": sorted(answered_by, key=lambda a: -a["relevance"]),
-                }
-            grid = sorted({*THRESHOLDS, threshold})  # the threshold in use is a candidate, whatever its value
-            rates = {name: {t: tuple(r or 0.0 for r in _rates(own_arr[found_arr], other, t)) for t in grid}
-                     for name, other in off_topic_relevance.items()} if found_arr.any() else {}
-            out[space_id] = {"min_relevance": threshold, "off_topic": rows} | ({"suggested": choose_threshold(rates, threshold)} if rates else {})
+            out[space_id] = _abstain_in(run, space, off_topic, "hybrid", progress)
+            out[space_id]["keywords_alone"] = _abstain_in(run, space, off_topic, "lexical", progress)
     finally:
         run.close()
     return out
 
 
-def _own_questions(run: Run, space, progress) -> tuple[list[float], list[bool]]:
+def _abstain_in(run: Run, space, off_topic: dict[str, dict[str, str]], mode: str, progress) -> dict:
+    """`abstain` for one space and search mode."""
+    from server.relevance import threshold as space_threshold
+
+    threshold = space_threshold(space.search, space.chance is not None, mode)
+    own, found = _own_questions(run, space, mode, progress) if run.dataset.queries else ([], [])
+    own_arr, found_arr = np.asarray(own, dtype=float), np.asarray(found, dtype=bool)
+    rows, off_topic_relevance = {}, {}
+    for name, queries in off_topic.items():
+        other, answered_by = [], []
+        with progress(f"off-topic {name} {space.space_id} {mode}", len(queries)) as advance:
+            for query_id, text in queries.items():
+                hits = run.ranking(space, None, text, mode, depth=1)
+                other.append(hits[0].relevance if hits else 0.0)
+                if hits and hits[0].relevance >= threshold:
+                    answered_by.append(_answered(query_id, text, hits[0], bool(run.dataset.corpus)))
+                advance(1)
+        other_arr = off_topic_relevance[name] = np.asarray(other)
+        answered, abstained = _rates(own_arr[found_arr], other_arr, threshold)
+        rows[name] = {
+            "answerable_queries": len(own), "off_topic_queries": len(other),
+            "auroc": round(auroc(own_arr, other_arr), 4) if own else None,
+            "auroc_found": round(auroc(own_arr[found_arr], other_arr), 4) if found_arr.any() else None,
+            "off_topic_answered": round(answered, 4) if answered is not None else None,
+            "answerable_abstained": round(abstained, 4) if abstained is not None else None,
+            # to judge by eye: an "off-topic" question this corpus answers may have its answer here after all
+            "answered": sorted(answered_by, key=lambda a: -a["relevance"]),
+        }
+    grid = sorted({*THRESHOLDS, threshold})  # the threshold in use is a candidate, whatever its value
+    rates = {name: {t: tuple(r or 0.0 for r in _rates(own_arr[found_arr], other, t)) for t in grid}
+             for name, other in off_topic_relevance.items()} if found_arr.any() else {}
+    return {"min_relevance": threshold, "off_topic": rows} | ({"suggested": choose_threshold(rates, threshold)} if rates else {})
+
+
+def _own_questions(run: Run, space, mode: str, progress) -> tuple[list[float], list[bool]]:
     """Each own question's relevance@1, and whether a relevant document is in its top 10."""
     own, found = [], []
-    with progress(f"answerable {space.space_id}", len(run.dataset.queries)) as advance:
+    with progress(f"answerable {space.space_id} {mode}", len(run.dataset.queries)) as advance:
         for query_id, text in run.dataset.queries.items():
-            hits = run.ranking(space, query_id, text, depth=10)
+            hits = run.ranking(space, query_id, text, mode, depth=10)
             own.append(hits[0].relevance if hits else 0.0)
             found.append(any(run.dataset.qrels[query_id].get(evaluation.corpus_id(h.doc_id), 0) > 0 for h in hits))
             advance(1)

@@ -216,6 +216,11 @@ def test_eval_suggests_the_min_relevance_that_meets_the_abstain_targets(tiny_bei
     line = text.split("add to this space's [[spaces]] table:")[1].split()
     assert line[:2] == ["min_relevance", "="] and float(line[2]) == suggested["min_relevance"]
     assert "(at it: 0.0% answered, 0.0% abstained)" in text, "what the suggested threshold would do"
+    keywords = info["keywords_alone"]  # a search by keywords alone (lexical mode, a degraded one) is measured apart
+    assert keywords["min_relevance"] == 0.0625 and keywords["off_topic"]["astronomy"]["off_topic_queries"] == info["off_topic"]["astronomy"]["off_topic_queries"]
+    assert "by keywords alone (lexical mode, a degraded search; min_lexical_relevance 0.0625)" in text
+    lexical_line = text.split("by keywords alone")[1].split("add to this space's [[spaces]] table:")[1].split()
+    assert lexical_line[:2] == ["min_lexical_relevance", "="] and float(lexical_line[2]) == keywords["suggested"]["min_relevance"]
 
 
 def test_eval_keeps_a_threshold_of_the_users_own_between_the_grid_steps(tiny_beir, tiny_off_topic, tmp_path, local_embedder):

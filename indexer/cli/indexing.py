@@ -245,6 +245,8 @@ def _print_eval(report: dict) -> None:
             _print_answered(row["answered"])
         if suggested := info.get("suggested"):
             _print_suggested_threshold(suggested)
+        if keywords := info.get("keywords_alone"):
+            _print_keywords_alone(keywords)
     for space_id, info in (report.get("tune") or {}).items():
         curve = "  ".join(f"{w}: {v:.4f}" for w, v in info["ndcg@10_by_weight"].items())
         click.echo(f"  hybrid nDCG@10 by dense weight, {space_id}: {curve}")
@@ -268,12 +270,22 @@ def _print_answered(answered: list[dict]) -> None:
         click.echo(f"        {a['relevance']:.3f}  “{query}” → {where}")
 
 
-def _print_suggested_threshold(suggested: dict) -> None:
+def _print_keywords_alone(info: dict) -> None:
+    """The same for a search by keywords alone (lexical mode, a degraded one): its rates, and its own threshold to set."""
+    click.echo(f"    by keywords alone (lexical mode, a degraded search; min_lexical_relevance {info['min_relevance']}):")
+    for name, row in info["off_topic"].items():
+        abstained = f", answerable abstained {row['answerable_abstained']:.1%}" if row["answerable_abstained"] is not None else ""
+        click.echo(f"      vs {name}: off-topic answered {row['off_topic_answered']:.1%}{abstained}")
+    if suggested := info.get("suggested"):
+        _print_suggested_threshold(suggested, key="min_lexical_relevance")
+
+
+def _print_suggested_threshold(suggested: dict, key: str = "min_relevance") -> None:
     from indexer.quality import MAX_ABSTAINED, MAX_ANSWERED, ROOM_TO_CHANGE
 
     targets = f"at most {MAX_ANSWERED:.0%} of off-topic questions answered and {MAX_ABSTAINED:.0%} of answerable ones abstained"
     answered, abstained = suggested["at"]
-    at = f"min_relevance = {suggested['min_relevance']}"
+    at = f"{key} = {suggested['min_relevance']}"
     if not suggested["meets_targets"]:
         click.echo(f"  No threshold meets {targets}; the closest, {at}, answers {answered:.1%} and abstains on {abstained:.1%}.")
         return
