@@ -51,14 +51,18 @@ KINDS = {"hybrid": (0, 1), "dense": (0,), "lexical": (1,)}  # the fixed fit's co
 THRESHOLDS = (0.02, 0.025, 0.03, 0.035, 0.04, 0.045, 0.05, 0.055, 0.06, 0.07, 0.08, 0.1)
 
 
-def top_hits(data: dict, drop_own: bool, k: int = 10) -> dict[str, list[tuple[str, float, float, float]]]:
-    """Per query, its top-k documents as (doc, cosine, lexical, log(1 + terms)) of each document's best chunk."""
+def top_hits(data: dict, drop_own: bool, k: int = 10, keywords: bool = False) -> dict[str, list[tuple[str, float, float, float]]]:
+    """Per query, its top-k documents as (doc, cosine, lexical, log(1 + terms)) of each document's
+    best chunk, ranked by the hybrid blend — or with `keywords` by the lexical share alone, only
+    chunks that match (the product's lexical mode)."""
     out = {}
     for qid, q in data["queries"].items():
         cosine, lexical = np.maximum(q["cosine"], 0.0), q["lexical"]
-        scores = DENSE_WEIGHT * cosine + (1 - DENSE_WEIGHT) * lexical
+        scores = lexical if keywords else DENSE_WEIGHT * cosine + (1 - DENSE_WEIGHT) * lexical
         hits, seen = [], set()
         for i in np.argsort(-scores, kind="stable"):
+            if keywords and lexical[i] <= 0:
+                break
             doc = data["doc_of"][q["ids"][i]]
             if (drop_own and doc == qid) or doc in seen:
                 continue
@@ -157,20 +161,10 @@ def main() -> None:
 def keyword_relevance(candidates: dict, own: bool) -> tuple[np.ndarray, np.ndarray]:
     """Per query, relevance@1 of a search by keywords alone (ranked by the lexical share; only
     chunks that match, one per document), and whether a relevant document is in its top 10."""
-    drop_own = own and candidates.get("identical_ids")
     first, found = [], []
-    for qid, q in candidates["queries"].items():
-        docs, best = [], 0.0
-        for i in np.argsort(-q["lexical"], kind="stable"):
-            doc = candidates["doc_of"][q["ids"][i]]
-            if q["lexical"][i] <= 0 or len(docs) == 10:
-                break
-            if (drop_own and doc == qid) or doc in docs:
-                continue
-            best = best or float(q["lexical"][i])
-            docs.append(doc)
-        first.append(product_relevance(None, best, "lexical") if docs else 0.0)
-        found.append(own and any(candidates["qrels"].get(qid, {}).get(d, 0) > 0 for d in docs))
+    for qid, hits in top_hits(candidates, own and candidates.get("identical_ids"), keywords=True).items():
+        first.append(product_relevance(None, hits[0][2], "lexical") if hits else 0.0)
+        found.append(own and any(candidates["qrels"].get(qid, {}).get(d, 0) > 0 for d, *_ in hits))
     return np.asarray(first), np.asarray(found, dtype=bool)
 
 
@@ -182,7 +176,7 @@ def _report_keywords_alone(folder: Path, pairs: list[tuple[str, str]], held_out:
         own, found = keyword_relevance(load(f"{corpus}-{corpus}"), True)
         off, _ = keyword_relevance(load(f"{corpus}-{other}"), False)
         rates[f"{corpus}:{other}"] = {t: (float((off >= t).mean()), float((own[found] < t).mean())) for t in CHOICES}
-        cells = "  ".join(f"{t}: {(off >= t).mean():.1%}/{(own[found] < t).mean():.1%}" for t in (*THRESHOLDS, 0.0625, 0.15))
+        cells = "  ".join(f"{t}: {(off >= t).mean():.1%}/{(own[found] < t).mean():.1%}" for t in (*THRESHOLDS, LEXICAL_MIN_RELEVANCE, 0.15))
         print(f"  {corpus} vs {other} queries: AUROC {auroc(own, off):.4f}  {cells}")
     chosen = choose_threshold(rates)
     print(f"  pairs no threshold serves: {', '.join(chosen['unserved']) or 'none'}; the rule picks {chosen['min_relevance']} (room {chosen['room']:+.1%})")
