@@ -15,7 +15,8 @@ from tests.servers import Server, running_server
 
 @pytest.fixture(params=[1, 2], ids=["one-worker", "two-workers"])
 def server(request, examples_artifacts, tmp_path):
-    with running_server(examples_artifacts, tmp_path, workers=request.param) as s:
+    (tmp_path / "tmp").mkdir()  # the server's temporary files land here, where a test can see what it leaves
+    with running_server(examples_artifacts, tmp_path, workers=request.param, env={"TMPDIR": str(tmp_path / "tmp")}) as s:
         yield s
 
 
@@ -97,9 +98,12 @@ def test_a_worker_that_crashes_in_native_code_leaves_its_threads_stacks_in_the_l
 def test_sigterm_lets_requests_in_flight_finish(server: Server):
     outcomes: list[str] = []
     stop = threading.Event()
+    deadline = time.monotonic() + 90  # every loop below ends by itself, even when an assertion fails
 
     def ask():
-        while not stop.is_set():
+        for _ in range(2000):
+            if stop.is_set() or time.monotonic() > deadline:
+                return
             try:  # a new connection each time: a keep-alive connection closing between requests is no server fault
                 r = httpx.post(f"{server}/v1/search", json={"query": "how do I undo a bad index run?"}, headers={"connection": "close"}, timeout=30)
                 outcomes.append(f"{r.status_code}")
@@ -116,17 +120,21 @@ def test_sigterm_lets_requests_in_flight_finish(server: Server):
             except httpx.HTTPError as exc:
                 outcomes.append(f"broken: {exc!r}")
 
-    threads = [threading.Thread(target=ask) for _ in range(4)]
+    threads = [threading.Thread(target=ask, daemon=True) for _ in range(4)]
     for t in threads:
         t.start()
-    while outcomes.count("200") < 20:
-        time.sleep(0.01)
-    server.process.send_signal(signal.SIGTERM)
-    # uvicorn finishes its shutdown, then ends itself with the signal it caught (what supervisors expect)
-    assert server.process.wait(timeout=20) in (0, -signal.SIGTERM)
-    stop.set()
-    for t in threads:
-        t.join()
+    try:
+        while outcomes.count("200") < 20 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert outcomes.count("200") >= 20, f"the server answered before it was stopped: {outcomes[-5:]}"
+        server.process.send_signal(signal.SIGTERM)
+        # uvicorn finishes its shutdown, then ends itself with the signal it caught (what supervisors expect)
+        assert server.process.wait(timeout=20) in (0, -signal.SIGTERM)
+    finally:
+        stop.set()
+        for t in threads:
+            t.join()
+    assert not list((Path(server.log).parent / "tmp").iterdir()), "a restart leaves no metrics folder behind in /tmp"
     assert not [o for o in outcomes if o not in ("200", "refused", "reset", "unanswered")], "no request failed"
     served = [e for e in server.log_lines() if e["message"] == "request" and e["route"] == "/v1/search"]
     assert all(e["status"] == 200 for e in served) and len(served) == outcomes.count("200"), "every request the server took was answered"

@@ -6,6 +6,7 @@ import errno
 import json
 import logging
 import os
+import signal
 import tempfile
 from pathlib import Path
 
@@ -192,6 +193,7 @@ def serve(config_path, artifacts, host, port, log_level, workers, access_log):
     # Before anything imports prometheus_client: its metrics choose per-process files at creation.
     metrics_dir = tempfile.TemporaryDirectory(prefix="static-rag-metrics-")  # every worker's counters, summed by /metrics
     os.environ["PROMETHEUS_MULTIPROC_DIR"] = metrics_dir.name
+    _remove_on_sigterm(metrics_dir)
     from server import launch
     from server.guard import Guard
 
@@ -221,3 +223,19 @@ def serve(config_path, artifacts, host, port, log_level, workers, access_log):
     }
     with metrics_dir:
         launch.run(host=host, port=port, log_level=log_level, workers=workers, timeout_graceful_shutdown=10, access_log=False, log_config=log_config)
+
+
+def _remove_on_sigterm(folder: tempfile.TemporaryDirectory) -> None:
+    """Remove `folder` when SIGTERM (systemd, `docker stop`) ends the server, then end by that signal.
+
+    After its graceful shutdown, uvicorn raises the signal again under the handler it found, so the
+    process ends by SIGTERM as supervisors expect. Under the default handler that ended it before
+    `with metrics_dir` could close, and every restart left a metrics folder in /tmp. (With several
+    workers the supervisor returns normally; Ctrl-C raises KeyboardInterrupt; both close the `with`.)"""
+
+    def end(signum, frame):
+        folder.cleanup()
+        signal.signal(signum, signal.SIG_DFL)
+        signal.raise_signal(signum)
+
+    signal.signal(signal.SIGTERM, end)
