@@ -38,8 +38,10 @@ def test_new_generations_are_served_without_dropping_requests(tmp_path, local_em
         assert client.get("/v1/info").json()["generation"] == first
         failures, answered, stop = [], [0], threading.Event()
 
+        ends = time.monotonic() + 300  # the load stops by itself too, should a publish never return
+
         def load():
-            while not stop.is_set():
+            while not stop.is_set() and time.monotonic() < ends:
                 response = client.post("/v1/search", json={"query": "when are refunds paid", "top_k": 2})
                 if response.status_code != 200:
                     failures.append(response.text)
