@@ -4,13 +4,17 @@ A cosine means little on its own. A long question scores higher against anything
 a corpus dense in one field scores any question of that field high, and each model has its own
 scale. So each space measures, when its generation is written, what a question *without* an answer
 scores there: word salad drawn from its own chunks, `SAMPLES` of each of `LENGTHS` words, embedded
-as queries and compared with every vector of the space. Per number of query terms it keeps the
-mean and spread of the best cosine.
+as queries and compared with every vector of the space except the chunks its words came from. Per
+number of query terms it keeps the mean and spread of the best cosine.
 A hit's cosine is then read as a z-score against that (`ChanceLevel.z`): how far above chance for a
 question of that length in that corpus (bench/README.md, "Abstaining").
 
 Word salad is not a real off-topic question: its words all come from the corpus, so it is the
-*hardest* question without an answer there, and a real one usually scores below it.
+*hardest* question without an answer there, and a real one usually scores below it. Its own source
+chunks are left out because in a small space they are most of it: a salad of two pages' words is
+those pages shuffled, and compared with them it set the level so high that real questions about
+them looked like chance (a shop's two pages: 4 of 5 visitors' questions abstained; bench/README.md,
+"Small corpora"). In the three BEIR corpora it moves the level by at most 0.005.
 """
 
 from __future__ import annotations
@@ -27,7 +31,8 @@ import numpy as np
 from indexer.lexical import query_terms
 
 FILE = "chance.json"  # spaces/<id>/chance.json (artifacts/README.md)
-VERSION = 1
+VERSION = 2  # 1: compared with every chunk, its sources too (still read; measured again by the next run that rebuilds the space)
+READABLE = (1, 2)
 # Words in a sample (a short question to a long paste), and samples of each length: short ones
 # vary most (the best cosine's spread is ~0.10 at one term, ~0.04 at fifty), long ones cost most
 # to embed. 3,632 words in all: 1.2 s with the local model on two cores.
@@ -39,13 +44,22 @@ GRID_TERMS = (1, 2, 3, 5, 8, 13, 21, 34, 55, 89)  # query terms at which a level
 MIN_BIN = 8  # samples without a term needed to keep their own point
 MIN_SD = 0.02  # a spread below this (a tiny corpus, a bin of near-copies) would make every z huge
 REMEASURE_CHANGE = 0.1  # a space whose size moved less than this share since it was measured keeps its level
+# A sample is measured only when this many chunks are left to compare it with: compared with a single
+# other chunk its "best" cosine is no best of anything, and a space of two pages read every question
+# against that too-low level (7 of 173 everyday questions answered, "what day is it today" among them).
+MIN_COMPARED = 2
 
 WORD = re.compile(r"\w+")
 
 
 def sample_texts(chunk_texts: Iterable[str], seed: int = SEED) -> list[str]:
     """`SAMPLES` texts of each of `LENGTHS` words (pairwise), drawn with replacement from the words of
-    `chunk_texts` (in proportion to how often they occur there); none when there are no words.
+    `chunk_texts` (in proportion to how often they occur there); none when there are no words."""
+    return [text for text, _ in samples(chunk_texts, seed)]
+
+
+def samples(chunk_texts: Iterable[str], seed: int = SEED) -> list[tuple[str, np.ndarray]]:
+    """`sample_texts`, each with the positions in `chunk_texts` of the chunks its words came from.
 
     Word i of the chunks read in order is found by counting, not by listing every word: a list of
     the ~600,000 words of 2,000 chunks put a 2,000-document run's peak RSS at 276-279 MB, against
@@ -64,7 +78,7 @@ def sample_texts(chunk_texts: Iterable[str], seed: int = SEED) -> list[str]:
     for chunk, first, last in zip(chunks, firsts, np.append(firsts[1:], len(wanted))):
         found = WORD.findall(texts[chunk])
         word.update((int(i), found[int(i - starts[chunk])]) for i in wanted[first:last])
-    return [" ".join(word[int(i)] for i in row) for row in picks]
+    return [(" ".join(word[int(i)] for i in row), np.unique(np.searchsorted(starts, row, side="right") - 1)) for row in picks]
 
 
 def measure(texts: Sequence[str], best_cosines: np.ndarray, vectors: int) -> dict:
@@ -102,13 +116,18 @@ def still_valid(level: dict | None, vectors: int) -> bool:
 
 
 def chance_level(chunk_texts: Iterable[str], embed_queries: Callable[[list[str]], np.ndarray],
-                 best_cosines: Callable[[np.ndarray], np.ndarray], vectors: int) -> dict:
-    """Measure a space's chance level: sample, embed as queries, find each one's best cosine. A space without words
-    gets a level without points (nothing to compare with; it is not measured again until it grows)."""
-    texts = sample_texts(chunk_texts)
-    if not texts:
+                 best_cosines: Callable[[np.ndarray, list[np.ndarray]], np.ndarray], vectors: int) -> dict:
+    """Measure a space's chance level: sample, embed as queries, find each one's best cosine among
+    the chunks it was not drawn from (`best_cosines(queries, sources)`); a sample that leaves fewer
+    than MIN_COMPARED of the space's `vectors` is left out. A space without words, or of one or two
+    chunks, gets a level without points (its relevance uses the fixed calibration; it is not
+    measured again until it grows)."""
+    drawn = [(text, sources) for text, sources in samples(chunk_texts) if vectors - len(sources) >= MIN_COMPARED]
+    best = best_cosines(np.asarray(embed_queries([t for t, _ in drawn]), dtype=np.float32), [s for _, s in drawn]) if drawn else np.zeros(0)
+    kept = np.isfinite(best)
+    if not kept.any():
         return {"version": VERSION, "vectors": int(vectors), "samples": 0, "points": []}
-    return measure(texts, best_cosines(np.asarray(embed_queries(texts), dtype=np.float32)), vectors)
+    return measure([t for (t, _), k in zip(drawn, kept) if k], best[kept], vectors)
 
 
 def measure_space(space_dir: Path, dimension: int, embed_queries: Callable[[list[str]], np.ndarray]) -> dict | None:
@@ -126,11 +145,13 @@ def measure_space(space_dir: Path, dimension: int, embed_queries: Callable[[list
         texts = [stores.read(vid)["text"] for vid in picked.tolist()]
     finally:
         stores.close()
-    return chance_level(texts, embed_queries, lambda queries: _best_cosines(layout, dimension, queries), len(live))
+    return chance_level(texts, embed_queries, lambda queries, sources: _best_cosines(layout, dimension, queries, [picked[s] for s in sources]),
+                        len(live))
 
 
-def _best_cosines(layout, dimension: int, queries: np.ndarray) -> np.ndarray:
-    """Each query's best cosine among the space's live vectors, exact: every segment's vectors
+def _best_cosines(layout, dimension: int, queries: np.ndarray, left_out: list[np.ndarray]) -> np.ndarray:
+    """Each query's best cosine among the space's live vectors but those of its `left_out` vector
+    ids (-inf when none is left), exact: every segment's vectors
     read a block at a time (a flat index's array, an IVF index's lists), their pages given back as
     each block is done. Searching kept the pages of index.faiss it touched in the process's
     memory until the index closed: for 240 queries nearly all of it (a cold 2,000-document run:
@@ -140,8 +161,11 @@ def _best_cosines(layout, dimension: int, queries: np.ndarray) -> np.ndarray:
     from indexer.dense import open_index
 
     best = np.full(len(queries), -np.inf, dtype=np.float32)
+    pairs = np.array([(int(v), q) for q, ids in enumerate(left_out) for v in ids], dtype=np.int64).reshape(-1, 2)  # (vector id, query)
     for segment in layout.segments:
         index, gone = open_index(segment.folder / "index.faiss"), layout.deleted_rows(segment)
+        inside = (pairs[:, 0] >= segment.base) & (pairs[:, 0] < segment.base + segment.rows)
+        skip = pairs[inside] - [segment.base, 0]  # (row of the segment, query)
         if isinstance(index, faiss.IndexFlat):
             blocks = [(faiss.rev_swig_ptr(index.get_xb(), index.ntotal * dimension).reshape(index.ntotal, dimension), None)] if index.ntotal else []
         else:
@@ -149,15 +173,17 @@ def _best_cosines(layout, dimension: int, queries: np.ndarray) -> np.ndarray:
             blocks = ((np.frombuffer(faiss.rev_swig_ptr(lists.get_codes(i), n * dimension * 4), dtype=np.float32).reshape(n, dimension),
                        faiss.rev_swig_ptr(lists.get_ids(i), n)) for i in range(lists.nlist) if (n := lists.list_size(i)))
         for stored, rows in blocks:
-            np.maximum(best, _block_best(queries, stored, rows, gone), out=best)
+            np.maximum(best, _block_best(queries, stored, rows, gone, skip), out=best)
         del index
     return best
 
 
-def _block_best(queries: np.ndarray, stored: np.ndarray, rows: np.ndarray | None, gone: np.ndarray, block: int = 8192) -> np.ndarray:
+def _block_best(queries: np.ndarray, stored: np.ndarray, rows: np.ndarray | None, gone: np.ndarray, skip: np.ndarray,
+                block: int = 8192) -> np.ndarray:
     """The best inner product of each query with `stored` (rows `rows` of the segment; None: rows
-    0…), leaving out rows in `gone`; `stored` lies in a read-only file mapping, whose pages are
-    given back as each block is done (read again, they come back from the file)."""
+    0…), leaving out rows in `gone`, and for each (row, query) pair of `skip` that row for that
+    query; `stored` lies in a read-only file mapping, whose pages are given back as each block is
+    done (read again, they come back from the file)."""
     import mmap
 
     best = np.full(len(queries), -np.inf, dtype=np.float32)
@@ -165,8 +191,14 @@ def _block_best(queries: np.ndarray, stored: np.ndarray, rows: np.ndarray | None
     for start in range(0, len(stored), block):
         stop = min(start + block, len(stored))
         scores = stored[start:stop] @ queries.T
+        ids = np.arange(start, stop) if rows is None else np.asarray(rows[start:stop], dtype=np.int64)
         if len(gone):
-            scores[np.isin(np.arange(start, stop) if rows is None else rows[start:stop], gone)] = -np.inf
+            scores[np.isin(ids, gone)] = -np.inf
+        if len(skip):
+            order = np.argsort(ids)
+            at = np.minimum(np.searchsorted(ids[order], skip[:, 0]), len(ids) - 1)
+            found = ids[order][at] == skip[:, 0]
+            scores[order[at[found]], skip[found, 1]] = -np.inf
         np.maximum(best, scores.max(axis=0), out=best)
         first = -(-(stored.ctypes.data + start * row_bytes) // page) * page  # whole pages inside the block
         last = (stored.ctypes.data + stop * row_bytes) // page * page
@@ -200,7 +232,7 @@ class ChanceLevel:
 
     @classmethod
     def of(cls, level: dict | None) -> ChanceLevel | None:
-        if not level or level.get("version") != VERSION or not level.get("points"):
+        if not level or level.get("version") not in READABLE or not level.get("points"):
             return None
         points = np.asarray(sorted(level["points"]), dtype=np.float64)
         return cls(np.log1p(points[:, 0]), points[:, 1], np.maximum(points[:, 2], MIN_SD))

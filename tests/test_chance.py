@@ -107,7 +107,8 @@ def test_levels_read_back_by_number_of_query_terms():
     assert level.z(0.6, 40) == pytest.approx(5.0), "more: the longest; a spread under 0.02 counts as 0.02"
     assert level.z(0.46, 3) == pytest.approx(1.0), "in between, linear in log(1 + terms): 3 terms is halfway from 1 to 7"
     assert ChanceLevel.of(None) is None and ChanceLevel.of({"version": 1, "vectors": 0, "samples": 0, "points": []}) is None
-    assert still_valid({"version": 1, "vectors": 100, "points": []}, 109) and not still_valid({"version": 1, "vectors": 100, "points": []}, 110)
+    assert still_valid({"version": 2, "vectors": 100, "points": []}, 109) and not still_valid({"version": 2, "vectors": 100, "points": []}, 110)
+    assert not still_valid({"version": 1, "vectors": 100, "points": []}, 100), "measured with its source chunks: measured again"
     assert sample_texts(["alpha beta", "gamma"]) == sample_texts(["alpha beta", "gamma"]), "the same corpus, the same samples"
     assert sample_texts(["", "  "]) == []
 
@@ -121,7 +122,7 @@ def test_a_remote_space_measures_through_its_provider_and_a_refusal_only_warns(t
         monkeypatch.setenv("OPENAI_API_KEY", fake.api_key)
         monkeypatch.setenv("OPENAI_BASE_URL", f"{fake.url}/v1")
         config = corpus(tmp_path, '[[spaces]]\nprovider = "openai"\n')
-        result = run("run", "-c", str(config), "--json", "--max-cost", "0.00005")  # the documents cost ~1e-6, the level ~1e-4
+        result = run("run", "-c", str(config), "--json", "--max-cost", "0.000003")  # the documents cost ~1e-6, the level ~5e-6
         assert result.exit_code == 0, result.output
         report = json.loads(result.output)
         (warning,) = [w for w in report["warnings"] if w["step"] == "chance"]
@@ -135,7 +136,9 @@ def test_a_remote_space_measures_through_its_provider_and_a_refusal_only_warns(t
         level = json.loads((current(tmp_path / "artifacts") / "spaces" / "openai-text-embedding-3-small-1536" / FILE).read_text())
         assert level["vectors"] == 4 and level["points"], "measured through the provider, as queries"
         usage = json.loads(result.output)["spaces"]["openai-text-embedding-3-small-1536"]["usage"]
-        assert usage["inputs"] == 4 + sum(SAMPLES) and usage["requests"] == 2, "the report counts the measurement as the provider does"
+        # Four chunks: only samples drawn from one or two of them leave two to compare with (MIN_COMPARED), and only those are embedded.
+        assert 0 < level["samples"] < sum(SAMPLES)
+        assert usage["inputs"] == 4 + level["samples"] and usage["requests"] == 2, "the report counts the measurement as the provider does"
     finally:
         fake.close()
 
@@ -155,9 +158,14 @@ def test_a_flat_segment_is_read_exactly_without_its_deleted_rows(tmp_path):
     gone = np.array([5, 9000, 19999])
     scores = vectors @ queries.T
     scores[gone] = -np.inf
-    assert np.allclose(_block_best(queries, stored, None, gone, block=3000), scores.max(axis=0), atol=1e-4)
-    assert np.allclose(_block_best(queries, stored, None, gone[:0], block=3000), (vectors @ queries.T).max(axis=0), atol=1e-4), \
+    none = np.zeros((0, 2), dtype=np.int64)
+    assert np.allclose(_block_best(queries, stored, None, gone, none, block=3000), scores.max(axis=0), atol=1e-4)
+    assert np.allclose(_block_best(queries, stored, None, gone[:0], none, block=3000), (vectors @ queries.T).max(axis=0), atol=1e-4), \
         "the pages given back are read again from the file"
+    best = scores.argmax(axis=0)
+    skip = np.stack([best, np.arange(len(queries))], axis=1)  # each query's best row left out, for that query alone
+    scores[best, np.arange(len(queries))] = -np.inf
+    assert np.allclose(_block_best(queries, stored, None, gone, skip, block=3000), scores.max(axis=0), atol=1e-4)
 
 
 def test_an_ivf_segment_is_read_exactly_list_by_list(tmp_path):
@@ -173,8 +181,18 @@ def test_an_ivf_segment_is_read_exactly_list_by_list(tmp_path):
     index.add(vectors)
     (tmp_path / "s").mkdir()
     faiss.write_index(index, str(tmp_path / "s" / "index.faiss"))
+    (tmp_path / "first").mkdir()  # a flat segment before it: the IVF segment's rows are vector ids 100…
+    first = faiss.IndexFlatIP(32)
+    first.add(np.zeros((100, 32), dtype=np.float32))
+    faiss.write_index(first, str(tmp_path / "first" / "index.faiss"))
     gone = np.array([0, 77, 4999])
     scores = vectors @ queries.T
     scores[gone] = -np.inf
-    layout = Layout((Segment("s", tmp_path / "s", 0, 5000),), gone)
-    assert np.allclose(_best_cosines(layout, 32, queries), scores.max(axis=0), atol=1e-4), "exact, where a search probes a share of the lists"
+    layout = Layout((Segment("first", tmp_path / "first", 0, 100), Segment("s", tmp_path / "s", 100, 5000)), gone + 100)
+    nothing_left_out = [np.zeros(0, dtype=np.int64)] * len(queries)
+    assert np.allclose(_best_cosines(layout, 32, queries, nothing_left_out), scores.max(axis=0), atol=1e-4), \
+        "exact, where a search probes a share of the lists"
+    # Each query's own source chunks left out (here: its two best rows), and only for that query.
+    top_two = np.argsort(-scores, axis=0)[:2].T
+    scores[top_two[:, 0], np.arange(len(queries))] = scores[top_two[:, 1], np.arange(len(queries))] = -np.inf
+    assert np.allclose(_best_cosines(layout, 32, queries, [rows + 100 for rows in top_two]), scores.max(axis=0), atol=1e-4)
