@@ -196,3 +196,29 @@ def test_an_ivf_segment_is_read_exactly_list_by_list(tmp_path):
     top_two = np.argsort(-scores, axis=0)[:2].T
     scores[top_two[:, 0], np.arange(len(queries))] = scores[top_two[:, 1], np.arange(len(queries))] = -np.inf
     assert np.allclose(_best_cosines(layout, 32, queries, [rows + 100 for rows in top_two]), scores.max(axis=0), atol=1e-4)
+
+
+def test_a_level_measured_with_its_source_chunks_is_read_then_measured_again(tmp_path, local_embedder):
+    """chance.json version 1 (each sample compared with its own source chunks too) still serves;
+    the next run measures it again, and says that is why it published."""
+    from server.reader import Generation
+    from tests.test_providers import corpus, run
+
+    config = corpus(tmp_path, '[[spaces]]\nprovider = "local"\n')
+    assert run("run", "-c", str(config)).exit_code == 0
+    artifacts = tmp_path / "artifacts"
+    folder = current(artifacts)
+    level = json.loads((folder / "spaces" / SPACE / FILE).read_text())
+    assert level["version"] == 2 and level["points"]
+    (folder / "spaces" / SPACE / FILE).write_text(json.dumps({**level, "version": 1}))  # as the version before wrote it
+    reseal(folder)
+    generation = Generation.open_current(artifacts)
+    try:
+        assert generation.spaces[SPACE].chance is not None, "a version-1 level is read"
+    finally:
+        generation.close()
+
+    again = run("run", "-c", str(config))
+    assert again.exit_code == 0 and f"the chance level of {SPACE} measured again" in again.output, again.output
+    assert level_of(artifacts)["version"] == 2
+    assert "Nothing changed" in run("run", "-c", str(config)).output

@@ -334,6 +334,9 @@ def _print_summary(report, artifacts: Path) -> None:
                    f"nothing was written  ({took}).")
         _print_problems(report)  # what is left out (a scan, a blank page) is still said every run
         return
+    measured = [step.split(":", 1)[1] for step in report.seconds if step.startswith("chance:")]
+    if measured and all(name == "skipped" for name, n in report.counts.items() if n):  # why a run without changes published
+        changes += f"; the chance level of {', '.join(measured)} measured again"
     click.echo(f"Published generation {report.generation_id}: {report.documents} documents ({changes}).")
     table = Table("space", "chunks", "embedded", "reused", "kept", "tokens", "cost (USD)", box=None, pad_edge=False)
     for space_id, stats in report.spaces.items():
