@@ -31,8 +31,11 @@ import numpy as np
 from indexer.lexical import query_terms
 
 FILE = "chance.json"  # spaces/<id>/chance.json (artifacts/README.md)
-VERSION = 2  # 1: compared with every chunk, its sources too (still read; measured again by the next run that rebuilds the space)
-READABLE = (1, 2)
+VERSION = 1
+# What each sample was compared with. A level without this key (written before 2026-11-28) compared
+# each with its own source chunks too: it is still read (by older servers as well: the format is
+# the same), and the next run that rebuilds the space measures it again.
+COMPARED = "other-chunks"
 # Words in a sample (a short question to a long paste), and samples of each length: short ones
 # vary most (the best cosine's spread is ~0.10 at one term, ~0.04 at fifty), long ones cost most
 # to embed. 3,632 words in all: 1.2 s with the local model on two cores.
@@ -104,12 +107,12 @@ def measure(texts: Sequence[str], best_cosines: np.ndarray, vectors: int) -> dic
         spreads = np.polyval(spread_fit, grid)
         points += [[float(np.expm1(x)), float(m), float(sd)] for x, m, sd in zip(grid, means, spreads)]
     points = [[round(t, 1), round(m, 5), round(max(sd, MIN_SD), 5)] for t, m, sd in points]
-    return {"version": VERSION, "vectors": int(vectors), "samples": len(texts), "points": points}
+    return {"version": VERSION, "compared": COMPARED, "vectors": int(vectors), "samples": len(texts), "points": points}
 
 
 def still_valid(level: dict | None, vectors: int) -> bool:
     """Whether a level measured earlier still stands for a space of `vectors` vectors (same model and chunking: the caller's to check)."""
-    if not level or level.get("version") != VERSION:
+    if not level or level.get("version") != VERSION or level.get("compared") != COMPARED:
         return False
     measured = max(1, int(level["vectors"]))
     return abs(vectors - measured) / measured < REMEASURE_CHANGE
@@ -126,7 +129,7 @@ def chance_level(chunk_texts: Iterable[str], embed_queries: Callable[[list[str]]
     best = best_cosines(np.asarray(embed_queries([t for t, _ in drawn]), dtype=np.float32), [s for _, s in drawn]) if drawn else np.zeros(0)
     kept = np.isfinite(best)
     if not kept.any():
-        return {"version": VERSION, "vectors": int(vectors), "samples": 0, "points": []}
+        return {"version": VERSION, "compared": COMPARED, "vectors": int(vectors), "samples": 0, "points": []}
     return measure([t for (t, _), k in zip(drawn, kept) if k], best[kept], vectors)
 
 
@@ -232,7 +235,7 @@ class ChanceLevel:
 
     @classmethod
     def of(cls, level: dict | None) -> ChanceLevel | None:
-        if not level or level.get("version") not in READABLE or not level.get("points"):
+        if not level or level.get("version") != VERSION or not level.get("points"):
             return None
         points = np.asarray(sorted(level["points"]), dtype=np.float64)
         return cls(np.log1p(points[:, 0]), points[:, 1], np.maximum(points[:, 2], MIN_SD))

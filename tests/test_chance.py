@@ -107,8 +107,9 @@ def test_levels_read_back_by_number_of_query_terms():
     assert level.z(0.6, 40) == pytest.approx(5.0), "more: the longest; a spread under 0.02 counts as 0.02"
     assert level.z(0.46, 3) == pytest.approx(1.0), "in between, linear in log(1 + terms): 3 terms is halfway from 1 to 7"
     assert ChanceLevel.of(None) is None and ChanceLevel.of({"version": 1, "vectors": 0, "samples": 0, "points": []}) is None
-    assert still_valid({"version": 2, "vectors": 100, "points": []}, 109) and not still_valid({"version": 2, "vectors": 100, "points": []}, 110)
-    assert not still_valid({"version": 1, "vectors": 100, "points": []}, 100), "measured with its source chunks: measured again"
+    assert still_valid({"version": 1, "compared": "other-chunks", "vectors": 100, "points": []}, 109)
+    assert not still_valid({"version": 1, "compared": "other-chunks", "vectors": 100, "points": []}, 110)
+    assert not still_valid({"version": 1, "vectors": 100, "points": []}, 100), "measured with its source chunks too: measured again"
     assert sample_texts(["alpha beta", "gamma"]) == sample_texts(["alpha beta", "gamma"]), "the same corpus, the same samples"
     assert sample_texts(["", "  "]) == []
 
@@ -199,8 +200,8 @@ def test_an_ivf_segment_is_read_exactly_list_by_list(tmp_path):
 
 
 def test_a_level_measured_with_its_source_chunks_is_read_then_measured_again(tmp_path, local_embedder):
-    """chance.json version 1 (each sample compared with its own source chunks too) still serves;
-    the next run measures it again, and says that is why it published."""
+    """A chance.json without `compared` (each sample compared with its own source chunks too, as
+    before 2026-11-28) still serves; the next run measures it again, and says that is why it published."""
     from server.reader import Generation
     from tests.test_providers import corpus, run
 
@@ -209,16 +210,16 @@ def test_a_level_measured_with_its_source_chunks_is_read_then_measured_again(tmp
     artifacts = tmp_path / "artifacts"
     folder = current(artifacts)
     level = json.loads((folder / "spaces" / SPACE / FILE).read_text())
-    assert level["version"] == 2 and level["points"]
-    (folder / "spaces" / SPACE / FILE).write_text(json.dumps({**level, "version": 1}))  # as the version before wrote it
+    assert level["compared"] == "other-chunks" and level["points"]
+    (folder / "spaces" / SPACE / FILE).write_text(json.dumps({k: v for k, v in level.items() if k != "compared"}))  # as the version before wrote it
     reseal(folder)
     generation = Generation.open_current(artifacts)
     try:
-        assert generation.spaces[SPACE].chance is not None, "a version-1 level is read"
+        assert generation.spaces[SPACE].chance is not None, "the older level is read"
     finally:
         generation.close()
 
     again = run("run", "-c", str(config))
     assert again.exit_code == 0 and f"the chance level of {SPACE} measured again" in again.output, again.output
-    assert level_of(artifacts)["version"] == 2
+    assert level_of(artifacts)["compared"] == "other-chunks"
     assert "Nothing changed" in run("run", "-c", str(config)).output
