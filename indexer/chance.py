@@ -122,15 +122,13 @@ def chance_level(chunk_texts: Iterable[str], embed_queries: Callable[[list[str]]
                  best_cosines: Callable[[np.ndarray, list[np.ndarray]], np.ndarray], vectors: int) -> dict:
     """Measure a space's chance level: sample, embed as queries, find each one's best cosine among
     the chunks it was not drawn from (`best_cosines(queries, sources)`); a sample that leaves fewer
-    than MIN_COMPARED of the space's `vectors` is left out. A space without words, or of one or two
-    chunks, gets a level without points (its relevance uses the fixed calibration; it is not
-    measured again until it grows)."""
+    than MIN_COMPARED of the space's `vectors` is left out, before it is embedded. A space without
+    words, or of one or two chunks, gets a level without points (its relevance uses the fixed
+    calibration; it is not measured again until it grows)."""
     drawn = [(text, sources) for text, sources in samples(chunk_texts) if vectors - len(sources) >= MIN_COMPARED]
-    best = best_cosines(np.asarray(embed_queries([t for t, _ in drawn]), dtype=np.float32), [s for _, s in drawn]) if drawn else np.zeros(0)
-    kept = np.isfinite(best)
-    if not kept.any():
-        return {"version": VERSION, "compared": COMPARED, "vectors": int(vectors), "samples": 0, "points": []}
-    return measure([t for (t, _), k in zip(drawn, kept) if k], best[kept], vectors)
+    texts = [text for text, _ in drawn]
+    best = best_cosines(np.asarray(embed_queries(texts), dtype=np.float32), [sources for _, sources in drawn]) if drawn else np.zeros(0)
+    return measure(texts, best, vectors)
 
 
 def measure_space(space_dir: Path, dimension: int, embed_queries: Callable[[list[str]], np.ndarray]) -> dict | None:
