@@ -169,3 +169,63 @@ def test_a_run_without_an_end_is_running_while_its_process_lives_and_unfinished_
     status = CliRunner().invoke(cli, ["status", "-c", str(config)]).output
     assert "Last run: " in status and "success" in status, "the run behind what is served"
     assert "Since then, 1 run(s) published nothing" in status and f"{killed['run_id']} unfinished: ended without finishing" in status, status
+
+
+def test_sigterm_stops_a_run_that_says_so_and_leaves_what_is_served(tmp_path):
+    """`timeout`, systemd and `docker stop` send SIGTERM; it ended a run where it stood, with no
+    end line in the run log. Now it stops like Ctrl-C: logged as stopped, nothing published."""
+    from click.testing import CliRunner
+
+    from indexer.cli import cli
+
+    fake = FakeOpenAI().start()
+    env = {**os.environ, "OPENAI_API_KEY": fake.api_key, "OPENAI_BASE_URL": f"{fake.url}/v1"}
+    paths = write_corpus(tmp_path / "docs", 10, min_words=50, max_words=100)
+    config = write_config(tmp_path, '[[sources]]\nname = "docs"\ntype = "files"\npath = "docs"\n[[spaces]]\nprovider = "openai"\n')
+    runs = lambda: json.loads(CliRunner().invoke(cli, ["runs", "-c", str(config), "--json"]).output)  # noqa: E731
+    try:
+        assert subprocess.run([str(INDEX), "run", "-c", str(config), "-q"], capture_output=True, env=env, timeout=120).returncode == 0
+        served = (tmp_path / "artifacts" / "CURRENT").read_text()
+        paths[0].write_text(paths[0].read_text() + "\n\nAn edit, so the next run embeds.\n")
+        fake.faults = [{"delay": 4}]  # the next embedding request hangs: the signal lands mid-run
+        process = subprocess.Popen([str(INDEX), "run", "-c", str(config)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+        deadline = time.monotonic() + 60
+        while fake.faults and time.monotonic() < deadline:  # until the hanging request has arrived
+            time.sleep(0.05)
+        process.send_signal(signal.SIGTERM)
+        err = process.communicate(timeout=60)[1].decode(errors="replace")
+    finally:
+        fake.close()
+    assert process.returncode == -signal.SIGTERM, "it still ends by the signal, as supervisors expect"
+    assert "Stopped by SIGTERM." in err and "Traceback" not in err, err[-2000:]
+    stopped = runs()[0]
+    assert stopped["status"] == "failed" and "stopped by SIGTERM" in stopped["error"], stopped
+    assert (tmp_path / "artifacts" / "CURRENT").read_text() == served
+
+
+def test_sigterm_stops_an_evaluation_without_leaving_its_index_behind(tmp_path):
+    """`index eval` builds the dataset's index in a temporary folder (tens of MB for a BEIR set);
+    a SIGTERM (a CI job's `timeout`) left it in /tmp."""
+    fake = FakeOpenAI().start()
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    env = {**os.environ, "OPENAI_API_KEY": fake.api_key, "OPENAI_BASE_URL": f"{fake.url}/v1", "TMPDIR": str(scratch)}
+    dataset = tmp_path / "dataset"
+    (dataset / "qrels").mkdir(parents=True)
+    (dataset / "corpus.jsonl").write_text("\n".join(json.dumps({"_id": f"d{i}", "title": f"Page {i}", "text": f"Text of page {i}."}) for i in range(20)))
+    (dataset / "queries.jsonl").write_text(json.dumps({"_id": "q1", "text": "page one"}))
+    (dataset / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\n")
+    config = write_config(tmp_path, '[[sources]]\nname = "docs"\ntype = "files"\npath = "docs"\n[[spaces]]\nprovider = "openai"\n')  # eval reads its spaces
+    try:
+        fake.faults = [{"delay": 4}]
+        process = subprocess.Popen([str(INDEX), "eval", "--dataset", str(dataset), "-c", str(config)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+        deadline = time.monotonic() + 60
+        while fake.faults and time.monotonic() < deadline:  # until the first request, which hangs, has arrived
+            time.sleep(0.05)
+        assert len(list(scratch.glob("static-rag-eval-*"))) == 1  # (tiktoken keeps its cache there too)
+        process.send_signal(signal.SIGTERM)
+        err = process.communicate(timeout=60)[1].decode(errors="replace")
+    finally:
+        fake.close()
+    assert process.returncode == -signal.SIGTERM and "Stopped by SIGTERM." in err, err[-2000:]
+    assert list(scratch.glob("static-rag-eval-*")) == [], "the dataset's index is removed"

@@ -115,15 +115,54 @@ def end_without_teardown() -> None:
     _END_WITHOUT_TEARDOWN = True
 
 
+class Terminated(BaseException):
+    """SIGTERM arrived: unwind like Ctrl-C does, so temporary folders and the run log are closed.
+    A BaseException, so no `except Exception` (one bad document never fails a run) swallows it."""
+
+
+def _stop_on_sigterm() -> None:
+    """Turn SIGTERM (`timeout`, systemd, `docker stop`, `kill`) into `Terminated`. Under the
+    default handler the process died where it stood: `index eval` left its index of the dataset
+    in /tmp, `index pull` its half-downloaded archive in the artifacts folder, and `index run`
+    no end line in the run log. A second SIGTERM ends the process at once."""
+    import signal
+
+    def stop(signum, frame):
+        signal.signal(signum, signal.SIG_DFL)
+        raise Terminated
+
+    signal.signal(signal.SIGTERM, stop)
+
+
+def _end_by_sigterm() -> None:
+    """End the process by SIGTERM itself, as supervisors expect (exit status 143 in a shell)."""
+    import signal
+
+    click.echo("Stopped by SIGTERM.", err=True)
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.raise_signal(signal.SIGTERM)
+    os._exit(128 + signal.SIGTERM)  # not reached where SIGTERM ends a process
+
+
 def main():
     """Entry point: a bug surfaces as one line and exit 1, not a traceback (STATIC_RAG_DEBUG=1 shows it).
     A crash in native code (a segfault, an abort) prints every thread's Python stack to stderr
-    before the process dies, so a nightly job's log says where it happened."""
+    before the process dies, so a nightly job's log says where it happened. SIGTERM stops a
+    command the way Ctrl-C does, what it holds closed, and then ends the process by that signal."""
     import faulthandler
 
     faulthandler.enable()
+    _stop_on_sigterm()
     try:
         _main()
+    except Terminated:
+        _end_by_sigterm()
     except SystemExit as exc:
         if _END_WITHOUT_TEARDOWN:
             _end_now(exc.code)

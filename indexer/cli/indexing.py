@@ -11,7 +11,7 @@ import click
 
 from indexer.cli.base import (
     EXIT_DELETE_GUARD, EXIT_DOCUMENT_ERRORS, EXIT_BUDGET, EXIT_GATE, CONTEXT, ConfigProblem, artifacts_dir, cli, config_options, end_without_teardown, json_option, library_call,
-    load_config_file, optional_config,
+    Terminated, load_config_file, optional_config,
 )
 from indexer.errors import ConfigError, StaticRagError
 
@@ -102,6 +102,12 @@ def run(config_path, artifacts, as_json, silent, providers, max_cost, allow_mass
                 raise click.ClickException(str(exc)) from None
             except Exception as exc:
                 error = f"unexpected {type(exc).__name__}: {exc}"
+                raise
+            except KeyboardInterrupt:
+                error = "stopped by Ctrl-C (SIGINT) before it finished"
+                raise
+            except Terminated:
+                code, error = 143, "stopped by SIGTERM before it finished"  # 143: what a shell sees
                 raise
     finally:
         if not dry_run:
