@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import click
@@ -65,57 +66,67 @@ def run(config_path, artifacts, as_json, silent, providers, max_cost, allow_mass
 
     config = load_config_file(config_path, artifacts)
     end_without_teardown()  # every file the run writes is closed when it ends, whatever its end
-    run_id, report = new_run_id(), None
+    run_id, outcome = new_run_id(), _Outcome()
     if not dry_run:  # every real run is logged outside the generations, whatever its end (index runs)
         runlog.started(config.artifacts, run_id, sorted(providers) or None, full_refresh)
-    code, error = 1, "stopped before it finished (interrupted?)"
     try:
-        # Only now the pipeline's imports (numpy and the rest, ~0.2 s): a run killed while they load is in the log already.
-        from indexer.allocator import fewer_arenas
-        from indexer.embedders.remote import BudgetExceeded, EmbeddingsFailed, MissingCredentials
-        from indexer.pipeline import run_index
-        from indexer.plan import DeleteGuard
-
-        fewer_arenas()  # this process is the run's: its threads share the C allocator's memory (indexer/allocator.py)
-        with _reporting(silent or as_json) as progress:
-            try:
-                report = run_index(
-                    config, progress=progress, providers=providers or None, max_cost_usd=max_cost, allow_mass_delete=allow_mass_delete, dry_run=dry_run,
-                    full_refresh=full_refresh, run_id=run_id,
-                )
-            except (MissingCredentials, ConfigError) as exc:
-                code, error = 2, str(exc)
-                raise ConfigProblem(str(exc)) from None
-            except BudgetExceeded as exc:
-                code, error = EXIT_BUDGET, str(exc)
-                click.echo(f"Error: {exc}", err=True)
-                sys.exit(EXIT_BUDGET)
-            except DeleteGuard as exc:
-                code, error = EXIT_DELETE_GUARD, str(exc)
-                click.echo(f"Error: {exc}", err=True)
-                sys.exit(EXIT_DELETE_GUARD)
-            except EmbeddingsFailed as exc:
-                error = f"{exc.code}: {exc}"
-                raise click.ClickException(f"{exc.code}: {exc}. Nothing was published.") from None
-            except StaticRagError as exc:
-                error = str(exc)
-                raise click.ClickException(str(exc)) from None
-            except Exception as exc:
-                error = f"unexpected {type(exc).__name__}: {exc}"
-                raise
-            except KeyboardInterrupt:
-                error = "stopped by Ctrl-C (SIGINT) before it finished"
-                raise
-            except Terminated:
-                code, error = 143, "stopped by SIGTERM before it finished"  # 143: what a shell sees
-                raise
+        outcome.report = _index(
+            config, outcome, silent or as_json, providers=providers or None, max_cost_usd=max_cost, allow_mass_delete=allow_mass_delete,
+            dry_run=dry_run, full_refresh=full_refresh, run_id=run_id,
+        )
     finally:
-        if not dry_run:
-            if report is not None:
-                runlog.finished(config.artifacts, run_id, "partial" if report.errors else "success", EXIT_DOCUMENT_ERRORS if report.errors else 0, report.as_dict())
-            else:
-                runlog.finished(config.artifacts, run_id, "failed", code, error=error)
-    _tell(report, as_json, config.artifacts)
+        report = outcome.report
+        if not dry_run and report is not None:
+            runlog.finished(config.artifacts, run_id, "partial" if report.errors else "success", EXIT_DOCUMENT_ERRORS if report.errors else 0, report.as_dict())
+        elif not dry_run:
+            runlog.finished(config.artifacts, run_id, "failed", outcome.code, error=outcome.error)
+    _tell(outcome.report, as_json, config.artifacts)
+
+
+@dataclass
+class _Outcome:
+    """How a run ended, for its line in the run log: its report once published, else what stopped it."""
+
+    report: object = None
+    code: int = 1
+    error: str = "stopped before it finished (interrupted?)"
+
+
+def _index(config, outcome: _Outcome, quiet: bool, **options):
+    """Run the pipeline with progress bars; a failure becomes its exit code and one-line message,
+    noted in `outcome` for the run log."""
+    # Only now the pipeline's imports (numpy and the rest, ~0.2 s): a run killed while they load is in the log already.
+    from indexer.allocator import fewer_arenas
+    from indexer.embedders.remote import BudgetExceeded, EmbeddingsFailed, MissingCredentials
+    from indexer.pipeline import run_index
+    from indexer.plan import DeleteGuard
+
+    fewer_arenas()  # this process is the run's: its threads share the C allocator's memory (indexer/allocator.py)
+    with _reporting(quiet) as progress:
+        try:
+            return run_index(config, progress=progress, **options)
+        except (MissingCredentials, ConfigError) as exc:
+            outcome.code, outcome.error = 2, str(exc)
+            raise ConfigProblem(str(exc)) from None
+        except (BudgetExceeded, DeleteGuard) as exc:
+            outcome.code, outcome.error = EXIT_BUDGET if isinstance(exc, BudgetExceeded) else EXIT_DELETE_GUARD, str(exc)
+            click.echo(f"Error: {exc}", err=True)
+            sys.exit(outcome.code)
+        except EmbeddingsFailed as exc:
+            outcome.error = f"{exc.code}: {exc}"
+            raise click.ClickException(f"{exc.code}: {exc}. Nothing was published.") from None
+        except StaticRagError as exc:
+            outcome.error = str(exc)
+            raise click.ClickException(str(exc)) from None
+        except Exception as exc:
+            outcome.error = f"unexpected {type(exc).__name__}: {exc}"
+            raise
+        except KeyboardInterrupt:
+            outcome.error = "stopped by Ctrl-C (SIGINT) before it finished"
+            raise
+        except Terminated:
+            outcome.code, outcome.error = 143, "stopped by SIGTERM before it finished"  # 143: what a shell sees
+            raise
 
 
 def _tell(report, as_json: bool, artifacts: Path) -> None:
