@@ -18,7 +18,6 @@ are checked).
 from __future__ import annotations
 
 import math
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from urllib.parse import unquote
@@ -28,6 +27,7 @@ from lxml import html as lxml_html
 
 from indexer.extract import XML_DECLARATION
 from indexer.generations import document_urls
+from indexer.pools import thread_pool
 from indexer.sources.web import USER_AGENT
 
 CONCURRENCY = 4
@@ -77,7 +77,7 @@ def check_links(artifacts: Path, sample: int = 20, source: str | None = None, ti
     some of its anchors."""
     links, total = _sampled(artifacts, sample, source)
     with httpx.Client(timeout=timeout, follow_redirects=True, headers={"User-Agent": USER_AGENT}) as client:
-        with ThreadPoolExecutor(max_workers=CONCURRENCY) as pool:
+        with thread_pool(CONCURRENCY, "check-links") as pool:
             checked = list(pool.map(lambda link: _check(client, link), links))
     counts = {verdict: sum(1 for link in checked if link.verdict == verdict) for verdict in VERDICTS}
     return {"checked": len(checked), "with_url": total, "counts": counts,

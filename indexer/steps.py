@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import threading
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Callable
 
@@ -20,6 +19,7 @@ from indexer.embedders import Embedder, fits_for, same_space, space_manifest
 from indexer.embedders.remote import BudgetExceeded, EmbeddingsFailed
 from indexer.errors import ErrorCode, IngestError
 from indexer.plan import Action, Decision
+from indexer.pools import thread_pool
 from indexer.previous import PreviousGeneration
 from indexer.spill import release, vector_array
 from indexer.textspill import text_holder
@@ -121,7 +121,7 @@ def chunk_documents(
         except Exception as exc:  # one bad document never fails the run
             return exc
 
-    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1, thread_name_prefix="chunk") as pool:
+    with thread_pool(os.cpu_count() or 1, "chunk") as pool:
         for doc, result in zip(documents, pool.map(chunk_one, documents)):
             if isinstance(result, Exception):
                 failed.add(doc.doc_id)

@@ -171,9 +171,14 @@ def test_a_run_without_an_end_is_running_while_its_process_lives_and_unfinished_
     assert "Since then, 1 run(s) published nothing" in status and f"{killed['run_id']} unfinished: ended without finishing" in status, status
 
 
-def test_sigterm_stops_a_run_that_says_so_and_leaves_what_is_served(tmp_path):
-    """`timeout`, systemd and `docker stop` send SIGTERM; it ended a run where it stood, with no
-    end line in the run log. Now it stops like Ctrl-C: logged as stopped, nothing published."""
+# SIGTERM: what `timeout`, systemd and `docker stop` send; it ended a run where it stood, with no
+# end line in the run log. SIGINT: Ctrl-C, which waited for the embedding request in flight (and
+# its retries) before the run ended: 40 s against a provider that hung for 40.
+@pytest.mark.parametrize("signum, said, logged, status", [
+    (signal.SIGTERM, "Stopped by SIGTERM.", "stopped by SIGTERM", -signal.SIGTERM),  # still ended by the signal, as supervisors expect
+    (signal.SIGINT, "Aborted.", "stopped by Ctrl-C", 1),
+], ids=["sigterm", "ctrl-c"])
+def test_a_stopped_run_ends_at_once_says_so_and_leaves_what_is_served(tmp_path, signum, said, logged, status):
     from click.testing import CliRunner
 
     from indexer.cli import cli
@@ -187,19 +192,25 @@ def test_sigterm_stops_a_run_that_says_so_and_leaves_what_is_served(tmp_path):
         assert subprocess.run([str(INDEX), "run", "-c", str(config), "-q"], capture_output=True, env=env, timeout=120).returncode == 0
         served = (tmp_path / "artifacts" / "CURRENT").read_text()
         paths[0].write_text(paths[0].read_text() + "\n\nAn edit, so the next run embeds.\n")
-        fake.faults = [{"delay": 4}]  # the next embedding request hangs: the signal lands mid-run
-        process = subprocess.Popen([str(INDEX), "run", "-c", str(config)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+        fake.faults = [{"delay": 90}]  # the next embedding request hangs: the signal lands mid-run
+        process = subprocess.Popen([str(INDEX), "run", "-c", str(config)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env,
+                                   preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # (a background job ignores SIGINT)
         deadline = time.monotonic() + 60
         while fake.faults and time.monotonic() < deadline:  # until the hanging request has arrived
             time.sleep(0.05)
-        process.send_signal(signal.SIGTERM)
-        err = process.communicate(timeout=60)[1].decode(errors="replace")
+        time.sleep(0.2)
+        process.send_signal(signum)
+        try:
+            err = process.communicate(timeout=30)[1].decode(errors="replace")
+        except subprocess.TimeoutExpired:
+            process.kill()
+            pytest.fail("the run waited for the hanging request instead of stopping")
     finally:
         fake.close()
-    assert process.returncode == -signal.SIGTERM, "it still ends by the signal, as supervisors expect"
-    assert "Stopped by SIGTERM." in err and "Traceback" not in err, err[-2000:]
+    assert process.returncode == status
+    assert said in err and "Traceback" not in err, err[-2000:]
     stopped = runs()[0]
-    assert stopped["status"] == "failed" and "stopped by SIGTERM" in stopped["error"], stopped
+    assert stopped["status"] == "failed" and logged in stopped["error"], stopped
     assert (tmp_path / "artifacts" / "CURRENT").read_text() == served
 
 

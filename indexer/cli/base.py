@@ -190,8 +190,9 @@ def _end_now(code) -> None:
 def _main():
     try:
         cli(standalone_mode=False)
-    except click.exceptions.Abort:
+    except click.exceptions.Abort:  # Ctrl-C: what the command held is closed; threads left on a hanging request are not waited for
         click.echo("Aborted.", err=True)
+        end_without_teardown()
         sys.exit(1)
     except click.ClickException as exc:
         exc.show()

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import threading
 import time
-from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, wait
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
@@ -22,6 +22,7 @@ from indexer.chunking import count_tokens
 from indexer.config import SpaceConfig
 from indexer.embedders import space_manifest
 from indexer.errors import StaticRagError
+from indexer.pools import thread_pool
 from indexer.retrying import backoff
 from indexer.spill import release
 
@@ -174,7 +175,7 @@ class RemoteEmbedder:
         out = np.zeros((len(texts), self.space.dimensions), dtype=np.float32) if out is None else out
         embedded = np.zeros(len(texts), dtype=bool)
         failures: list[EmbeddingsFailed] = []
-        with ThreadPoolExecutor(max_workers=self.space.max_concurrency, thread_name_prefix=f"embed-{self.space.provider}") as pool:
+        with thread_pool(self.space.max_concurrency, f"embed-{self.space.provider}") as pool:
             pending = {}
             try:
                 for rows in batches:

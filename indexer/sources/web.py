@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 from dataclasses import dataclass, field, replace
 from functools import partial
@@ -23,6 +22,7 @@ from indexer.extract import (
     first_heading,
 )
 from indexer.pdf import extract_pdf
+from indexer.pools import thread_pool
 from indexer.word import extract_docx
 from indexer.retrying import backoff, retry_after_seconds
 from indexer.sources import SourceResult, limit_reached
@@ -107,7 +107,7 @@ def crawl_urls(source: SourceConfig, progress=None, fetch_state: dict[str, Fetch
         follow_redirects=True,
         max_redirects=MAX_REDIRECTS,
         headers={"User-Agent": USER_AGENT, "Accept": "text/html, text/plain;q=0.9, text/markdown;q=0.9, application/pdf;q=0.8, */*;q=0.1"},
-    ) as client, ThreadPoolExecutor(source.concurrency, thread_name_prefix=f"fetch-{source.name}") as pool:
+    ) as client, thread_pool(source.concurrency, f"fetch-{source.name}") as pool:
         robots = RobotsRules(client, polite) if source.respect_robots else None
         if robots is not None:
             client.event_hooks["request"].append(robots.check)
