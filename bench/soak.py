@@ -7,8 +7,9 @@ Loopback only: a fake Notion API (tests/fakes/notion_server.py) with 31 pages in
 site of 10 pages (tests/conftest.py's Site), and the fake OpenAI embedder. Each run, at random:
 Notion block listings answer 429 / 500 / 503 for a while (sometimes past every retry), the search
 listing is rate limited, web pages answer 503 / 500 or close the connection before their body,
-`--full-refresh` is passed, one or two pages are edited, and the `index run` process is SIGKILLed
-at a random moment. Nothing is ever deleted from the sources, so:
+`--full-refresh` is passed, one or two pages are edited, and the `index run` process is stopped
+at a random moment: SIGKILLed, or sent SIGTERM (what `timeout`, systemd and `docker stop` send).
+Nothing is ever deleted from the sources, so:
 
 - **no document ever published may go missing**: the served generation holds every doc id any
   earlier generation held (a failed page keeps its last good version; a transient error never
@@ -16,7 +17,10 @@ at a random moment. Nothing is ever deleted from the sources, so:
 - **the served generation always opens** (manifest sizes, DuckDB, FAISS, BM25, chunk store), and
   it holds every page once a run succeeds without faults;
 - **every run is in the run log**, a killed one as `in_progress` (unless it was killed within
-  STARTUP_SECONDS, before it could begin; the summary counts those).
+  STARTUP_SECONDS, before it could begin; the summary counts those);
+- **SIGTERM stops a run cleanly and at once**: within TERM_SECONDS, ending by the signal with
+  "Stopped by SIGTERM." and no traceback, its end logged (`failed`, or `success` / `partial` when it
+  had just finished).
 
 Prints one line per run and a JSON summary; exits 1 if any invariant broke.
 """
@@ -43,6 +47,7 @@ from tests.fakes.openai_server import FakeOpenAI  # noqa: E402
 
 INDEX = Path(sys.executable).with_name("index")
 STARTUP_SECONDS = 0.5  # a run killed sooner may not have logged itself yet (see check)
+TERM_SECONDS = 15  # a run sent SIGTERM must have ended by then; it is SIGKILLed ("hung") after it
 
 
 def build_notion(notion: FakeNotion) -> list[str]:
@@ -137,21 +142,30 @@ class World:
         self.site.close()
 
 
-def run_index(world: World, flags: list[str], kill_after: float | None) -> tuple[int | str, bytes]:
-    """One `index run` process, SIGKILLed after `kill_after` seconds when given: (exit code or "killed", stderr)."""
+def run_index(world: World, flags: list[str], kill_after: float | None, stop: signal.Signals = signal.SIGKILL) -> tuple[int | str, bytes]:
+    """One `index run` process, sent `stop` after `kill_after` seconds when given: (exit code,
+    "killed", "terminated" (ended by SIGTERM) or "hung" (still alive TERM_SECONDS after it), stderr)."""
     process = subprocess.Popen([str(INDEX), "run", "-c", str(world.config), "--json", *flags], env=world.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         _, err = process.communicate(timeout=kill_after if kill_after is not None else 300)
         return process.returncode, err
     except subprocess.TimeoutExpired:
-        process.send_signal(signal.SIGKILL)
-        _, err = process.communicate()
-        return "killed", err
+        process.send_signal(stop)
+    if stop == signal.SIGKILL:
+        return "killed", process.communicate()[1]
+    try:
+        err = process.communicate(timeout=TERM_SECONDS)[1]
+    except subprocess.TimeoutExpired:
+        process.kill()
+        return "hung", process.communicate()[1]
+    return ("terminated" if process.returncode == -signal.SIGTERM else process.returncode), err
 
 
-def logged_runs(artifacts: Path) -> set[str]:
+def logged_runs(artifacts: Path, ended: bool = False) -> set[str]:
+    """The run ids in the run log; with `ended`, only those with an end line."""
     log = artifacts / "runs.jsonl"
-    return {json.loads(line)["run_id"] for line in log.read_text().split("\n") if line.strip()} if log.exists() else set()
+    lines = [json.loads(line) for line in log.read_text().split("\n") if line.strip()] if log.exists() else []
+    return {line["run_id"] for line in lines if not ended or line["status"] != "in_progress"}
 
 
 def check(world: World, code, err: bytes, faults: list[str], ever: set[str], logged_before: set[str], kill_after: float | None) -> list[str]:
@@ -175,9 +189,13 @@ def check(world: World, code, err: bytes, faults: list[str], ever: set[str], log
     new = logged_runs(artifacts) - logged_before
     if len(new) > 1:
         problems.append(f"one run logged {len(new)} run ids")
-    elif not new and code != 2 and not (code == "killed" and kill_after < STARTUP_SECONDS):
+    elif not new and code != 2 and not (code in ("killed", "terminated") and kill_after < STARTUP_SECONDS):
         problems.append("the run is missing from runs.jsonl")
-    if code not in (0, 4, "killed"):
+    if code == "terminated" and new and not new & logged_runs(artifacts, ended=True):
+        problems.append("SIGTERM ended the run without its end in runs.jsonl")
+    if code == "terminated" and kill_after >= STARTUP_SECONDS and (b"Stopped by SIGTERM." not in err or b"Traceback" in err):
+        problems.append(f"SIGTERM did not stop it cleanly: {err.decode(errors='replace').strip()[-300:]}")
+    if code not in (0, 4, "killed", "terminated"):
         crash = world.artifacts.parent / f"stderr-{len(logged_before) + 1}.txt"  # the whole of it: a native crash's thread stacks
         crash.write_bytes(err)
         problems.append(f"exit {code}: {err.decode(errors='replace').strip()[-300:]} (stderr in {crash})")
@@ -189,7 +207,8 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=40)
     parser.add_argument("--minutes", type=float, default=30.0)
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--kill-rate", type=float, default=0.25, help="share of runs SIGKILLed at a random moment")
+    parser.add_argument("--kill-rate", type=float, default=0.25, help="share of runs stopped at a random moment")
+    parser.add_argument("--term-share", type=float, default=0.5, help="share of those stops sent SIGTERM instead of SIGKILL")
     args = parser.parse_args()
     rng = random.Random(args.seed)
     world = World(rng)
@@ -204,15 +223,16 @@ def main() -> None:
         faults = world.inject(n)
         flags = ["--full-refresh"] if rng.random() < 0.3 else []
         kill_after = rng.uniform(0.2, 4.0) if rng.random() < args.kill_rate else None
+        stop = signal.SIGTERM if rng.random() < args.term_share else signal.SIGKILL
         started, logged_before = time.monotonic(), logged_runs(world.artifacts)
-        code, err = run_index(world, flags, kill_after)
+        code, err = run_index(world, flags, kill_after, stop)
         stats[f"exit {code}"] += 1
         stats.update(faults)
         world.heal()
         problems = check(world, code, err, faults, ever, logged_before, kill_after)
-        unstarted += code == "killed" and logged_runs(world.artifacts) == logged_before
+        unstarted += code in ("killed", "terminated") and logged_runs(world.artifacts) == logged_before
         violations += [f"run {n}: {p}" for p in problems]
-        print(f"run {n:3d}: exit {code!s:6} {time.monotonic() - started:5.1f} s  flags {flags or '-'}  faults {dict(Counter(faults)) or '-'}  "
+        print(f"run {n:3d}: exit {code!s:10} {time.monotonic() - started:5.1f} s  flags {flags or '-'}  faults {dict(Counter(faults)) or '-'}  "
               f"served {len(ever)}  {'; '.join(problems) or 'ok'}", flush=True)
     world.close()
     summary = {"runs": sum(v for k, v in stats.items() if k.startswith("exit")), "exits": {k: v for k, v in stats.items() if k.startswith("exit")},
