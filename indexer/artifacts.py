@@ -44,6 +44,7 @@ STALE = "stale.json"  # spaces/<id>/stale.json: documents whose chunks there are
 CURRENT = "CURRENT"
 GENERATIONS = "generations"
 TMP_PREFIX = ".tmp-"
+PULL_PREFIX = ".pull-"  # `index pull`'s download folder, in the artifacts folder
 STALE_SECONDS = 3600
 
 
@@ -268,16 +269,22 @@ def set_current(artifacts: Path, generation_id: str) -> None:
 
 def prune_generations(artifacts: Path, keep: int) -> list[str]:
     """Delete published generations beyond the newest `keep`, never the current one, and
-    what killed runs left behind (`.tmp-*` folders, `CURRENT.*.tmp` files) once it is older
-    than STALE_SECONDS — a live run writes its temporary folder in minutes, not hours.
+    what killed runs and pulls left behind (`.tmp-*` and `.pull-*` folders, `CURRENT.*.tmp`
+    files) once nothing in it has changed for STALE_SECONDS — a live run writes its temporary
+    folder in minutes, and a live download keeps touching its archive.
     """
     current = read_current_id(artifacts)
     removed = [g for g in list_generations(artifacts)[::-1][keep:] if g != current]
     for name in removed:
         shutil.rmtree(artifacts / GENERATIONS / name, ignore_errors=True)
     cutoff = time.time() - STALE_SECONDS
-    for leftover in [*(artifacts / GENERATIONS).glob(f"{TMP_PREFIX}*"), *artifacts.glob(f"{CURRENT}.*.tmp")]:
-        if leftover.stat().st_mtime < cutoff:
+    leftovers = [*(artifacts / GENERATIONS).glob(f"{TMP_PREFIX}*"), *artifacts.glob(f"{PULL_PREFIX}*"), *artifacts.glob(f"{CURRENT}.*.tmp")]
+    for leftover in leftovers:
+        try:
+            changed = max([leftover.stat().st_mtime, *(p.stat().st_mtime for p in leftover.iterdir())] if leftover.is_dir() else [leftover.stat().st_mtime])
+        except OSError:  # removed meanwhile (its run or pull ended)
+            continue
+        if changed < cutoff:
             shutil.rmtree(leftover, ignore_errors=True) if leftover.is_dir() else leftover.unlink(missing_ok=True)
     return removed
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urljoin
 
-from indexer.artifacts import read_current_id
+from indexer.artifacts import PULL_PREFIX, read_current_id
 from indexer.errors import ArtifactError
 from indexer.shipping import GENERATION_ID, ArchiveRefused, Packed, unpack
 
@@ -60,7 +60,7 @@ def pull(url: str, artifacts: Path, token: str | None = None, keep: int = 3) -> 
             return Pulled(previous, previous, 0)
         archive_url = urljoin(base, latest["archive"])
         artifacts.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryDirectory(prefix=".pull-", dir=artifacts) as scratch:
+        with tempfile.TemporaryDirectory(prefix=PULL_PREFIX, dir=artifacts) as scratch:  # a killed pull's is swept by the next install
             path = Path(scratch) / latest["archive"]
             received = _download(client, archive_url, path, latest["bytes"])
             done = unpack(path, artifacts, sha256=latest["sha256"], keep=keep)  # the sha256 latest.json gives, checked there

@@ -206,3 +206,26 @@ def test_a_truncated_or_foreign_archive_is_a_clear_error(built, tmp_path):
     text.write_bytes(b"these are not the bytes you are looking for")
     result = run_cli("unpack", str(text), "--artifacts", str(tmp_path / "server"), "--sha256", hashlib.sha256(text.read_bytes()).hexdigest())
     assert result.exit_code == 1 and "not a complete tar archive" in result.output
+
+
+def test_an_install_sweeps_the_download_a_killed_pull_left_behind(built, tmp_path):
+    """A pull killed mid-download (SIGKILL, a reboot) left its partial archive in the artifacts
+    folder for good; the next install removes it once it has not changed for an hour, and leaves
+    a download still in progress alone."""
+    import os
+    import time
+
+    config, _ = built
+    packed = pack(config, tmp_path / "gen.tar.gz")
+    server = tmp_path / "server-artifacts"
+    stale, live = server / ".pull-stale", server / ".pull-live"
+    for folder in (stale, live):
+        folder.mkdir(parents=True)
+        (folder / "gen.tar.gz").write_bytes(b"\0" * 4096)
+    hours_ago = time.time() - 2 * 3600
+    os.utime(stale / "gen.tar.gz", (hours_ago, hours_ago))
+    os.utime(stale, (hours_ago, hours_ago))
+    os.utime(live, (hours_ago, hours_ago))  # started long ago, its archive still being written
+    assert run_cli("unpack", packed["archive"], "--artifacts", str(server)).exit_code == 0
+    assert not stale.exists()
+    assert (live / "gen.tar.gz").exists()
