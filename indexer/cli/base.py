@@ -131,20 +131,19 @@ def _stop_on_sigterm() -> None:
         signal.signal(signum, signal.SIG_DFL)
         raise Terminated
 
-    signal.signal(signal.SIGTERM, stop)
+    if signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:  # one its parent set to be ignored stays ignored
+        signal.signal(signal.SIGTERM, stop)
 
 
 def _end_by_sigterm() -> None:
     """End the process by SIGTERM itself, as supervisors expect (exit status 143 in a shell)."""
     import signal
 
-    click.echo("Stopped by SIGTERM.", err=True)
-    logging.shutdown()
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (OSError, ValueError):
-            pass
+    try:
+        click.echo("Stopped by SIGTERM.", err=True)
+    except (OSError, ValueError):  # stderr is gone (a closed pipe): the signal still ends the process
+        pass
+    _flush()
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.raise_signal(signal.SIGTERM)
     os._exit(128 + signal.SIGTERM)  # not reached where SIGTERM ends a process
@@ -178,13 +177,18 @@ def _end_now(code) -> None:
     elif not isinstance(code, int):
         print(code, file=sys.stderr)
         code = 1
+    _flush()
+    os._exit(code)
+
+
+def _flush() -> None:
+    """Flush the logs and what the command printed, before the process ends without teardown."""
     logging.shutdown()
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
         except (OSError, ValueError):  # a closed or broken pipe: nothing more can reach it
             pass
-    os._exit(code)
 
 
 def _main():
