@@ -19,7 +19,7 @@ from indexer.embedders import Embedder, check_usable, import_client_soon, load_e
 from indexer.embedders.remote import Budget
 from indexer.errors import ConfigError, ErrorCode, IngestError, PublishRefused, StaticRagError
 from indexer.metadb import EarlyCopy, MetaUpdate
-from indexer.plan import Action, Decision, DeleteGuard, check_deletions, counts, plan
+from indexer.plan import Action, Decision, DeleteGuard, check_deletions, counts, emptied, plan
 from indexer.previous import PreviousGeneration
 from indexer.runreport import RunReport, new_run_id, peak_rss_mb, slowest
 from indexer.sources import SourceResult, check_credentials, count_items, crawl, listed_files
@@ -76,7 +76,7 @@ def run_index(
             cleanup.callback(previous.close)
         crawled, complete, not_modified, stored_fetch, texts = _crawl(config, previous, full_refresh, dry_run, progress, report, timer)
         before = previous.documents_state() if previous else {}
-        decisions = _decide(before, crawled, complete, not_modified, report, config.max_delete_fraction, allow_mass_delete, dry_run)
+        decisions = _decide(previous, before, crawled, complete, not_modified, report, config.max_delete_fraction, allow_mass_delete, dry_run)
         if not dry_run and any(d.action is Action.FULL for d in decisions.values()):
             for space in rebuilt:
                 import_client_soon(space)  # something will be embedded: its client loads while the rest is prepared
@@ -203,10 +203,11 @@ NO_LAST_VERSION = (ErrorCode.DUPLICATE_DOCUMENT, ErrorCode.WEB_NOINDEX, ErrorCod
                    ErrorCode.NOTION_DRAFT, ErrorCode.FILE_NAVIGATION)
 
 
-def _decide(before: dict, crawled: dict[str, Document], complete: set[str], not_modified: set[str], report: RunReport,
-            max_delete_fraction: float, allow_mass_delete: bool, dry_run: bool) -> dict[str, Decision]:
+def _decide(previous: PreviousGeneration | None, before: dict, crawled: dict[str, Document], complete: set[str], not_modified: set[str],
+            report: RunReport, max_delete_fraction: float, allow_mass_delete: bool, dry_run: bool) -> dict[str, Decision]:
     """Each document's decision (indexer/plan.py). Raises DeleteGuard when the run would delete
-    more than `max_delete_fraction`, unless allowed; a dry run records it in `report` instead."""
+    more than `max_delete_fraction` (counting documents left with a small remnant of their text),
+    unless allowed; a dry run records it in `report` instead."""
     _leave_out_empty_new_pages(report, before)
     # A page that was indexed and now fails, or now answers with something we skip (a warning), keeps its last good
     # version; one that asks not to be indexed (noindex, a draft), answers 410 Gone or became a redirect stub is removed,
@@ -218,7 +219,9 @@ def _decide(before: dict, crawled: dict[str, Document], complete: set[str], not_
     decisions = {d.doc_id: d for d in plan(before, list(crawled.values()), complete, unreadable, not_modified)}
     try:
         if not allow_mass_delete:
-            check_deletions(list(decisions.values()), before, max_delete_fraction)
+            updated = {d.doc_id for d in decisions.values() if d.action is Action.FULL and d.doc_id in before}
+            lengths = previous.text_lengths(updated) if previous is not None else {}
+            check_deletions(list(decisions.values()), before, max_delete_fraction, emptied(list(decisions.values()), lengths, crawled))
     except DeleteGuard as exc:
         if not dry_run:
             raise

@@ -108,17 +108,72 @@ def plan(
     return decisions
 
 
-def check_deletions(decisions: list[Decision], previous: dict[str, PreviousDocument], max_fraction: float) -> None:
-    """Raise DeleteGuard when a source would lose more than `max_fraction` of its documents."""
+EMPTIED_SHARE = 0.25  # a changed document left with less than this share of its text counts as lost to the delete guard
+EMPTIED_MIN_CHARS = 200  # … when it had at least this much: a short note edited shorter is an edit
+
+
+@dataclass(frozen=True)
+class Emptied:
+    """A changed document that kept less than EMPTIED_SHARE of its text."""
+
+    doc_id: str
+    source: str
+    chars_before: int
+    chars_now: int
+    text_key: int  # hash of the new text: many documents with one new text are one page served for all of them
+
+
+def emptied(decisions: list[Decision], lengths_before: dict[str, int], crawled: dict[str, Document]) -> list[Emptied]:
+    """The documents this run would update to a small remnant of their stored text."""
+    out = []
+    for d in decisions:
+        before = lengths_before.get(d.doc_id, 0)
+        if d.action is Action.FULL and before >= EMPTIED_MIN_CHARS and d.doc_id in crawled:
+            text = str(crawled[d.doc_id].text)
+            if len(text) < EMPTIED_SHARE * before:
+                out.append(Emptied(d.doc_id, d.source, before, len(text), hash(text)))
+    return out
+
+
+def check_deletions(decisions: list[Decision], previous: dict[str, PreviousDocument], max_fraction: float,
+                    emptied_documents: list[Emptied] = ()) -> None:
+    """Raise DeleteGuard when a source would lose more than `max_fraction` of its documents,
+    counting as lost those that keep less than a quarter of their text (`emptied`): a consent
+    wall, a login page or an error page answered with status 200 in place of every page."""
     before = Counter(p.source for p in previous.values())
     deleted = Counter(d.source for d in decisions if d.action is Action.DELETE)
-    for source, count in sorted(deleted.items()):
+    hollowed = Counter(e.source for e in emptied_documents)
+    for source in sorted(set(deleted) | set(hollowed)):
+        count = deleted[source] + hollowed[source]
         if count / before[source] > max_fraction:
             raise DeleteGuard(
-                f"this run would delete {count} of {before[source]} documents ({count / before[source]:.0%}) of source {source!r}, "
-                f"more than max_delete_fraction {max_fraction:.0%}; nothing was published. "
+                f"this run would {_losses(source, deleted[source], hollowed[source], before[source])}, "
+                f"more than max_delete_fraction {max_fraction:.0%}; nothing was published."
+                f"{_emptied_hint([e for e in emptied_documents if e.source == source])} "
                 "If that is intended, run again with --allow-mass-delete."
             )
+
+
+def _losses(source: str, deleted: int, hollowed: int, total: int) -> str:
+    share = f"{(deleted + hollowed) / total:.0%}"
+    if not hollowed:
+        return f"delete {deleted} of {total} documents ({share}) of source {source!r}"
+    if not deleted:
+        return f"leave {hollowed} of the {total} documents of source {source!r} ({share}) with less than a quarter of their text"
+    return f"delete {deleted} of the {total} documents of source {source!r} and leave {hollowed} more with less than a quarter of their text ({share} in all)"
+
+
+def _emptied_hint(source_emptied: list[Emptied]) -> str:
+    """One example, and what it suggests when many documents now hold one and the same text."""
+    if not source_emptied:
+        return ""
+    first = max(source_emptied, key=lambda e: e.chars_before - e.chars_now)
+    hint = f" E.g. {first.doc_id}: {first.chars_before:,} characters → {first.chars_now:,}."
+    same = Counter(e.text_key for e in source_emptied).most_common(1)[0][1]
+    if same > 1:
+        hint += (f" {same} of them now read the same text: a consent wall, a login page or an error page"
+                 " answered with status 200? `index extract URL` shows what the indexer reads.")
+    return hint
 
 
 def counts(decisions: list[Decision], previous: dict[str, PreviousDocument]) -> dict[str, int]:

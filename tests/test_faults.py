@@ -314,6 +314,37 @@ def test_an_error_page_served_with_200_keeps_the_last_good_version(tmp_path, loc
     assert "five business days" in found["hits"][0]["text"], "the last good version is still what the chatbot reads"
 
 
+
+def test_a_consent_wall_in_place_of_every_page_is_stopped_by_the_delete_guard(tmp_path, local_embedder, site):
+    """A cookie-consent wall (or a login page) answered with 200 for every page of a site — as some
+    CDNs do for a crawler's address — replaced each page's text and was published as "4 updated",
+    exit 0: the chatbot lost every answer of that site, and nothing said so."""
+    from tests.conftest import LOOPBACK_WEB
+
+    topics = ["Refunds take five business days to reach your card.", "Parcels leave the Lisbon warehouse every weekday.",
+              "Gift cards never expire and work in every store.", "Boots run small: order half a size up."]
+    for i, line in enumerate(topics):
+        site.routes[f"/p{i}"] = (200, "text/html", f"<html><head><title>Page {i}</title></head><body><main><h1>Page {i}</h1>"
+                                                   f"<p>{line * 12}</p></main></body></html>".encode())
+    urls = ", ".join(f'"{site.url(f"/p{i}")}"' for i in range(4))
+    config = write_config(tmp_path, f'[[sources]]\nname = "web"\ntype = "urls"\nurls = [{urls}]\n{LOOPBACK_WEB}[[spaces]]\nprovider = "local"\n')
+    code, first = run(config)
+    assert code == 0
+    wall = (b"<html><head><title>Before you continue</title></head><body><main><h1>Before you continue</h1><p>We use cookies to deliver "
+            b"our services. Select Accept all to continue, or Reject all.</p></main></body></html>")
+    for i in range(3):
+        site.routes[f"/p{i}"] = (200, "text/html", wall)
+    code, report = run(config)
+    assert code == 3, report
+    message = last_logged(config)["error"]
+    assert "leave 3 of the 4 documents of source 'web' (75%) with less than a quarter of their text" in message
+    assert "3 of them now read the same text: a consent wall, a login page or an error page" in message and "--allow-mass-delete" in message
+    found = json.loads(CliRunner().invoke(cli, ["search", "how long do refunds take?", "-c", str(config), "--json"]).output)
+    assert "five business days" in found["hits"][0]["text"], "nothing was published: the chatbot still reads the pages"
+    code, allowed = run(config, "--allow-mass-delete")
+    assert code == 0 and allowed["documents"]["updated"] == 3, "what the admin asks for, the run does"
+
+
 # ---------------------------------------------------------------- time limits are totals
 
 @pytest.fixture

@@ -3,7 +3,7 @@
 import pytest
 
 from indexer.documents import Document
-from indexer.plan import Action, DeleteGuard, PreviousDocument, check_deletions, counts, plan
+from indexer.plan import Action, DeleteGuard, PreviousDocument, check_deletions, counts, emptied, plan
 
 
 def doc(doc_id: str, text: str = "body", title: str = "T", source: str = "s") -> Document:
@@ -68,3 +68,30 @@ def test_the_delete_guard_counts_per_source():
         check_deletions(decisions, previous, 0.3)
     check_deletions(plan(previous, keep_site + [doc(f"w{i}", source="wiki") for i in range(10)], {"site", "wiki"}, {}), previous, 0.3)
 
+
+
+def test_documents_left_with_a_remnant_of_their_text_count_as_lost():
+    """A consent wall or a login page answered with status 200 in place of every page replaced
+    each page's text and was published: the site's answers vanished from search and the run said
+    "12 updated". Such documents now count toward the delete guard."""
+    article = "Refunds reach the card used for the order within five business days. " * 20
+    pages = [doc(f"p{i}", text=f"{i} {article}", source="site") for i in range(10)]
+    note = doc("note", text="A short note.", source="site")
+    previous = {p.doc_id: p for p in map(prev, [*pages, note])}
+    lengths = {d.doc_id: len(d.text) for d in [*pages, note]}
+
+    def check(crawled):
+        decisions = plan(previous, crawled, {"site"}, {})
+        check_deletions(decisions, previous, 0.3, emptied(decisions, lengths, {d.doc_id: d for d in crawled}))
+
+    def walled(i):
+        return doc(f"p{i}", text="Before you continue: we use cookies. Accept all or reject all.", source="site")
+
+    with pytest.raises(DeleteGuard, match=r"leave 4 of the 11 documents of source 'site' \(36%\) with less than a quarter of their text, more than "
+                                          r"max_delete_fraction 30%.* characters → 62\. 4 of them now read the same text: a consent wall.*--allow-mass-delete"):
+        check([*map(walled, range(4)), *pages[4:], note])
+    check([walled(0), *pages[1:], note])  # one page of eleven
+    cut = [doc(f"p{i}", text=article[:300], source="site") for i in range(3)]  # 21% of their text each
+    check([*cut, *pages[3:], doc("note", text="Short.", source="site")])  # 3 of 11; a note this short edited shorter is an edit
+    with pytest.raises(DeleteGuard, match=r"delete 2 of the 11 documents of source 'site' and leave 2 more with less than a quarter of their text \(36% in all\)"):
+        check([walled(0), walled(1), *pages[4:], note])  # p2 and p3 gone

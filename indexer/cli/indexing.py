@@ -26,7 +26,7 @@ from indexer.errors import ConfigError, StaticRagError
     help="Rebuild only the spaces of this provider (repeatable). Default: every configured space.",
 )
 @click.option("--max-cost", type=click.FloatRange(min=0), metavar="USD", help="Stop, publishing nothing, before embedding would cost more than this.")
-@click.option("--allow-mass-delete", is_flag=True, help="Publish even if a source loses more than max_delete_fraction of its documents.")
+@click.option("--allow-mass-delete", is_flag=True, help="Publish even if a source loses more than max_delete_fraction of its documents (deleted, or left with under a quarter of their text).")
 @click.option("-n", "--dry-run", is_flag=True, help="Show the plan (decisions, chunks and tokens to embed, cost); write nothing, call no provider.")
 @click.option("--full-refresh", is_flag=True, help="Fetch everything again (no conditional requests, every Notion page's blocks); unchanged text still reuses its vectors.")
 def run(config_path, artifacts, as_json, silent, providers, max_cost, allow_mass_delete, dry_run, full_refresh):
@@ -56,7 +56,8 @@ def run(config_path, artifacts, as_json, silent, providers, max_cost, allow_mass
         1  fatal error: nothing was published
         2  usage or configuration error
         3  stopped by the delete guard: a source would lose more than
-           max_delete_fraction (default 30%) of its documents; nothing published
+           max_delete_fraction (default 30%) of its documents (deleted, or
+           left with under a quarter of their text); nothing published
         4  published, but some documents failed (listed in the report); each
            keeps its last good version
         5  stopped by --max-cost: nothing was published
