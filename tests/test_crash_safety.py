@@ -3,7 +3,8 @@ produces what an uninterrupted run would have.
 
 The killed runs embed through the fake OpenAI server (no model to load), over a generated
 corpus big enough that crawling, chunking, embedding, writing and publishing each take a
-measurable share of the run, so the kills land in every phase.
+measurable share of the run, so the kills land in every phase. A run or an evaluation stopped
+by SIGTERM or Ctrl-C ends at once, says so, logs it and leaves nothing behind.
 """
 
 import json
