@@ -19,6 +19,7 @@ from enum import StrEnum
 
 from indexer.documents import Document
 from indexer.errors import StaticRagError
+from indexer.textspill import text_holder
 
 
 class Action(StrEnum):
@@ -129,9 +130,9 @@ def emptied(decisions: list[Decision], lengths_before: dict[str, int], crawled: 
     for d in decisions:
         before = lengths_before.get(d.doc_id, 0)
         if d.action is Action.FULL and before >= EMPTIED_MIN_CHARS and d.doc_id in crawled:
-            text = str(crawled[d.doc_id].text)
+            text = text_holder(crawled[d.doc_id])  # a text waiting on disk knows its length without being read
             if len(text) < EMPTIED_SHARE * before:
-                out.append(Emptied(d.doc_id, d.source, before, len(text), hash(text)))
+                out.append(Emptied(d.doc_id, d.source, before, len(text), hash(str(text))))
     return out
 
 
