@@ -281,12 +281,20 @@ def prune_generations(artifacts: Path, keep: int) -> list[str]:
     leftovers = [*(artifacts / GENERATIONS).glob(f"{TMP_PREFIX}*"), *artifacts.glob(f"{PULL_PREFIX}*"), *artifacts.glob(f"{CURRENT}.*.tmp")]
     for leftover in leftovers:
         try:
-            changed = max([leftover.stat().st_mtime, *(p.stat().st_mtime for p in leftover.iterdir())] if leftover.is_dir() else [leftover.stat().st_mtime])
+            changed = _last_changed(leftover)
         except OSError:  # removed meanwhile (its run or pull ended)
             continue
         if changed < cutoff:
             shutil.rmtree(leftover, ignore_errors=True) if leftover.is_dir() else leftover.unlink(missing_ok=True)
     return removed
+
+
+def _last_changed(path: Path) -> float:
+    """When `path` last changed: a folder's own time, or that of a file directly in it if later
+    (writing into a file does not touch its folder's time)."""
+    if not path.is_dir():
+        return path.stat().st_mtime
+    return max([path.stat().st_mtime, *(child.stat().st_mtime for child in path.iterdir())])
 
 
 def discard(tmp_folder: Path) -> None:
