@@ -3,7 +3,7 @@
 `with ThreadPoolExecutor()` waits, on every way out, for the tasks already running: after Ctrl-C
 an embedding request to a provider that hangs kept `index run` alive until it timed out, and its
 retries after that (40 s for one 40-second request against a loopback provider). Here an interrupt
-(KeyboardInterrupt, SIGTERM's `Terminated`: exceptions that are not `Exception`s) cancels what has
+(KeyboardInterrupt, SIGTERM's and SIGHUP's `Terminated`: exceptions that are not `Exception`s) cancels what has
 not started and leaves the running tasks behind; the command's end (`indexer.cli.base.main`)
 does not wait for their threads either. An ordinary error still waits for them, as before.
 """

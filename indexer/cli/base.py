@@ -116,52 +116,65 @@ def end_without_teardown() -> None:
 
 
 class Terminated(BaseException):
-    """SIGTERM arrived: unwind like Ctrl-C does, so temporary folders and the run log are closed.
-    A BaseException, so no `except Exception` (one bad document never fails a run) swallows it."""
+    """SIGTERM or SIGHUP arrived: unwind like Ctrl-C does, so temporary folders and the run log are
+    closed. A BaseException, so no `except Exception` (one bad document never fails a run) swallows it."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+    @property
+    def reason(self) -> str:
+        """The signal as a person reads it: "SIGTERM", "SIGHUP (its terminal closed)"."""
+        import signal
+
+        return "SIGHUP (its terminal closed)" if self.signum == signal.SIGHUP else signal.Signals(self.signum).name
 
 
-def _stop_on_sigterm() -> None:
-    """Turn SIGTERM (`timeout`, systemd, `docker stop`, `kill`) into `Terminated`. Under the
-    default handler the process died where it stood: `index eval` left its index of the dataset
-    in /tmp, `index pull` its half-downloaded archive in the artifacts folder, and `index run`
-    no end line in the run log. A second SIGTERM ends the process at once."""
+def _stop_on_signals() -> None:
+    """Turn SIGTERM (`timeout`, systemd, `docker stop`, `kill`) and SIGHUP (the terminal or ssh
+    session closed under a command) into `Terminated`. Under the default handlers the process died
+    where it stood: `index eval` left its index of the dataset in /tmp, `index pull` its
+    half-downloaded archive in the artifacts folder, and `index run` no end line in the run log.
+    A second such signal ends the process at once."""
     import signal
 
     def stop(signum, frame):
         signal.signal(signum, signal.SIG_DFL)
-        raise Terminated
+        raise Terminated(signum)
 
-    if signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:  # one its parent set to be ignored stays ignored
-        signal.signal(signal.SIGTERM, stop)
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        if signal.getsignal(signum) == signal.SIG_DFL:  # one its parent set to be ignored (nohup) stays ignored
+            signal.signal(signum, stop)
 
 
-def _end_by_sigterm() -> None:
-    """End the process by SIGTERM itself, as supervisors expect (exit status 143 in a shell)."""
+def _end_by_signal(stopped: Terminated) -> None:
+    """End the process by the signal itself, as supervisors expect (exit status 143 in a shell for SIGTERM)."""
     import signal
 
     try:
-        click.echo("Stopped by SIGTERM.", err=True)
-    except (OSError, ValueError):  # stderr is gone (a closed pipe): the signal still ends the process
+        click.echo(f"Stopped by {stopped.reason}.", err=True)
+    except (OSError, ValueError):  # stderr is gone (a closed pipe or terminal): the signal still ends the process
         pass
     _flush()
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    signal.raise_signal(signal.SIGTERM)
-    os._exit(128 + signal.SIGTERM)  # not reached where SIGTERM ends a process
+    signal.signal(stopped.signum, signal.SIG_DFL)
+    signal.raise_signal(stopped.signum)
+    os._exit(128 + stopped.signum)  # not reached where the signal ends a process
 
 
 def main():
     """Entry point: a bug surfaces as one line and exit 1, not a traceback (STATIC_RAG_DEBUG=1 shows it).
     A crash in native code (a segfault, an abort) prints every thread's Python stack to stderr
-    before the process dies, so a nightly job's log says where it happened. SIGTERM stops a
-    command the way Ctrl-C does, what it holds closed, and then ends the process by that signal."""
+    before the process dies, so a nightly job's log says where it happened. SIGTERM and SIGHUP stop
+    a command the way Ctrl-C does, what it holds closed, and then end the process by that signal."""
     import faulthandler
 
     faulthandler.enable()
-    _stop_on_sigterm()
+    _stop_on_signals()
     try:
         _main()
-    except Terminated:
-        _end_by_sigterm()
+    except Terminated as stopped:
+        _end_by_signal(stopped)
     except SystemExit as exc:
         if _END_WITHOUT_TEARDOWN:
             _end_now(exc.code)

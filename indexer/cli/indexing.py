@@ -125,8 +125,8 @@ def _index(config, outcome: _Outcome, quiet: bool, **options):
         except KeyboardInterrupt:
             outcome.error = "stopped by Ctrl-C (SIGINT) before it finished"
             raise
-        except Terminated:
-            outcome.code, outcome.error = 143, "stopped by SIGTERM before it finished"  # 143: what a shell sees
+        except Terminated as stopped:
+            outcome.code, outcome.error = 128 + stopped.signum, f"stopped by {stopped.reason} before it finished"  # what a shell sees
             raise
 
 
