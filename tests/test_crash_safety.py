@@ -4,7 +4,7 @@ produces what an uninterrupted run would have.
 The killed runs embed through the fake OpenAI server (no model to load), over a generated
 corpus big enough that crawling, chunking, embedding, writing and publishing each take a
 measurable share of the run, so the kills land in every phase. A run or an evaluation stopped
-by SIGTERM or Ctrl-C ends at once, says so, logs it and leaves nothing behind.
+by SIGTERM, Ctrl-C or its terminal closing ends at once, says so, logs it and leaves nothing behind.
 """
 
 import json
@@ -180,6 +180,78 @@ def test_a_run_without_an_end_is_running_while_its_process_lives_and_unfinished_
     (signal.SIGINT, "Aborted.", "stopped by Ctrl-C", 1),
 ], ids=["sigterm", "ctrl-c"])
 def test_a_stopped_run_ends_at_once_says_so_and_leaves_what_is_served(tmp_path, signum, said, logged, status):
+    def start(command, env):
+        return subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env,
+                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # (a background job ignores SIGINT)
+
+    process, err, stopped, served = stop_a_run_mid_request(tmp_path, start, lambda process: process.send_signal(signum))
+    assert process.returncode == status
+    assert said in err and "Traceback" not in err, err[-2000:]
+    assert stopped["status"] == "failed" and logged in stopped["error"], stopped
+    assert served, "CURRENT is unchanged"
+
+
+def test_a_run_whose_terminal_closes_ends_at_once_and_logs_why(tmp_path):
+    """The terminal window or ssh session closed under `index run`: the kernel sends SIGHUP, and
+    the progress bars' next write to the vanished terminal fails. It ended the run where it
+    stood, with no end line in the run log (`unfinished`, as for a crash); with SIGHUP handled
+    but not that write, by exit 1 instead of the signal (the write's OSError replaced the stop)."""
+    import fcntl
+    import pty
+    import termios
+    import threading
+
+    terminal, side = pty.openpty()
+
+    def start(command, env):
+        def own_terminal():  # a login shell's child: the pseudo-terminal is its controlling terminal
+            fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+        process = subprocess.Popen(command, stdin=side, stdout=side, stderr=side, env=env, start_new_session=True, preexec_fn=own_terminal)
+        os.close(side)
+        threading.Thread(target=drain, daemon=True).start()  # the progress bars must not fill the terminal's buffer
+        return process
+
+    def drain():
+        try:
+            while os.read(terminal, 65536):
+                pass
+        except OSError:  # closed
+            pass
+
+    process, _, stopped, served = stop_a_run_mid_request(tmp_path, start, lambda process: os.close(terminal))
+    assert process.returncode == -signal.SIGHUP, "ended by the hang-up, as a shell expects"
+    assert stopped["status"] == "failed" and "stopped by SIGHUP (its terminal closed)" in stopped["error"], stopped
+    assert served, "CURRENT is unchanged"
+
+
+def test_a_run_whose_output_pipe_closes_still_publishes_and_logs_it(tmp_path):
+    """`index run 2>&1 | head -2`: once the reader has gone, the progress bars' next write hit a
+    broken pipe, and rich ended the process there (SystemExit): the run had published, yet the
+    run log called it "failed"."""
+    from click.testing import CliRunner
+
+    from indexer.cli import cli
+
+    fake = FakeOpenAI().start()
+    env = {**os.environ, "OPENAI_API_KEY": fake.api_key, "OPENAI_BASE_URL": f"{fake.url}/v1"}
+    write_corpus(tmp_path / "docs", 10, min_words=50, max_words=100)
+    config = write_config(tmp_path, '[[sources]]\nname = "docs"\ntype = "files"\npath = "docs"\n[[spaces]]\nprovider = "openai"\n')
+    try:
+        process = subprocess.Popen([str(INDEX), "run", "-c", str(config)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
+        process.stdout.close()  # the reader is gone before the first line
+        process.wait(timeout=120)
+    finally:
+        fake.close()
+    logged = json.loads(CliRunner().invoke(cli, ["runs", "-c", str(config), "--json"]).output)[0]
+    assert (tmp_path / "artifacts" / "CURRENT").exists(), "the run published"
+    assert logged["status"] == "success", logged
+
+
+def stop_a_run_mid_request(tmp_path, start, stop):
+    """Publish a first run; start a second with `start(command, env)` whose embedding request
+    hangs; once it hangs, `stop(process)`. The run must end within 30 s. Returns the process, its
+    stderr if piped, its line in the run log, and whether CURRENT still names the first run."""
     from click.testing import CliRunner
 
     from indexer.cli import cli
@@ -188,31 +260,26 @@ def test_a_stopped_run_ends_at_once_says_so_and_leaves_what_is_served(tmp_path, 
     env = {**os.environ, "OPENAI_API_KEY": fake.api_key, "OPENAI_BASE_URL": f"{fake.url}/v1"}
     paths = write_corpus(tmp_path / "docs", 10, min_words=50, max_words=100)
     config = write_config(tmp_path, '[[sources]]\nname = "docs"\ntype = "files"\npath = "docs"\n[[spaces]]\nprovider = "openai"\n')
-    runs = lambda: json.loads(CliRunner().invoke(cli, ["runs", "-c", str(config), "--json"]).output)  # noqa: E731
     try:
         assert subprocess.run([str(INDEX), "run", "-c", str(config), "-q"], capture_output=True, env=env, timeout=120).returncode == 0
         served = (tmp_path / "artifacts" / "CURRENT").read_text()
         paths[0].write_text(paths[0].read_text() + "\n\nAn edit, so the next run embeds.\n")
-        fake.faults = [{"delay": 90}]  # the next embedding request hangs: the signal lands mid-run
-        process = subprocess.Popen([str(INDEX), "run", "-c", str(config)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env,
-                                   preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # (a background job ignores SIGINT)
+        fake.faults = [{"delay": 90}]  # the next embedding request hangs: the stop lands mid-run
+        process = start([str(INDEX), "run", "-c", str(config)], env)
         deadline = time.monotonic() + 60
         while fake.faults and time.monotonic() < deadline:  # until the hanging request has arrived
             time.sleep(0.05)
         time.sleep(0.2)
-        process.send_signal(signum)
+        stop(process)
         try:
-            err = process.communicate(timeout=30)[1].decode(errors="replace")
+            err = process.communicate(timeout=30)[1]
         except subprocess.TimeoutExpired:
             process.kill()
             pytest.fail("the run waited for the hanging request instead of stopping")
     finally:
         fake.close()
-    assert process.returncode == status
-    assert said in err and "Traceback" not in err, err[-2000:]
-    stopped = runs()[0]
-    assert stopped["status"] == "failed" and logged in stopped["error"], stopped
-    assert (tmp_path / "artifacts" / "CURRENT").read_text() == served
+    runs = json.loads(CliRunner().invoke(cli, ["runs", "-c", str(config), "--json"]).output)
+    return process, (err or b"").decode(errors="replace"), runs[0], (tmp_path / "artifacts" / "CURRENT").read_text() == served
 
 
 def test_sigterm_stops_an_evaluation_without_leaving_its_index_behind(tmp_path):

@@ -397,14 +397,27 @@ def _reporting(silent: bool):
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    with Progress(
+    class StaysOnBrokenPipe(Console):
+        def on_broken_pipe(self) -> None:
+            """Go quiet. Rich's default ends the process (SystemExit): when a pipe's reader (`| head`)
+            ended, the run stopped, or, if it had published, was logged as failed."""
+            self.quiet = True
+
+    bars = Progress(
         TextColumn("{task.description:<40}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-        console=Console(stderr=True), transient=False,
-    ) as bars:
+        console=StaysOnBrokenPipe(stderr=True), transient=False,
+    )
 
-        @contextmanager
-        def task(description: str, total: int | None):
-            task_id = bars.add_task(description, total=total)
-            yield lambda n: bars.advance(task_id, n)
+    @contextmanager
+    def task(description: str, total: int | None):
+        task_id = bars.add_task(description, total=total)
+        yield lambda n: bars.advance(task_id, n)
 
+    bars.start()
+    try:
         yield task
+    finally:
+        try:
+            bars.stop()
+        except OSError:  # stderr is gone (its terminal closed, its pipe's reader ended): not the run's outcome
+            pass
