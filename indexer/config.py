@@ -193,8 +193,9 @@ SPACE_KEYS = {
 LOCAL_BATCH_SIZE = 32
 
 
-def load_config(path: str | Path, artifacts_override: str | Path | None = None) -> Config:
-    """Read and validate a config file. `artifacts_override` (the `--artifacts` flag) wins over the file."""
+def load_config(path: str | Path, artifacts_override: str | Path | None = None, *, sources_required: bool = True) -> Config:
+    """Read and validate a config file. `artifacts_override` (the `--artifacts` flag) wins over the file.
+    `sources_required=False` for a command that reads only the spaces (`index eval` indexes a dataset)."""
     path = Path(path)
     try:
         raw = tomllib.loads(path.read_text(encoding="utf-8-sig"))  # -sig: a Windows editor's byte order mark is not TOML
@@ -207,7 +208,7 @@ def load_config(path: str | Path, artifacts_override: str | Path | None = None) 
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
     try:
-        return parse_config(raw, base_dir=path.resolve().parent, artifacts_override=artifacts_override, path=path)
+        return parse_config(raw, base_dir=path.resolve().parent, artifacts_override=artifacts_override, path=path, sources_required=sources_required)
     except ConfigError as exc:
         raise ConfigError(f"{path}: {exc}") from None
 
@@ -217,10 +218,11 @@ def parse_config(
     base_dir: Path,
     artifacts_override: str | Path | None = None,
     path: Path | None = None,
+    sources_required: bool = True,
 ) -> Config:
-    top = check_table(raw, TOP_KEYS, "")
+    top = check_table(raw if sources_required else {"sources": [], **raw}, TOP_KEYS, "")
     sources = tuple(_parse_source(s, i, base_dir) for i, s in enumerate(tables(top["sources"], "sources")))
-    if not sources:
+    if not sources and sources_required:
         raise ConfigError(f"sources: at least one [[sources]] table is required; {SOURCES_HINT}")
     names = [s.name for s in sources]
     duplicates = sorted({n for n in names if names.count(n) > 1})

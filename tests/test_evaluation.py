@@ -50,6 +50,20 @@ def test_eval_indexes_the_corpus_and_scores_every_mode(tiny_beir, local_embedder
     assert all(set(m) == {"ndcg@10", "recall@10", "recall@100", "mrr@10"} for m in modes.values())
 
 
+def test_a_config_that_only_chooses_the_spaces_is_enough_for_an_evaluation(tiny_beir, tmp_path, local_embedder, monkeypatch):
+    """eval indexes the dataset, so it reads only the config's [[spaces]]; a config written for
+    that alone was refused with "sources: required key is missing"."""
+    config = tmp_path / "spaces.toml"
+    config.write_text('[[spaces]]\nprovider = "local"\n')
+    result = CliRunner().invoke(cli, ["eval", "--dataset", str(tiny_beir), "-c", str(config), "--json"])
+    assert result.exit_code == 0, result.output
+    assert list(json.loads(result.output)["spaces"]) == ["local-all-minilm-l6-v2-384"]
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    config.write_text('[[spaces]]\nprovider = "openai"\n')  # read, not ignored: its provider needs a key
+    missing_key = CliRunner().invoke(cli, ["eval", "--dataset", str(tiny_beir), "-c", str(config), "-q"])
+    assert missing_key.exit_code != 0 and "OPENAI_API_KEY" in missing_key.output and "sources" not in missing_key.output, missing_key.output
+
+
 def test_the_gate_fails_below_a_floor(tiny_beir, tmp_path, local_embedder):
     floors = tmp_path / "floors.toml"
     floors.write_text('[hybrid]\n"ndcg@10" = 0.5\n[lexical]\n"recall@10" = 1.01\n')

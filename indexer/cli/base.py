@@ -77,21 +77,21 @@ def library_call(func, *args):
         raise click.ClickException(str(exc)) from None
 
 
-def load_config_file(config_path: Path | None, artifacts: Path | None):
+def load_config_file(config_path: Path | None, artifacts: Path | None, sources_required: bool = True):
     from indexer.config import load_config
 
     path = config_path or Path(DEFAULT_CONFIG)
     if config_path is None and not path.exists():
         raise ConfigProblem(f"no config file: pass --config FILE, or write ./{DEFAULT_CONFIG} with `index init` (e.g. `index init docs/`; see examples/index.toml)")
     try:
-        return load_config(path, artifacts_override=artifacts)
+        return load_config(path, artifacts_override=artifacts, sources_required=sources_required)
     except ConfigError as exc:
         raise ConfigProblem(str(exc)) from None
 
 
-def optional_config(config_path: Path | None):
+def optional_config(config_path: Path | None, sources_required: bool = True):
     """The config when one is given or ./index.toml exists (commands that also work from --artifacts alone)."""
-    return load_config_file(config_path, None) if (config_path or Path(DEFAULT_CONFIG).exists()) else None
+    return load_config_file(config_path, None, sources_required) if (config_path or Path(DEFAULT_CONFIG).exists()) else None
 
 
 def artifacts_dir(config_path: Path | None, artifacts: Path | None) -> Path:

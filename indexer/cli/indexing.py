@@ -207,7 +207,7 @@ def evaluate(dataset_dir, config_path, artifacts, as_json, split, limit_queries,
     else:
         dataset = library_call(evaluation.load_dataset, dataset_dir, split, limit_queries, artifacts is None)
     off_topic = {d.name: library_call(evaluation.load_queries, d, split) for d in off_topic_dirs}
-    config = optional_config(config_path)
+    config = optional_config(config_path, sources_required=False)  # a config written only to choose the spaces needs no sources
     spaces = config.spaces if config else None
     with tempfile.TemporaryDirectory(prefix="static-rag-eval-") as tmp:
         folder = artifacts
