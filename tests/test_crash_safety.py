@@ -11,6 +11,7 @@ import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -246,6 +247,45 @@ def test_a_run_whose_output_pipe_closes_still_publishes_and_logs_it(tmp_path):
     logged = json.loads(CliRunner().invoke(cli, ["runs", "-c", str(config), "--json"]).output)[0]
     assert (tmp_path / "artifacts" / "CURRENT").exists(), "the run published"
     assert logged["status"] == "success", logged
+
+
+def test_the_next_evaluation_removes_the_index_a_killed_one_left_behind(tmp_path, monkeypatch):
+    """SIGKILL (the OOM killer, a CI runner's hard timeout) cannot be cleaned up after: a killed
+    `index eval` left its index of the dataset in /tmp (23 MB for SciFact), and nothing removed it."""
+    from click.testing import CliRunner
+
+    from indexer.cli import cli
+
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr("tempfile.tempdir", str(scratch))
+    fake = FakeOpenAI().start()
+    env = {**os.environ, "OPENAI_API_KEY": fake.api_key, "OPENAI_BASE_URL": f"{fake.url}/v1", "TMPDIR": str(scratch)}
+    dataset = tmp_path / "dataset"
+    (dataset / "qrels").mkdir(parents=True)
+    (dataset / "corpus.jsonl").write_text("\n".join(json.dumps({"_id": f"d{i}", "title": f"Page {i}", "text": f"Text of page {i}."}) for i in range(20)))
+    (dataset / "queries.jsonl").write_text(json.dumps({"_id": "q1", "text": "page one"}))
+    (dataset / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\n")
+    config = write_config(tmp_path, '[[spaces]]\nprovider = "openai"\n')
+    try:
+        fake.faults = [{"delay": 30}]
+        killed = subprocess.Popen([str(INDEX), "eval", "--dataset", str(dataset), "-c", str(config)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+        deadline = time.monotonic() + 60
+        while fake.faults and time.monotonic() < deadline:  # mid-evaluation: its index is being built
+            time.sleep(0.05)
+        killed.kill()
+        killed.wait()
+        left = list(scratch.glob("static-rag-eval-*"))
+        assert len(left) == 1
+        running = scratch / f"static-rag-eval-{socket.gethostname()}-{os.getpid()}-x7k2"
+        running.mkdir()  # a running evaluation's (its name holds this process's id): kept
+        monkeypatch.setenv("OPENAI_API_KEY", fake.api_key)
+        monkeypatch.setenv("OPENAI_BASE_URL", f"{fake.url}/v1")
+        result = CliRunner().invoke(cli, ["eval", "--dataset", str(dataset), "-c", str(config), "-q"])
+    finally:
+        fake.close()
+    assert result.exit_code == 0, result.output
+    assert list(scratch.glob("static-rag-eval-*")) == [running]
 
 
 def stop_a_run_mid_request(tmp_path, start, stop):

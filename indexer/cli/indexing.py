@@ -188,9 +188,8 @@ def evaluate(dataset_dir, config_path, artifacts, as_json, split, limit_queries,
         index eval --dataset my-questions --artifacts artifacts --off-topic bench/everyday --gate floors.toml
         index eval --off-topic bench/everyday --config index.toml    # no labeled questions yet
     """
-    import tempfile
-
     from indexer import evaluation, quality
+    from indexer.scratch import scratch_folder
 
     gate = None
     if gate_path is not None:
@@ -209,7 +208,7 @@ def evaluate(dataset_dir, config_path, artifacts, as_json, split, limit_queries,
     off_topic = {d.name: library_call(evaluation.load_queries, d, split) for d in off_topic_dirs}
     config = optional_config(config_path, sources_required=False)  # a config written only to choose the spaces needs no sources
     spaces = config.spaces if config else None
-    with tempfile.TemporaryDirectory(prefix="static-rag-eval-") as tmp:
+    with scratch_folder("eval") as tmp:
         folder = artifacts
         if folder is None:
             with _reporting(silent or as_json) as progress:

@@ -181,6 +181,7 @@ def serve(config_path, artifacts, host, port, log_level, workers, access_log):
         curl -s -XPOST 127.0.0.1:8000/v1/search -H 'content-type: application/json' \\
              -d '{"query": "how do I roll back a bad index?", "top_k": 3}'
     """
+    from indexer.scratch import scratch_folder
     from server.launch import check_address  # imports no metrics
 
     address = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
@@ -191,7 +192,7 @@ def serve(config_path, artifacts, host, port, log_level, workers, access_log):
                   if exc.errno == errno.EADDRINUSE else "--host must name an address of this machine (127.0.0.1, 0.0.0.0, ::1, …)")
         raise click.ClickException(f"cannot listen on {address}: {exc.strerror or exc}; {advice}") from None
     # Before anything imports prometheus_client: its metrics choose per-process files at creation.
-    metrics_dir = tempfile.TemporaryDirectory(prefix="static-rag-metrics-")  # every worker's counters, summed by /metrics
+    metrics_dir = scratch_folder("metrics")  # every worker's counters, summed by /metrics
     os.environ["PROMETHEUS_MULTIPROC_DIR"] = metrics_dir.name
     _remove_on_sigterm(metrics_dir)
     from server import launch
