@@ -10,6 +10,7 @@ with O_APPEND and fsynced; a reader skips a line a crash cut short.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import socket
@@ -25,10 +26,16 @@ MAX_ERRORS = 20  # per run: the first ones, with the count; the generation's sou
 def _append(artifacts: Path, entry: dict) -> None:
     Path(artifacts).mkdir(parents=True, exist_ok=True)
     line = (json.dumps(entry, default=str, ensure_ascii=False) + "\n").encode("utf-8")
-    fd = os.open(Path(artifacts) / RUNLOG, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    path = Path(artifacts) / RUNLOG
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
     try:
-        os.write(fd, line)
+        written = os.write(fd, line)
+        if written < len(line):  # the disk filled up mid-line: take the part back, or the next line would be glued to it
+            os.ftruncate(fd, os.fstat(fd).st_size - written)
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
         os.fsync(fd)
+    except OSError as exc:  # say which file: "No space left on device" alone does not say which disk
+        raise OSError(exc.errno, exc.strerror, str(path)) from None
     finally:
         os.close(fd)
 

@@ -483,3 +483,70 @@ def test_a_sphinx_page_built_from_elsewhere_says_how_to_index_it(tmp_path):
     said = [e["message"] for e in plan["errors"] + plan["warnings"]]
     assert said == ["client.rst: no text of its own: Sphinx builds it from elsewhere (.. automodule::); "
                     "to index such pages, index the built site (a urls source with its sitemap); left out"], said
+
+
+def test_a_full_disk_stops_the_run_with_what_to_free_and_the_next_run_publishes(tmp_path):
+    """The artifacts' disk filled up under a nightly run: it ended with "unexpected RuntimeError:
+    Error in void faiss::write_index(...) at /project/faiss/impl/index_write.cpp:499", nothing
+    said the disk was full or what was still served. The disk is a real tmpfs of 8 MB, mounted in
+    a user and mount namespace of its own (`unshare`), so no root is needed and nothing outside
+    the test sees it."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    from tests.corpus import write_corpus
+    from tests.fakes.openai_server import FakeOpenAI
+
+    if shutil.which("unshare") is None or subprocess.run(["unshare", "-rm", "true"], capture_output=True).returncode != 0:
+        pytest.skip("needs `unshare -rm` (user namespaces) to mount a small disk without root")
+    disk, out = tmp_path / "disk", tmp_path / "out"
+    disk.mkdir()
+    out.mkdir()
+    paths = write_corpus(tmp_path / "docs", 40, min_words=200, max_words=400)
+    config = write_config(tmp_path, f'artifacts = "{disk}/artifacts"\n[[sources]]\nname = "docs"\ntype = "files"\npath = "docs"\n'
+                                    '[[spaces]]\nprovider = "openai"\n')
+    index = Path(sys.executable).parent / "index"
+    edit = " ".join(f"echo 'An edit.' >> {p};" for p in paths[:20])
+    script = f"""
+        mount -t tmpfs -o size=8m tmpfs {disk} || exit 99
+        {index} run -c {config} -q > {out}/first.txt 2>&1; echo $? > {out}/first.rc
+        used=$(du -sb {disk}/artifacts | cut -f1)
+        free=$(df --output=avail -B1 {disk} | tail -1)
+        head -c $((free - used / 3)) /dev/zero > {disk}/filler   # a third of what the last generation took is left
+        {edit}
+        {index} run -c {config} > {out}/full.txt 2>&1; echo $? > {out}/full.rc
+        {index} runs -c {config} --json > {out}/runs.json
+        cat {disk}/artifacts/CURRENT > {out}/current.txt; ls -a {disk}/artifacts/generations > {out}/generations.txt
+        head -c 100000000 /dev/zero > {disk}/filler-rest 2>/dev/null   # now full to the page
+        log={disk}/artifacts/runs.jsonl
+        pad=$(( (4096 - $(stat -c %s $log) % 4096) % 4096 - 50 ))   # 50 bytes left: the next line is cut short
+        [ $pad -gt 0 ] && head -c $pad /dev/zero | tr '\\0' '\\n' >> $log
+        {index} run -c {config} -q > {out}/no-byte-left.txt 2>&1; echo $? > {out}/no-byte-left.rc
+        rm {disk}/filler {disk}/filler-rest
+        {index} run -c {config} -q > {out}/freed.txt 2>&1; echo $? > {out}/freed.rc
+        cat {disk}/artifacts/CURRENT > {out}/current-after.txt; cp $log {out}/runs.jsonl
+    """
+    fake = FakeOpenAI().start()
+    try:
+        env = {**os.environ, "OPENAI_API_KEY": fake.api_key, "OPENAI_BASE_URL": f"{fake.url}/v1"}
+        done = subprocess.run(["unshare", "-rm", "sh", "-c", script], env=env, capture_output=True, text=True, timeout=300)
+    finally:
+        fake.close()
+    assert done.returncode != 99, done.stderr
+    read = lambda name: (out / name).read_text()  # noqa: E731
+    assert read("first.rc").strip() == "0", read("first.txt")
+    first = read("first.txt").split()[2].rstrip(":")  # "Published generation ID: …"
+    said = read("full.txt")
+    assert read("full.rc").strip() == "1" and "Traceback" not in said and "unexpected" not in said, said
+    assert f"the disk holding {disk}/artifacts is full (" in said and f"Nothing was published; {first} is still served" in said, said
+    assert read("current.txt").strip() == first and [g for g in read("generations.txt").split() if g.startswith(".tmp")] == []
+    logged = json.loads(read("runs.json"))[0]
+    assert logged["status"] == "failed" and "is full" in logged["error"], logged
+    said = read("no-byte-left.txt")  # not even the run's first line fits in the run log
+    assert read("no-byte-left.rc").strip() == "1" and f"a disk is full: [Errno 28] No space left on device: '{disk}/artifacts/runs.jsonl'" in said, said
+    assert read("freed.rc").strip() == "0", read("freed.txt")
+    assert read("current-after.txt").strip() != first
+    lines = [json.loads(line) for line in read("runs.jsonl").splitlines() if line.strip()]  # the cut line was taken back: none is glued to it
+    assert [line["status"] for line in lines][-2:] == ["in_progress", "success"]

@@ -219,5 +219,10 @@ def _main():
     except Exception as exc:
         if os.environ.get("STATIC_RAG_DEBUG"):
             raise
+        from indexer.diskspace import out_of_space
+
+        if out_of_space(exc):
+            click.echo(f"Error: a disk is full: {exc}. Nothing was published by this command; free space there and run again.", err=True)
+            sys.exit(1)
         click.echo(f"Error: unexpected {type(exc).__name__}: {exc}. Nothing was published by this command. Set STATIC_RAG_DEBUG=1 to see the traceback.", err=True)
         sys.exit(1)

@@ -76,12 +76,25 @@ def run(config_path, artifacts, as_json, silent, providers, max_cost, allow_mass
             dry_run=dry_run, full_refresh=full_refresh, run_id=run_id,
         )
     finally:
-        report = outcome.report
-        if not dry_run and report is not None:
-            runlog.finished(config.artifacts, run_id, "partial" if report.errors else "success", EXIT_DOCUMENT_ERRORS if report.errors else 0, report.as_dict())
-        elif not dry_run:
-            runlog.finished(config.artifacts, run_id, "failed", outcome.code, error=outcome.error)
+        if not dry_run:
+            _log_end(config.artifacts, run_id, outcome)
     _tell(outcome.report, as_json, config.artifacts)
+
+
+def _log_end(artifacts: Path, run_id: str, outcome: _Outcome) -> None:
+    """The run's end line in runs.jsonl. When it cannot be written (the disk is full), say so and
+    let the run's own outcome stand: the write's error replaced it, and a run that had published
+    said "Nothing was published"."""
+    from indexer import runlog
+
+    report = outcome.report
+    try:
+        if report is not None:
+            runlog.finished(artifacts, run_id, "partial" if report.errors else "success", EXIT_DOCUMENT_ERRORS if report.errors else 0, report.as_dict())
+        else:
+            runlog.finished(artifacts, run_id, "failed", outcome.code, error=outcome.error)
+    except OSError as exc:
+        click.echo(f"Warning: the run's end could not be written to {artifacts / runlog.RUNLOG} ({exc.strerror or exc}); `index runs` will call it unfinished.", err=True)
 
 
 @dataclass
@@ -98,6 +111,8 @@ def _index(config, outcome: _Outcome, quiet: bool, **options):
     noted in `outcome` for the run log."""
     # Only now the pipeline's imports (numpy and the rest, ~0.2 s): a run killed while they load is in the log already.
     from indexer.allocator import fewer_arenas
+    from indexer.artifacts import read_current_id
+    from indexer.diskspace import full_disk_message, out_of_space
     from indexer.embedders.remote import BudgetExceeded, EmbeddingsFailed, MissingCredentials
     from indexer.pipeline import run_index
     from indexer.plan import DeleteGuard
@@ -120,6 +135,9 @@ def _index(config, outcome: _Outcome, quiet: bool, **options):
             outcome.error = str(exc)
             raise click.ClickException(str(exc)) from None
         except Exception as exc:
+            if out_of_space(exc):
+                outcome.error = full_disk_message(config.artifacts, read_current_id(config.artifacts))
+                raise click.ClickException(outcome.error) from None
             outcome.error = f"unexpected {type(exc).__name__}: {exc}"
             raise
         except KeyboardInterrupt:
