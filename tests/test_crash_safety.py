@@ -261,11 +261,7 @@ def test_the_next_evaluation_removes_the_index_a_killed_one_left_behind(tmp_path
     monkeypatch.setattr("tempfile.tempdir", str(scratch))
     fake = FakeOpenAI().start()
     env = {**os.environ, "OPENAI_API_KEY": fake.api_key, "OPENAI_BASE_URL": f"{fake.url}/v1", "TMPDIR": str(scratch)}
-    dataset = tmp_path / "dataset"
-    (dataset / "qrels").mkdir(parents=True)
-    (dataset / "corpus.jsonl").write_text("\n".join(json.dumps({"_id": f"d{i}", "title": f"Page {i}", "text": f"Text of page {i}."}) for i in range(20)))
-    (dataset / "queries.jsonl").write_text(json.dumps({"_id": "q1", "text": "page one"}))
-    (dataset / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\n")
+    dataset = tiny_dataset(tmp_path / "dataset")
     config = write_config(tmp_path, '[[spaces]]\nprovider = "openai"\n')
     try:
         fake.faults = [{"delay": 30}]
@@ -329,12 +325,8 @@ def test_sigterm_stops_an_evaluation_without_leaving_its_index_behind(tmp_path):
     scratch = tmp_path / "tmp"
     scratch.mkdir()
     env = {**os.environ, "OPENAI_API_KEY": fake.api_key, "OPENAI_BASE_URL": f"{fake.url}/v1", "TMPDIR": str(scratch)}
-    dataset = tmp_path / "dataset"
-    (dataset / "qrels").mkdir(parents=True)
-    (dataset / "corpus.jsonl").write_text("\n".join(json.dumps({"_id": f"d{i}", "title": f"Page {i}", "text": f"Text of page {i}."}) for i in range(20)))
-    (dataset / "queries.jsonl").write_text(json.dumps({"_id": "q1", "text": "page one"}))
-    (dataset / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\n")
-    config = write_config(tmp_path, '[[sources]]\nname = "docs"\ntype = "files"\npath = "docs"\n[[spaces]]\nprovider = "openai"\n')  # eval reads its spaces
+    dataset = tiny_dataset(tmp_path / "dataset")
+    config = write_config(tmp_path, '[[spaces]]\nprovider = "openai"\n')  # eval reads its spaces
     try:
         fake.faults = [{"delay": 4}]
         process = subprocess.Popen([str(INDEX), "eval", "--dataset", str(dataset), "-c", str(config)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
@@ -348,3 +340,12 @@ def test_sigterm_stops_an_evaluation_without_leaving_its_index_behind(tmp_path):
         fake.close()
     assert process.returncode == -signal.SIGTERM and "Stopped by SIGTERM." in err, err[-2000:]
     assert list(scratch.glob("static-rag-eval-*")) == [], "the dataset's index is removed"
+
+
+def tiny_dataset(folder: Path) -> Path:
+    """A BEIR folder of 20 one-line pages and one judged question: enough for `index eval` to start."""
+    (folder / "qrels").mkdir(parents=True)
+    (folder / "corpus.jsonl").write_text("\n".join(json.dumps({"_id": f"d{i}", "title": f"Page {i}", "text": f"Text of page {i}."}) for i in range(20)))
+    (folder / "queries.jsonl").write_text(json.dumps({"_id": "q1", "text": "page one"}))
+    (folder / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\n")
+    return folder
