@@ -284,6 +284,30 @@ def test_the_next_evaluation_removes_the_index_a_killed_one_left_behind(tmp_path
     assert list(scratch.glob("static-rag-eval-*")) == [running]
 
 
+@pytest.mark.parametrize("signum, raised", [(signal.SIGTERM, "Terminated"), (signal.SIGINT, "KeyboardInterrupt")], ids=["sigterm", "ctrl-c"])
+def test_a_stop_that_lands_in_a_duckdb_query_stays_a_stop(signum, raised):
+    """DuckDB checks for signals during a query and drops what the handler raised: mostly it
+    raises RuntimeError("Query interrupted") instead (the soak's SIGTERM 0.4 s into a run, while
+    it read the last generation, ended it as "unexpected RuntimeError: Query interrupted", exit 1),
+    at times it carries on with the query as if nothing had come. Either way the command must
+    stop: at the end of the query's block, or at its next step of progress."""
+    script = f"""
+import os, signal, threading, duckdb
+from indexer.cli.stopping import raise_if_stopped, stop_on_signals, stops_kept
+stop_on_signals()
+threading.Timer(0.3, os.kill, (os.getpid(), {int(signum)})).start()
+try:
+    with stops_kept():
+        duckdb.connect().execute("SELECT sum(hash(i)) FROM range(1000000000) t(i)").fetchall()  # ~3 s
+        raise_if_stopped()  # the next step of progress
+    print("went on")
+except BaseException as exc:
+    print(type(exc).__name__)
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.stdout.strip() == raised, done.stdout + done.stderr[-2000:]
+
+
 def stop_a_run_mid_request(tmp_path, start, stop):
     """Publish a first run; start a second with `start(command, env)` whose embedding request
     hangs; once it hangs, `stop(process)`. The run must end within 30 s. Returns the process, its

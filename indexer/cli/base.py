@@ -12,6 +12,7 @@ from pathlib import Path
 import click
 
 from indexer import __version__
+from indexer.cli.stopping import Terminated, end_by_signal, stop_on_signals, stops_kept
 from indexer.errors import ConfigError, StaticRagError
 
 EXIT_DELETE_GUARD = 3
@@ -115,53 +116,6 @@ def end_without_teardown() -> None:
     _END_WITHOUT_TEARDOWN = True
 
 
-class Terminated(BaseException):
-    """SIGTERM or SIGHUP arrived: unwind like Ctrl-C does, so temporary folders and the run log are
-    closed. A BaseException, so no `except Exception` (one bad document never fails a run) swallows it."""
-
-    def __init__(self, signum: int):
-        super().__init__(signum)
-        self.signum = signum
-
-    @property
-    def reason(self) -> str:
-        """The signal as a person reads it: "SIGTERM", "SIGHUP (its terminal closed)"."""
-        import signal
-
-        return "SIGHUP (its terminal closed)" if self.signum == signal.SIGHUP else signal.Signals(self.signum).name
-
-
-def _stop_on_signals() -> None:
-    """Turn SIGTERM (`timeout`, systemd, `docker stop`, `kill`) and SIGHUP (the terminal or ssh
-    session closed under a command) into `Terminated`. Under the default handlers the process died
-    where it stood: `index eval` left its index of the dataset in /tmp, `index pull` its
-    half-downloaded archive in the artifacts folder, and `index run` no end line in the run log.
-    A second such signal ends the process at once."""
-    import signal
-
-    def stop(signum, frame):
-        signal.signal(signum, signal.SIG_DFL)
-        raise Terminated(signum)
-
-    for signum in (signal.SIGTERM, signal.SIGHUP):
-        if signal.getsignal(signum) == signal.SIG_DFL:  # one its parent set to be ignored (nohup) stays ignored
-            signal.signal(signum, stop)
-
-
-def _end_by_signal(stopped: Terminated) -> None:
-    """End the process by the signal itself, as supervisors expect (exit status 143 in a shell for SIGTERM)."""
-    import signal
-
-    try:
-        click.echo(f"Stopped by {stopped.reason}.", err=True)
-    except (OSError, ValueError):  # stderr is gone (a closed pipe or terminal): the signal still ends the process
-        pass
-    _flush()
-    signal.signal(stopped.signum, signal.SIG_DFL)
-    signal.raise_signal(stopped.signum)
-    os._exit(128 + stopped.signum)  # not reached where the signal ends a process
-
-
 def main():
     """Entry point: a bug surfaces as one line and exit 1, not a traceback (STATIC_RAG_DEBUG=1 shows it).
     A crash in native code (a segfault, an abort) prints every thread's Python stack to stderr
@@ -170,11 +124,12 @@ def main():
     import faulthandler
 
     faulthandler.enable()
-    _stop_on_signals()
+    stop_on_signals()
     try:
         _main()
     except Terminated as stopped:
-        _end_by_signal(stopped)
+        _flush()
+        end_by_signal(stopped)
     except SystemExit as exc:
         if _END_WITHOUT_TEARDOWN:
             _end_now(exc.code)
@@ -206,8 +161,9 @@ def _flush() -> None:
 
 def _main():
     try:
-        cli(standalone_mode=False)
-    except click.exceptions.Abort:  # Ctrl-C: what the command held is closed; threads left on a hanging request are not waited for
+        with stops_kept():
+            cli(standalone_mode=False)
+    except (click.exceptions.Abort, KeyboardInterrupt):  # Ctrl-C: what the command held is closed; threads left on a hanging request are not waited for
         click.echo("Aborted.", err=True)
         end_without_teardown()
         sys.exit(1)

@@ -12,8 +12,9 @@ import click
 
 from indexer.cli.base import (
     EXIT_DELETE_GUARD, EXIT_DOCUMENT_ERRORS, EXIT_BUDGET, EXIT_GATE, CONTEXT, ConfigProblem, artifacts_dir, cli, config_options, end_without_teardown, json_option, library_call,
-    Terminated, load_config_file, optional_config,
+    load_config_file, optional_config,
 )
+from indexer.cli.stopping import Terminated, raise_if_stopped, stops_kept
 from indexer.errors import ConfigError, StaticRagError
 
 
@@ -120,7 +121,8 @@ def _index(config, outcome: _Outcome, quiet: bool, **options):
     fewer_arenas()  # this process is the run's: its threads share the C allocator's memory (indexer/allocator.py)
     with _reporting(quiet) as progress:
         try:
-            return run_index(config, progress=progress, **options)
+            with stops_kept():
+                return run_index(config, progress=progress, **options)
         except (MissingCredentials, ConfigError) as exc:
             outcome.code, outcome.error = 2, str(exc)
             raise ConfigProblem(str(exc)) from None
@@ -405,11 +407,15 @@ def _print_problems(report) -> None:
 
 @contextmanager
 def _reporting(silent: bool):
-    """Progress bars on stderr with known totals; nothing at all when silent."""
+    """Progress bars on stderr with known totals; nothing at all when silent. Each step of
+    progress is also where a stop that a native library swallowed surfaces (`raise_if_stopped`)."""
     if silent:
-        from indexer.pipeline import no_progress
 
-        yield no_progress
+        @contextmanager
+        def quiet_task(description: str, total: int | None):
+            yield lambda n: raise_if_stopped()
+
+        yield quiet_task
         return
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -428,7 +434,12 @@ def _reporting(silent: bool):
     @contextmanager
     def task(description: str, total: int | None):
         task_id = bars.add_task(description, total=total)
-        yield lambda n: bars.advance(task_id, n)
+
+        def advance(n: int) -> None:
+            raise_if_stopped()
+            bars.advance(task_id, n)
+
+        yield advance
 
     bars.start()
     try:
