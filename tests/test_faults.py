@@ -550,3 +550,27 @@ def test_a_full_disk_stops_the_run_with_what_to_free_and_the_next_run_publishes(
     assert read("current-after.txt").strip() != first
     lines = [json.loads(line) for line in read("runs.jsonl").splitlines() if line.strip()]  # the cut line was taken back: none is glued to it
     assert [line["status"] for line in lines][-2:] == ["in_progress", "success"]
+
+
+def test_a_read_only_artifacts_folder_is_named_not_reported_as_a_bug(tmp_path):
+    """The artifacts volume mounted read-only (`:ro`, as the servers mount it) under the indexer:
+    "Error: unexpected OSError: [Errno 30] Read-only file system: '…/runs.jsonl'. … Set
+    STATIC_RAG_DEBUG=1 to see the traceback.", which reads as a bug of ours. A real read-only bind
+    mount, in a user and mount namespace of the test's own (`unshare`)."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    if shutil.which("unshare") is None or subprocess.run(["unshare", "-rm", "true"], capture_output=True).returncode != 0:
+        pytest.skip("needs `unshare -rm` (user namespaces) to mount a folder read-only without root")
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "a.md").write_text("# Rollback\n\nHow to roll back a bad index run.\n")
+    (tmp_path / "artifacts").mkdir()
+    config = write_config(tmp_path, '[[sources]]\nname = "docs"\ntype = "files"\npath = "docs"\n[[spaces]]\nprovider = "local"\n')
+    index = Path(sys.executable).parent / "index"
+    artifacts = tmp_path / "artifacts"
+    script = f"mount --bind -o ro {artifacts} {artifacts} || exit 99; exec {index} run -c {config} -q"
+    done = subprocess.run(["unshare", "-rm", "sh", "-c", script], capture_output=True, text=True, timeout=300, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.stderr.strip() == f"Error: {artifacts}/runs.jsonl: Read-only file system. Nothing was published by this command.", done.stderr

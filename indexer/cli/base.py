@@ -159,6 +159,26 @@ def _flush() -> None:
             pass
 
 
+def os_problem(exc: BaseException) -> str | None:
+    """What the machine refused, in words, for errors that are not bugs: a full disk, a file this
+    user may not write, a read-only mount. None for anything else."""
+    import errno
+    import getpass
+
+    from indexer.diskspace import out_of_space
+
+    if out_of_space(exc):
+        return f"a disk is full: {exc}; free space there and run again"
+    if isinstance(exc, OSError) and exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+        where = f"{exc.filename}: " if exc.filename else ""
+        try:
+            user = f" (this command runs as user {getpass.getuser()})" if exc.errno != errno.EROFS else ""
+        except (KeyError, OSError):  # no name for this uid (a container's)
+            user = f" (this command runs as uid {os.getuid()})"
+        return f"{where}{exc.strerror}{user}"
+    return None
+
+
 def _main():
     try:
         with stops_kept():
@@ -175,10 +195,9 @@ def _main():
     except Exception as exc:
         if os.environ.get("STATIC_RAG_DEBUG"):
             raise
-        from indexer.diskspace import out_of_space
-
-        if out_of_space(exc):
-            click.echo(f"Error: a disk is full: {exc}. Nothing was published by this command; free space there and run again.", err=True)
+        problem = os_problem(exc)
+        if problem:
+            click.echo(f"Error: {problem}. Nothing was published by this command.", err=True)
             sys.exit(1)
         click.echo(f"Error: unexpected {type(exc).__name__}: {exc}. Nothing was published by this command. Set STATIC_RAG_DEBUG=1 to see the traceback.", err=True)
         sys.exit(1)

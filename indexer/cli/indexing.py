@@ -12,7 +12,7 @@ import click
 
 from indexer.cli.base import (
     EXIT_DELETE_GUARD, EXIT_DOCUMENT_ERRORS, EXIT_BUDGET, EXIT_GATE, CONTEXT, ConfigProblem, artifacts_dir, cli, config_options, end_without_teardown, json_option, library_call,
-    load_config_file, optional_config,
+    load_config_file, optional_config, os_problem,
 )
 from indexer.cli.stopping import Terminated, raise_if_stopped, stops_kept
 from indexer.errors import ConfigError, StaticRagError
@@ -140,7 +140,7 @@ def _index(config, outcome: _Outcome, quiet: bool, **options):
             if out_of_space(exc):
                 outcome.error = full_disk_message(config.artifacts, read_current_id(config.artifacts))
                 raise click.ClickException(outcome.error) from None
-            outcome.error = f"unexpected {type(exc).__name__}: {exc}"
+            outcome.error = os_problem(exc) or f"unexpected {type(exc).__name__}: {exc}"
             raise
         except KeyboardInterrupt:
             outcome.error = "stopped by Ctrl-C (SIGINT) before it finished"
