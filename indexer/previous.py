@@ -16,10 +16,10 @@ from pathlib import Path
 
 import numpy as np
 
-from indexer.artifacts import current_generation, read_manifest, read_stale, space_rebuilt_at
+from indexer.artifacts import current_generation, list_generations, read_manifest, read_stale, space_rebuilt_at
 from indexer.documents import Document, FetchState, utc_aware
 from indexer.embedders import same_space
-from indexer.errors import ArtifactError
+from indexer.errors import ArtifactError, StaticRagError
 from indexer.plan import PreviousDocument
 from indexer.segments import lexical_outdated, read_layout, stored_vectors
 from indexer.sql import load_sql, read_as_current
@@ -29,14 +29,30 @@ TEXT_ROWS = 64  # stored texts read at a time (at most these are in memory toget
 HASHES_PER_QUERY = 16_384  # chunk hashes looked up in the vector cache at a time
 
 
+class DamagedGeneration(StaticRagError):
+    """The served generation's database cannot be read: a run stops rather than start afresh
+    unasked (every vector embedded, and paid for, again)."""
+
+
+def _damaged(folder: Path, exc: Exception) -> str:
+    artifacts = folder.parent.parent
+    older = [g for g in list_generations(artifacts) if g < folder.name]
+    advice = (f"`index rollback` serves the one before it ({older[-1]}), and the next run builds on that"
+              if older else f"No older generation is kept: move {artifacts} aside and run again to rebuild from the sources")
+    return f"the generation being served, {folder.name}, cannot be read (meta.duckdb: {exc}); nothing was published. {advice}"
+
+
 class PreviousGeneration:
     def __init__(self, folder: Path):
         import duckdb
 
         self.folder = folder
         self.manifest = read_manifest(folder)
-        self.db = duckdb.connect(str(folder / "meta.duckdb"), read_only=True)
-        read_as_current(self.db)
+        try:
+            self.db = duckdb.connect(str(folder / "meta.duckdb"), read_only=True)
+            read_as_current(self.db)
+        except duckdb.Error as exc:  # bit rot, a bad copy: "Corrupt database file: computed checksum … does not match"
+            raise DamagedGeneration(_damaged(folder, exc)) from None
 
     @classmethod
     def open(cls, artifacts: Path) -> "PreviousGeneration | None":

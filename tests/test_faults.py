@@ -574,3 +574,33 @@ def test_a_read_only_artifacts_folder_is_named_not_reported_as_a_bug(tmp_path):
     done = subprocess.run(["unshare", "-rm", "sh", "-c", script], capture_output=True, text=True, timeout=300, env={**os.environ, "HF_HUB_OFFLINE": "1"})
     assert done.returncode == 1, done.stdout + done.stderr
     assert done.stderr.strip() == f"Error: {artifacts}/runs.jsonl: Read-only file system. Nothing was published by this command.", done.stderr
+
+
+def test_a_damaged_served_generation_stops_the_run_with_the_way_back(tmp_path, local_embedder):
+    """Bit rot or a bad copy in the served generation's meta.duckdb: the run ended "unexpected
+    Error: Corrupt database file: computed checksum … does not match …", with nothing about what
+    to do. It names the generation and `index rollback` to the one before it; after that the next
+    run builds on the older one and publishes."""
+    from tests.test_index_run import edit, small_corpus
+
+    config = small_corpus(tmp_path)
+    artifacts = tmp_path / "artifacts"
+    assert run(config)[0] == 0
+    older = (artifacts / "CURRENT").read_text().strip()
+    edit(tmp_path, 1)
+    assert run(config)[0] == 0
+    served = (artifacts / "CURRENT").read_text().strip()
+    damaged = artifacts / "generations" / served / "meta.duckdb"
+    data = bytearray(damaged.read_bytes())
+    for i in range(5000, min(len(data), 60000), 7):  # flip bits past the header, as a bad sector would
+        data[i] ^= 0xFF
+    damaged.write_bytes(data)
+    edit(tmp_path, 2)
+    result = CliRunner().invoke(cli, ["run", "-c", str(config)])
+    assert result.exit_code == 1 and "Traceback" not in result.output and "unexpected" not in result.output, result.output
+    assert f"the generation being served, {served}, cannot be read (meta.duckdb: " in result.output, result.output
+    assert f"`index rollback` serves the one before it ({older})" in result.output, result.output
+    assert "cannot be read" in last_logged(config)["error"]
+    assert CliRunner().invoke(cli, ["rollback", "-c", str(config)]).exit_code == 0
+    code, report = run(config)
+    assert code == 0 and report["documents"]["updated"] == 1, report
