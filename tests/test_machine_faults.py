@@ -1,0 +1,130 @@
+"""What the machine does under a run: a disk that fills up, a folder mounted read-only, a served
+generation damaged on disk. Each is a real one — a tmpfs or a read-only bind mount in a user and
+mount namespace of the test's own (`unshare -rm`, no root needed), bits flipped in a real file —
+and each must end in a message that says what happened and what to do, never "unexpected"."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from indexer.cli import cli
+from tests.conftest import write_config
+from tests.corpus import write_corpus
+from tests.fakes.openai_server import FakeOpenAI
+from tests.test_faults import last_logged, run
+from tests.test_index_run import edit, small_corpus
+
+
+def namespaces_or_skip(what: str) -> None:
+    if shutil.which("unshare") is None or subprocess.run(["unshare", "-rm", "true"], capture_output=True).returncode != 0:
+        pytest.skip(f"needs `unshare -rm` (user namespaces) to {what} without root")
+
+
+def test_a_full_disk_stops_the_run_with_what_to_free_and_the_next_run_publishes(tmp_path):
+    """The artifacts' disk filled up under a nightly run: it ended with "unexpected RuntimeError:
+    Error in void faiss::write_index(...) at /project/faiss/impl/index_write.cpp:499", nothing
+    said the disk was full or what was still served. The disk is a real tmpfs of 8 MB, mounted in
+    a user and mount namespace of its own (`unshare`), so no root is needed and nothing outside
+    the test sees it."""
+    namespaces_or_skip("mount a small disk")
+    disk, out = tmp_path / "disk", tmp_path / "out"
+    disk.mkdir()
+    out.mkdir()
+    paths = write_corpus(tmp_path / "docs", 40, min_words=200, max_words=400)
+    config = write_config(tmp_path, f'artifacts = "{disk}/artifacts"\n[[sources]]\nname = "docs"\ntype = "files"\npath = "docs"\n'
+                                    '[[spaces]]\nprovider = "openai"\n')
+    index = Path(sys.executable).parent / "index"
+    edit = " ".join(f"echo 'An edit.' >> {p};" for p in paths[:20])
+    script = f"""
+        mount -t tmpfs -o size=8m tmpfs {disk} || exit 99
+        {index} run -c {config} -q > {out}/first.txt 2>&1; echo $? > {out}/first.rc
+        used=$(du -sb {disk}/artifacts | cut -f1)
+        free=$(df --output=avail -B1 {disk} | tail -1)
+        head -c $((free - used / 3)) /dev/zero > {disk}/filler   # a third of what the last generation took is left
+        {edit}
+        {index} run -c {config} > {out}/full.txt 2>&1; echo $? > {out}/full.rc
+        {index} runs -c {config} --json > {out}/runs.json
+        cat {disk}/artifacts/CURRENT > {out}/current.txt; ls -a {disk}/artifacts/generations > {out}/generations.txt
+        head -c 100000000 /dev/zero > {disk}/filler-rest 2>/dev/null   # now full to the page
+        log={disk}/artifacts/runs.jsonl
+        pad=$(( (4096 - $(stat -c %s $log) % 4096) % 4096 - 50 ))   # 50 bytes left: the next line is cut short
+        [ $pad -gt 0 ] && head -c $pad /dev/zero | tr '\\0' '\\n' >> $log
+        {index} run -c {config} -q > {out}/no-byte-left.txt 2>&1; echo $? > {out}/no-byte-left.rc
+        rm {disk}/filler {disk}/filler-rest
+        {index} run -c {config} -q > {out}/freed.txt 2>&1; echo $? > {out}/freed.rc
+        cat {disk}/artifacts/CURRENT > {out}/current-after.txt; cp $log {out}/runs.jsonl
+    """
+    fake = FakeOpenAI().start()
+    try:
+        env = {**os.environ, "OPENAI_API_KEY": fake.api_key, "OPENAI_BASE_URL": f"{fake.url}/v1"}
+        done = subprocess.run(["unshare", "-rm", "sh", "-c", script], env=env, capture_output=True, text=True, timeout=300)
+    finally:
+        fake.close()
+    assert done.returncode != 99, done.stderr
+    read = lambda name: (out / name).read_text()  # noqa: E731
+    assert read("first.rc").strip() == "0", read("first.txt")
+    first = read("first.txt").split()[2].rstrip(":")  # "Published generation ID: …"
+    said = read("full.txt")
+    assert read("full.rc").strip() == "1" and "Traceback" not in said and "unexpected" not in said, said
+    assert f"the disk holding {disk}/artifacts is full (" in said and f"Nothing was published; {first} is still served" in said, said
+    assert read("current.txt").strip() == first and [g for g in read("generations.txt").split() if g.startswith(".tmp")] == []
+    logged = json.loads(read("runs.json"))[0]
+    assert logged["status"] == "failed" and "is full" in logged["error"], logged
+    said = read("no-byte-left.txt")  # not even the run's first line fits in the run log
+    assert read("no-byte-left.rc").strip() == "1" and f"a disk is full: [Errno 28] No space left on device: '{disk}/artifacts/runs.jsonl'" in said, said
+    assert read("freed.rc").strip() == "0", read("freed.txt")
+    assert read("current-after.txt").strip() != first
+    lines = [json.loads(line) for line in read("runs.jsonl").splitlines() if line.strip()]  # the cut line was taken back: none is glued to it
+    assert [line["status"] for line in lines][-2:] == ["in_progress", "success"]
+
+
+def test_a_read_only_artifacts_folder_is_named_not_reported_as_a_bug(tmp_path):
+    """The artifacts volume mounted read-only (`:ro`, as the servers mount it) under the indexer:
+    "Error: unexpected OSError: [Errno 30] Read-only file system: '…/runs.jsonl'. … Set
+    STATIC_RAG_DEBUG=1 to see the traceback.", which reads as a bug of ours. A real read-only bind
+    mount, in a user and mount namespace of the test's own (`unshare`)."""
+    namespaces_or_skip("mount a folder read-only")
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "a.md").write_text("# Rollback\n\nHow to roll back a bad index run.\n")
+    (tmp_path / "artifacts").mkdir()
+    config = write_config(tmp_path, '[[sources]]\nname = "docs"\ntype = "files"\npath = "docs"\n[[spaces]]\nprovider = "local"\n')
+    index = Path(sys.executable).parent / "index"
+    artifacts = tmp_path / "artifacts"
+    script = f"mount --bind -o ro {artifacts} {artifacts} || exit 99; exec {index} run -c {config} -q"
+    done = subprocess.run(["unshare", "-rm", "sh", "-c", script], capture_output=True, text=True, timeout=300, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.stderr.strip() == f"Error: {artifacts}/runs.jsonl: Read-only file system. Nothing was published by this command.", done.stderr
+
+
+def test_a_damaged_served_generation_stops_the_run_with_the_way_back(tmp_path, local_embedder):
+    """Bit rot or a bad copy in the served generation's meta.duckdb: the run ended "unexpected
+    Error: Corrupt database file: computed checksum … does not match …", with nothing about what
+    to do. It names the generation and `index rollback` to the one before it; after that the next
+    run builds on the older one and publishes."""
+    config = small_corpus(tmp_path)
+    artifacts = tmp_path / "artifacts"
+    assert run(config)[0] == 0
+    older = (artifacts / "CURRENT").read_text().strip()
+    edit(tmp_path, 1)
+    assert run(config)[0] == 0
+    served = (artifacts / "CURRENT").read_text().strip()
+    damaged = artifacts / "generations" / served / "meta.duckdb"
+    data = bytearray(damaged.read_bytes())
+    for i in range(5000, min(len(data), 60000), 7):  # flip bits past the header, as a bad sector would
+        data[i] ^= 0xFF
+    damaged.write_bytes(data)
+    edit(tmp_path, 2)
+    result = CliRunner().invoke(cli, ["run", "-c", str(config)])
+    assert result.exit_code == 1 and "Traceback" not in result.output and "unexpected" not in result.output, result.output
+    assert f"the generation being served, {served}, cannot be read (meta.duckdb: " in result.output, result.output
+    assert f"`index rollback` serves the one before it ({older})" in result.output, result.output
+    assert "cannot be read" in last_logged(config)["error"]
+    assert CliRunner().invoke(cli, ["rollback", "-c", str(config)]).exit_code == 0
+    code, report = run(config)
+    assert code == 0 and report["documents"]["updated"] == 1, report
