@@ -16,10 +16,10 @@ from pathlib import Path
 
 import numpy as np
 
-from indexer.artifacts import current_generation, list_generations, read_manifest, read_stale, space_rebuilt_at
+from indexer.artifacts import CURRENT, current_generation, list_generations, read_manifest, read_stale, space_rebuilt_at
 from indexer.documents import Document, FetchState, utc_aware
 from indexer.embedders import same_space
-from indexer.errors import ArtifactError, StaticRagError
+from indexer.errors import ArtifactError, ErrorCode, IngestError, StaticRagError
 from indexer.plan import PreviousDocument
 from indexer.segments import lexical_outdated, read_layout, stored_vectors
 from indexer.sql import load_sql, read_as_current
@@ -55,11 +55,17 @@ class PreviousGeneration:
             raise DamagedGeneration(_damaged(folder, exc)) from None
 
     @classmethod
-    def open(cls, artifacts: Path) -> "PreviousGeneration | None":
-        """The current generation, or None when there is none yet (or it cannot be read: start afresh)."""
+    def open(cls, artifacts: Path, warnings: list[IngestError] | None = None) -> "PreviousGeneration | None":
+        """The current generation, or None when there is none yet or CURRENT names none that can
+        be read (start afresh). The second is said in `warnings`: it re-reads and re-embeds
+        everything (131 of 131 chunks for `examples/`), which without a word looked like a first run."""
         try:
             return cls(current_generation(artifacts))
-        except ArtifactError:
+        except ArtifactError as exc:
+            if warnings is not None and (Path(artifacts) / CURRENT).exists():
+                warnings.append(IngestError(ErrorCode.GENERATION_UNREADABLE, "plan", (
+                    f"{exc}; this run started afresh: every document read and every chunk embedded again "
+                    "(`index rollback GENERATION` before a run builds on a kept one)"), level="warning"))
             return None
 
     def space_manifest(self, space_id: str) -> dict | None:

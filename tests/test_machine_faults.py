@@ -128,3 +128,18 @@ def test_a_damaged_served_generation_stops_the_run_with_the_way_back(tmp_path, l
     assert CliRunner().invoke(cli, ["rollback", "-c", str(config)]).exit_code == 0
     code, report = run(config)
     assert code == 0 and report["documents"]["updated"] == 1, report
+
+
+def test_a_run_that_cannot_read_what_current_names_says_it_started_afresh(tmp_path, local_embedder):
+    """CURRENT naming a generation that is not there (a folder removed by hand, a partial copy):
+    the run started afresh — every chunk embedded again, with a paid provider paid for again —
+    and its report read like a first run's. A first run says nothing of the kind."""
+    config = small_corpus(tmp_path)
+    code, first = run(config)
+    assert code == 0 and not [w for w in first["warnings"] if w["code"] == "GENERATION_UNREADABLE"], first["warnings"]
+    kept = (tmp_path / "artifacts" / "CURRENT").read_text().strip()
+    (tmp_path / "artifacts" / "CURRENT").write_text("20990101T000000.000000Z-abcdef\n")
+    code, afresh = run(config)
+    assert code == 0 and afresh["documents"]["added"] == 2, afresh["documents"]
+    said = [w["message"] for w in afresh["warnings"] if w["code"] == "GENERATION_UNREADABLE"]
+    assert len(said) == 1 and "20990101T000000.000000Z-abcdef" in said[0] and kept in said[0] and "started afresh" in said[0], afresh["warnings"]
