@@ -16,10 +16,10 @@ from pathlib import Path
 
 import numpy as np
 
-from indexer.artifacts import CURRENT, current_generation, list_generations, read_manifest, read_stale, space_rebuilt_at
+from indexer.artifacts import CURRENT, current_generation, read_manifest, read_stale, space_rebuilt_at
 from indexer.documents import Document, FetchState, utc_aware
 from indexer.embedders import same_space
-from indexer.errors import ArtifactError, ErrorCode, IngestError, StaticRagError
+from indexer.errors import ArtifactError, ErrorCode, IngestError
 from indexer.plan import PreviousDocument
 from indexer.segments import lexical_outdated, read_layout, stored_vectors
 from indexer.sql import load_sql, read_as_current
@@ -29,43 +29,34 @@ TEXT_ROWS = 64  # stored texts read at a time (at most these are in memory toget
 HASHES_PER_QUERY = 16_384  # chunk hashes looked up in the vector cache at a time
 
 
-class DamagedGeneration(StaticRagError):
-    """The served generation's database cannot be read: a run stops rather than start afresh
-    unasked (every vector embedded, and paid for, again)."""
-
-
-def _damaged(folder: Path, exc: Exception) -> str:
-    artifacts = folder.parent.parent
-    older = [g for g in list_generations(artifacts) if g < folder.name]
-    advice = (f"`index rollback` serves the one before it ({older[-1]}), and the next run builds on that"
-              if older else f"No older generation is kept: move {artifacts} aside and run again to rebuild from the sources")
-    return f"the generation being served, {folder.name}, cannot be read (meta.duckdb: {exc}); nothing was published. {advice}"
-
-
 class PreviousGeneration:
     def __init__(self, folder: Path):
         import duckdb
 
         self.folder = folder
         self.manifest = read_manifest(folder)
+        self.db = None
         try:
             self.db = duckdb.connect(str(folder / "meta.duckdb"), read_only=True)
             read_as_current(self.db)
         except duckdb.Error as exc:  # bit rot, a bad copy: "Corrupt database file: computed checksum … does not match"
-            raise DamagedGeneration(_damaged(folder, exc)) from None
+            if self.db is not None:
+                self.db.close()
+            raise ArtifactError(f"{folder / 'meta.duckdb'} cannot be read ({exc}): the generation is damaged") from None
 
     @classmethod
     def open(cls, artifacts: Path, warnings: list[IngestError] | None = None) -> "PreviousGeneration | None":
         """The current generation, or None when there is none yet or CURRENT names none that can
-        be read (start afresh). The second is said in `warnings`: it re-reads and re-embeds
-        everything (131 of 131 chunks for `examples/`), which without a word looked like a first run."""
+        be read — missing, or damaged (a file of the wrong size, a database that fails its
+        checksums): the run starts afresh and publishes a whole generation again, which a server
+        can serve. The second is said in `warnings`: it re-reads and re-embeds everything (131 of
+        131 chunks for `examples/`), which without a word looked like a first run."""
         try:
             return cls(current_generation(artifacts))
         except ArtifactError as exc:
             if warnings is not None and (Path(artifacts) / CURRENT).exists():
                 warnings.append(IngestError(ErrorCode.GENERATION_UNREADABLE, "plan", (
-                    f"{exc}; this run started afresh: every document read and every chunk embedded again "
-                    "(`index rollback GENERATION` before a run builds on a kept one)"), level="warning"))
+                    f"{exc}; this run started afresh: every document read and every chunk embedded again"), level="warning"))
             return None
 
     def space_manifest(self, space_id: str) -> dict | None:
