@@ -67,7 +67,7 @@ def run_index(
     timer = _Timer(report.seconds)
     rebuilt = _spaces_to_rebuild(config, providers, dry_run)
     embedder_for = _Embedders(Budget(max_cost_usd), timer)
-    previous = PreviousGeneration.open(config.artifacts, report.warnings)
+    previous = PreviousGeneration.open(config.artifacts, report.warnings, dry_run)
     # meta.duckdb is updated, not written anew, when the previous one has this version's schema.
     updatable = not dry_run and previous is not None and previous.manifest["schema_version"] == artifacts.SCHEMA_VERSION
     early: EarlyCopy | None = None

@@ -45,7 +45,7 @@ class PreviousGeneration:
             raise ArtifactError(f"{folder / 'meta.duckdb'} cannot be read ({exc}): the generation is damaged") from None
 
     @classmethod
-    def open(cls, artifacts: Path, warnings: list[IngestError] | None = None) -> "PreviousGeneration | None":
+    def open(cls, artifacts: Path, warnings: list[IngestError] | None = None, dry_run: bool = False) -> "PreviousGeneration | None":
         """The current generation, or None when there is none yet or CURRENT names none that can
         be read — missing, or damaged (a file of the wrong size, a database that fails its
         checksums): the run starts afresh and publishes a whole generation again, which a server
@@ -56,7 +56,8 @@ class PreviousGeneration:
         except ArtifactError as exc:
             if warnings is not None and (Path(artifacts) / CURRENT).exists():
                 warnings.append(IngestError(ErrorCode.GENERATION_UNREADABLE, "plan", (
-                    f"{exc}; this run started afresh: every document read and every chunk embedded again"), level="warning"))
+                    f"{exc}; " + ("a run would start afresh: every document read and every chunk embedded again" if dry_run else
+                                   "this run started afresh: every document read and every chunk embedded again")), level="warning"))
             return None
 
     def space_manifest(self, space_id: str) -> dict | None:

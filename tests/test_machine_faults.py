@@ -133,6 +133,8 @@ def test_a_run_that_cannot_read_what_current_names_says_it_started_afresh(tmp_pa
     assert code == 0 and not [w for w in first["warnings"] if w["code"] == "GENERATION_UNREADABLE"], first["warnings"]
     kept = (tmp_path / "artifacts" / "CURRENT").read_text().strip()
     (tmp_path / "artifacts" / "CURRENT").write_text("20990101T000000.000000Z-abcdef\n")
+    code, plan = run(config, "--dry-run")  # what an admin checks before a paid run
+    assert code == 0 and [w["message"] for w in plan["warnings"] if "a run would start afresh" in w["message"]], plan["warnings"]
     code, afresh = run(config)
     assert code == 0 and afresh["documents"]["added"] == 2, afresh["documents"]
     said = [w["message"] for w in afresh["warnings"] if w["code"] == "GENERATION_UNREADABLE"]
