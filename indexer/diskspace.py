@@ -13,6 +13,8 @@ import os
 import shutil
 from pathlib import Path
 
+from indexer.artifacts import GENERATIONS, list_generations
+
 NO_SPACE = (errno.ENOSPC, errno.EDQUOT)  # no space left on the device; over the user's disk quota
 
 
@@ -33,7 +35,7 @@ def full_disk_message(artifacts: Path, current: str | None) -> str:
     """What a run that ran out of space tells its admin: how much is free, what the generations
     kept there take, and that the served one is untouched."""
     free = _free_bytes(artifacts)
-    held = _generation_sizes(artifacts / "generations", current)
+    held = _generation_sizes(artifacts, current)
     kept = [f"the generation being served takes {_mb(held.pop(current))}"] if current in held else []
     if held:
         kept.append(f"{len(held)} older one(s) kept for rollback (keep_generations) {_mb(sum(held.values()))}")
@@ -53,19 +55,18 @@ def _free_bytes(folder: Path) -> int | None:
     return None
 
 
-def _generation_sizes(generations: Path, current: str | None) -> dict[str, int]:
+def _generation_sizes(artifacts: Path, current: str | None) -> dict[str, int]:
     """Bytes of each generation's files; a file shared with the served generation (hard-linked
     segments) counts only there, so the older ones' figure is what removing them would free."""
     sizes: dict[str, int] = {}
     counted: set[tuple[int, int]] = set()
     try:
-        names = sorted((p.name for p in generations.iterdir() if p.is_dir() and not p.name.startswith(".")),
-                       key=lambda name: name != current)  # the served one first
+        names = sorted(list_generations(artifacts), key=lambda name: name != current)  # the served one first
     except OSError:
         return sizes
     for name in names:
         total = 0
-        for root, _, files in os.walk(generations / name):
+        for root, _, files in os.walk(artifacts / GENERATIONS / name):
             for file in files:
                 try:
                     info = os.lstat(os.path.join(root, file))

@@ -55,9 +55,9 @@ class PreviousGeneration:
             return cls(current_generation(artifacts))
         except ArtifactError as exc:
             if warnings is not None and (Path(artifacts) / CURRENT).exists():
-                warnings.append(IngestError(ErrorCode.GENERATION_UNREADABLE, "plan", (
-                    f"{exc}; " + ("a run would start afresh: every document read and every chunk embedded again" if dry_run else
-                                   "this run started afresh: every document read and every chunk embedded again")), level="warning"))
+                afresh = "a run would start afresh" if dry_run else "this run started afresh"
+                warnings.append(IngestError(ErrorCode.GENERATION_UNREADABLE, "plan",
+                                            f"{exc}; {afresh}: every document read and every chunk embedded again", level="warning"))
             return None
 
     def space_manifest(self, space_id: str) -> dict | None:

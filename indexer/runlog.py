@@ -17,6 +17,8 @@ import socket
 from datetime import datetime, timezone
 from pathlib import Path
 
+from indexer.processes import alive
+
 RUNLOG = "runs.jsonl"
 STATUSES = ("in_progress", "success", "partial", "failed")  # as logged; `read` also says `running` and `unfinished`
 PUBLISHED_NOTHING = ("failed", "in_progress", "running", "unfinished")  # statuses `read` gives a run that published nothing
@@ -97,26 +99,7 @@ def _still_running(run: dict) -> str:
     if run.get("host") != socket.gethostname() or not isinstance(pid, int):
         return "in_progress"
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return "unfinished"
-    except PermissionError:
-        pass  # alive, another user's: checked below like our own
-    began = _process_started(pid)
-    if began is None:
-        return "running"
-    try:
         logged = datetime.fromisoformat(run["started_at"]).timestamp()
     except (KeyError, TypeError, ValueError):
-        return "running"
-    return "running" if began <= logged + 2 else "unfinished"  # begun after the run logged itself (boot time is whole seconds): a reused pid
-
-
-def _process_started(pid: int) -> float | None:
-    """When process `pid` began (Unix time), from /proc; None where there is no /proc."""
-    try:
-        ticks = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19])
-        boot = next(int(line.split()[1]) for line in Path("/proc/stat").read_text().splitlines() if line.startswith("btime "))
-    except (OSError, ValueError, IndexError, StopIteration):
-        return None
-    return boot + ticks / os.sysconf("SC_CLK_TCK")
+        logged = None
+    return "running" if alive(pid, since=logged) else "unfinished"  # a process begun after the run logged itself reuses its id

@@ -15,6 +15,8 @@ import socket
 import tempfile
 from pathlib import Path
 
+from indexer.processes import alive
+
 PREFIX = "static-rag-"
 
 
@@ -37,7 +39,7 @@ def sweep(kind: str, root: Path | None = None) -> list[Path]:
             mine = folder.is_dir() and folder.stat().st_uid == os.getuid()
         except OSError:  # removed meanwhile by another sweep
             continue
-        if mine and pid.isdigit() and not _alive(int(pid)):
+        if mine and pid.isdigit() and not alive(int(pid)):
             shutil.rmtree(folder, ignore_errors=True)
             removed.append(folder)
     return removed
@@ -45,13 +47,3 @@ def sweep(kind: str, root: Path | None = None) -> list[Path]:
 
 def _prefix(kind: str) -> str:
     return f"{PREFIX}{kind}-{socket.gethostname()}-"
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # another user's process
-        return True
-    return True
