@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import secrets
 import shutil
 import time
@@ -79,6 +80,9 @@ class RunRecord:
     summary: dict  # RunReport.as_dict()
     decisions: list  # plan.Decision, one per document
     providers: list[str]
+
+
+GENERATION_ID = re.compile(r"^\d{8}T\d{6}\.\d{6}Z-[0-9a-f]{6}$")  # what new_generation_id writes
 
 
 def new_generation_id(now: datetime | None = None) -> str:

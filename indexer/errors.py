@@ -37,7 +37,7 @@ class ErrorCode(StrEnum):
     SOURCE_LISTING_FAILED = "SOURCE_LISTING_FAILED"  # a whole source could not be listed
     SOURCE_LIMIT_REACHED = "SOURCE_LIMIT_REACHED"  # warning: a source had more pages than max_pages; the rest were left out
     DUPLICATE_DOCUMENT = "DUPLICATE_DOCUMENT"  # two sources produced the same doc_id; the first wins
-    GENERATION_UNREADABLE = "GENERATION_UNREADABLE"  # warning: CURRENT names no readable generation; the run starts afresh
+    GENERATION_UNREADABLE = "GENERATION_UNREADABLE"  # warning: CURRENT names no readable generation; the run builds on an older kept one, or starts afresh
 
 
 @dataclass(frozen=True)

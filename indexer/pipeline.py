@@ -148,8 +148,9 @@ def _carried(previous: PreviousGeneration | None, rebuilt: list) -> tuple[dict[s
 def _already_served(previous: PreviousGeneration | None, chance: ChanceLevels, decisions: dict[str, Decision], documents: list[Document],
                     builds: list, rewritten: frozenset[str], report: RunReport) -> bool:
     """Whether the served generation is already what this run would write (then nothing is
-    published). A space still to measure its chance level (a generation from before them) is a change."""
-    return (previous is not None and not any(chance.to_measure(b) for b in builds)
+    published). A space still to measure its chance level (a generation from before them) is a
+    change, and so is building on a kept generation because the served one cannot be read."""
+    return (previous is not None and previous.served and not any(chance.to_measure(b) for b in builds)
             and _nothing_changed(previous, decisions, documents, builds, rewritten, report))
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from indexer.artifacts import CURRENT, current_generation, read_manifest, read_stale, space_rebuilt_at
+from indexer.artifacts import CURRENT, GENERATION_ID, GENERATIONS, current_generation, list_generations, read_current_id, read_manifest, read_stale, space_rebuilt_at
 from indexer.documents import Document, FetchState, utc_aware
 from indexer.embedders import same_space
 from indexer.errors import ArtifactError, ErrorCode, IngestError
@@ -30,10 +30,10 @@ HASHES_PER_QUERY = 16_384  # chunk hashes looked up in the vector cache at a tim
 
 
 class PreviousGeneration:
-    def __init__(self, folder: Path):
+    def __init__(self, folder: Path, served: bool = True):
         import duckdb
 
-        self.folder = folder
+        self.folder, self.served = folder, served  # served: CURRENT names it (else a run publishes even when nothing changed)
         self.manifest = read_manifest(folder)
         self.db = None
         try:
@@ -46,19 +46,23 @@ class PreviousGeneration:
 
     @classmethod
     def open(cls, artifacts: Path, warnings: list[IngestError] | None = None, dry_run: bool = False) -> "PreviousGeneration | None":
-        """The current generation, or None when there is none yet or CURRENT names none that can
-        be read — missing, or damaged (a file of the wrong size, a database that fails its
-        checksums): the run starts afresh and publishes a whole generation again, which a server
-        can serve. The second is said in `warnings`: it re-reads and re-embeds everything (131 of
-        131 chunks for `examples/`), which without a word looked like a first run."""
+        """The generation a run builds on: the one CURRENT names; when that cannot be read —
+        missing, or damaged (a file of the wrong size, a database that fails its checksums) — the
+        newest kept generation older than it that can be read, as `index rollback` would choose by
+        hand (its unchanged chunks reuse their vectors, and the run publishes even when nothing
+        changed, so that what is served can be read again); None on a first run, or when no kept
+        generation can be read (the run starts afresh). Falling back is said in `warnings`:
+        starting afresh without a word re-embedded all 131 of `examples/`' chunks and read like a first run."""
+        artifacts = Path(artifacts)
         try:
             return cls(current_generation(artifacts))
         except ArtifactError as exc:
-            if warnings is not None and (Path(artifacts) / CURRENT).exists():
-                afresh = "a run would start afresh" if dry_run else "this run started afresh"
-                warnings.append(IngestError(ErrorCode.GENERATION_UNREADABLE, "plan",
-                                            f"{exc}; {afresh}: every document read and every chunk embedded again", level="warning"))
-            return None
+            problem = str(exc) if (artifacts / CURRENT).exists() else f"{artifacts / CURRENT} is missing although generations are kept"
+        served_id = read_current_id(artifacts)
+        base = _newest_readable(artifacts, served_id if served_id and GENERATION_ID.match(served_id) else None)
+        if warnings is not None and ((artifacts / CURRENT).exists() or base is not None):
+            warnings.append(IngestError(ErrorCode.GENERATION_UNREADABLE, "plan", _fallback_said(problem, base, dry_run), level="warning"))
+        return base
 
     def space_manifest(self, space_id: str) -> dict | None:
         info = self.manifest["spaces"].get(space_id)
@@ -136,6 +140,27 @@ class PreviousGeneration:
 
     def close(self) -> None:
         self.db.close()
+
+
+def _newest_readable(artifacts: Path, served_id: str | None) -> PreviousGeneration | None:
+    """The newest kept generation older than `served_id` (all of them when CURRENT names none)
+    that opens, or None. Newer ones are left alone: one is kept only after a rollback away from it."""
+    for generation_id in reversed(list_generations(artifacts)):
+        if served_id and generation_id >= served_id:
+            continue
+        try:
+            return PreviousGeneration(artifacts / GENERATIONS / generation_id, served=False)
+        except ArtifactError:
+            continue
+    return None
+
+
+def _fallback_said(problem: str, base: PreviousGeneration | None, dry_run: bool) -> str:
+    run = "a run would" if dry_run else "this run"
+    if base is None:
+        return f"{problem}; {run} {'start' if dry_run else 'started'} afresh: every document read and every chunk embedded again"
+    return (f"{problem}; {run} {'build' if dry_run else 'built'} on generation {base.folder.name} instead, the newest kept one "
+            f"that can be read: its unchanged chunks reuse their vectors, and the generation built is published even if nothing changed")
 
 
 class StoredDocument(Document):

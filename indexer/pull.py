@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urljoin
 
-from indexer.artifacts import PULL_PREFIX, read_current_id
+from indexer.artifacts import GENERATION_ID, PULL_PREFIX, read_current_id
 from indexer.errors import ArtifactError
-from indexer.shipping import GENERATION_ID, ArchiveRefused, Packed, unpack
+from indexer.shipping import ArchiveRefused, Packed, unpack
 
 LATEST = "latest.json"
 MAX_LATEST_BYTES = 64 * 1024

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from indexer.artifacts import (
+    GENERATION_ID,
     GENERATIONS,
     MANIFEST,
     TMP_PREFIX,
@@ -40,7 +41,6 @@ from indexer.artifacts import (
 )
 from indexer.errors import ArtifactError, StaticRagError
 
-GENERATION_ID = re.compile(r"^\d{8}T\d{6}\.\d{6}Z-[0-9a-f]{6}$")
 CHECKSUM_SUFFIX = ".sha256"
 MAX_MANIFEST_BYTES = 64 * 1024 * 1024  # a manifest lists files: even a million-chunk generation's is a few KB
 

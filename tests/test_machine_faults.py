@@ -18,7 +18,7 @@ from tests.conftest import write_config
 from tests.corpus import write_corpus
 from tests.fakes.openai_server import FakeOpenAI
 from tests.test_faults import run
-from tests.test_index_run import small_corpus
+from tests.test_index_run import edit, small_corpus
 
 
 def namespaces_or_skip(what: str) -> None:
@@ -102,20 +102,25 @@ def test_a_read_only_artifacts_folder_is_named_not_reported_as_a_bug(tmp_path):
     assert done.stderr.strip() == f"Error: {artifacts}/runs.jsonl: Read-only file system. Nothing was published by this command.", done.stderr
 
 
+def flip_bits(path: Path) -> None:
+    """Damage a file past its header, as a bad sector or a bad copy would."""
+    data = bytearray(path.read_bytes())
+    for i in range(5000, min(len(data), 60000), 7):
+        data[i] ^= 0xFF
+    path.write_bytes(data)
+
+
 def test_a_damaged_served_generation_is_built_again_and_the_run_says_why(tmp_path, local_embedder):
     """Bit rot or a bad copy in the served generation's meta.duckdb: the run ended "unexpected
     Error: Corrupt database file: computed checksum … does not match …" and published nothing, and
-    servers cannot open that generation either. Like a generation with a file of the wrong size,
-    it is now built again from the sources, with a warning that says why everything was embedded."""
+    servers cannot open that generation either. With no older generation kept to build on, it is
+    now built again from the sources, with a warning that says why everything was embedded."""
     config = small_corpus(tmp_path)
     artifacts = tmp_path / "artifacts"
     assert run(config)[0] == 0
     served = (artifacts / "CURRENT").read_text().strip()
     damaged = artifacts / "generations" / served / "meta.duckdb"
-    data = bytearray(damaged.read_bytes())
-    for i in range(5000, min(len(data), 60000), 7):  # flip bits past the header, as a bad sector would
-        data[i] ^= 0xFF
-    damaged.write_bytes(data)
+    flip_bits(damaged)
     code, report = run(config)
     assert code == 0 and report["documents"]["added"] == 2, report
     said = [w["message"] for w in report["warnings"] if w["code"] == "GENERATION_UNREADABLE"]
@@ -124,18 +129,49 @@ def test_a_damaged_served_generation_is_built_again_and_the_run_says_why(tmp_pat
     assert CliRunner().invoke(cli, ["search", "refund", "-c", str(config)]).exit_code == 0, "the new generation serves"
 
 
-def test_a_run_that_cannot_read_what_current_names_says_it_started_afresh(tmp_path, local_embedder):
+def test_a_damaged_served_generation_is_rebuilt_on_the_newest_kept_one_embedding_only_what_changed(tmp_path, local_embedder):
+    """A damaged served generation made the run start afresh — every chunk embedded again (131 of
+    131 on `examples/`, paid for again with a paid provider) — although the generation before it
+    sat intact beside it. The run now builds on that one, as `index rollback` then `index run`
+    would: only what changed since it is embedded."""
+    config = small_corpus(tmp_path)
+    artifacts = tmp_path / "artifacts"
+    assert run(config)[0] == 0
+    older = (artifacts / "CURRENT").read_text().strip()
+    edit(tmp_path, 1)
+    assert run(config)[0] == 0
+    served = (artifacts / "CURRENT").read_text().strip()
+    flip_bits(artifacts / "generations" / served / "meta.duckdb")
+    (tmp_path / "docs" / "refunds.md").write_text("---\ntitle: Refunds\n---\n# Refunds\n\nCustomers can ask for a refund within 60 days.\n")
+    code, report = run(config)
+    assert code == 0, report
+    said = [w["message"] for w in report["warnings"] if w["code"] == "GENERATION_UNREADABLE"]
+    assert len(said) == 1 and "Corrupt database file" in said[0] and f"built on generation {older} instead" in said[0], said
+    # Against the older generation both files changed (shipping.txt in the damaged one, refunds.md now); nothing else is embedded.
+    assert report["documents"]["updated"] == 2 and report["documents"]["added"] == 0, report["documents"]
+    assert report["spaces"]["local-all-minilm-l6-v2-384"]["embedded"] == 2, report["spaces"]
+    assert (artifacts / "CURRENT").read_text().strip() not in (older, served)
+    found = json.loads(CliRunner().invoke(cli, ["search", "refund within 60 days", "-c", str(config), "--json"]).output)
+    assert "60 days" in found["hits"][0]["text"], found
+
+
+def test_a_run_that_cannot_read_what_current_names_builds_on_the_kept_generation_and_publishes(tmp_path, local_embedder):
     """CURRENT naming a generation that is not there (a folder removed by hand, a partial copy):
-    the run started afresh — every chunk embedded again, with a paid provider paid for again —
-    and its report read like a first run's. A first run says nothing of the kind."""
+    the run started afresh — every chunk embedded again — and its report read like a first run's.
+    It now builds on the kept generation and says so, in the dry run too (what an admin checks
+    before a paid run); it publishes although no document changed, or servers would go on
+    failing to open what CURRENT names. A first run says nothing of the kind."""
     config = small_corpus(tmp_path)
     code, first = run(config)
     assert code == 0 and not [w for w in first["warnings"] if w["code"] == "GENERATION_UNREADABLE"], first["warnings"]
     kept = (tmp_path / "artifacts" / "CURRENT").read_text().strip()
     (tmp_path / "artifacts" / "CURRENT").write_text("20990101T000000.000000Z-abcdef\n")
-    code, plan = run(config, "--dry-run")  # what an admin checks before a paid run
-    assert code == 0 and [w["message"] for w in plan["warnings"] if "a run would start afresh" in w["message"]], plan["warnings"]
-    code, afresh = run(config)
-    assert code == 0 and afresh["documents"]["added"] == 2, afresh["documents"]
-    said = [w["message"] for w in afresh["warnings"] if w["code"] == "GENERATION_UNREADABLE"]
-    assert len(said) == 1 and "20990101T000000.000000Z-abcdef" in said[0] and kept in said[0] and "started afresh" in said[0], afresh["warnings"]
+    code, plan = run(config, "--dry-run")
+    assert code == 0 and [w["message"] for w in plan["warnings"] if f"a run would build on generation {kept}" in w["message"]], plan["warnings"]
+    code, rebuilt = run(config)
+    assert code == 0 and rebuilt["documents"]["skipped"] == 2 and rebuilt["spaces"]["local-all-minilm-l6-v2-384"]["embedded"] == 0, rebuilt
+    said = [w["message"] for w in rebuilt["warnings"] if w["code"] == "GENERATION_UNREADABLE"]
+    assert len(said) == 1 and "20990101T000000.000000Z-abcdef" in said[0] and f"built on generation {kept}" in said[0], rebuilt["warnings"]
+    published = (tmp_path / "artifacts" / "CURRENT").read_text().strip()
+    assert published not in (kept, "20990101T000000.000000Z-abcdef") and published == rebuilt["generation"] and not rebuilt["unchanged"]
+    assert CliRunner().invoke(cli, ["search", "refund", "-c", str(config)]).exit_code == 0, "what CURRENT names serves again"
