@@ -14,8 +14,13 @@ import shutil
 from pathlib import Path
 
 from indexer.artifacts import GENERATIONS, list_generations
+from indexer.errors import ErrorCode, IngestError, StaticRagError
 
 NO_SPACE = (errno.ENOSPC, errno.EDQUOT)  # no space left on the device; over the user's disk quota
+
+
+class NoRoom(StaticRagError):
+    """The disk cannot hold what the run would write; it stopped before embedding."""
 
 
 def out_of_space(exc: BaseException | None) -> bool:
@@ -31,27 +36,51 @@ def out_of_space(exc: BaseException | None) -> bool:
     return False
 
 
-def full_disk_message(artifacts: Path, current: str | None) -> str:
+def full_disk_message(artifacts: Path, current: str | None, needs: dict[str, int] | None = None, free: int | None = None,
+                      dry_run: bool = False) -> str:
     """What a run that ran out of space tells its admin: how much is free, what the generations
-    kept there take, and that the served one is untouched."""
-    free = _free_bytes(artifacts)
+    kept there take, and that the served one is untouched. `needs`: what the run would write at
+    the least, when it stopped before embedding anything (`check_room`, which says how much is
+    `free`); `dry_run`: what a run would need, said before it."""
+    free = _free_bytes(artifacts) if free is None else free
     held = _generation_sizes(artifacts, current)
     kept = [f"the generation being served takes {_mb(held.pop(current))}"] if current in held else []
     if held:
         kept.append(f"{len(held)} older one(s) kept for rollback (keep_generations) {_mb(sum(held.values()))}")
+    served = f"; {current} is still served" if current else ""
+    if needs is not None:
+        parts = ", ".join(f"{what} {_mb(size)}" for what, size in needs.items() if size)
+        room = (f"the disk holding {artifacts} has {_mb(free or 0)} free, and {'a run would need' if dry_run else 'this run needs'} "
+                f"at least {_mb(sum(needs.values()))} there ({parts})")
+        end = "Free space there before the run." if dry_run else f"Nothing was embedded or published{served}. Free space there and run again."
+        return "; ".join([room, *kept]) + f". {end}"
     details = ([f"{_mb(free)} free"] if free is not None else []) + kept
     where = f"the disk holding {artifacts} is full" + (f" ({'; '.join(details)})" if details else "")
-    served = f"; {current} is still served" if current else ""
     return f"{where}. Nothing was published{served}. Free space there and run again."
+
+
+def check_room(artifacts: Path, needs: dict[str, int], current: str | None, written: int = 0, warnings: list[IngestError] | None = None) -> None:
+    """Stop a run before it embeds when the disk holding `artifacts` has less room than what it
+    will surely write (`needs`: what → bytes, a lower bound; `written`: bytes of it on the disk
+    already, which count as room): a run that filled the disk while writing had embedded — with a
+    paid provider, paid for — every vector it then threw away. With `warnings` (a dry run), say
+    so there instead."""
+    free = _free_bytes(artifacts)
+    if free is None or sum(needs.values()) <= free + written:
+        return
+    if warnings is None:
+        raise NoRoom(full_disk_message(artifacts, current, needs, free + written))
+    warnings.append(IngestError(ErrorCode.NO_ROOM, "plan", full_disk_message(artifacts, current, needs, free + written, dry_run=True), level="warning"))
 
 
 def _free_bytes(folder: Path) -> int | None:
     for path in (folder, *folder.parents):
         if path.exists():
             try:
-                return shutil.disk_usage(path).free
+                usage = shutil.disk_usage(path)
             except OSError:
                 return None
+            return usage.free if usage.total else None  # a filesystem that tells no sizes (some FUSE mounts) says 0 of 0
     return None
 
 
@@ -80,4 +109,4 @@ def _generation_sizes(artifacts: Path, current: str | None) -> dict[str, int]:
 
 
 def _mb(size: int) -> str:
-    return f"{size / 1e6:,.1f} MB"
+    return f"{size / 1e6:,.1f} MB" if size >= 100_000 else f"{size / 1e3:,.0f} kB"

@@ -93,6 +93,13 @@ class EarlyCopy:
         os.replace(self.path, target)
         return True
 
+    def copied(self) -> int:
+        """Bytes of the copy on the disk so far (a failed copy's part is removed before the write copies it again)."""
+        try:
+            return self.path.stat().st_size
+        except FileNotFoundError:
+            return 0
+
     def discard(self) -> None:
         self._thread.join()
         self.path.unlink(missing_ok=True)

@@ -14,6 +14,7 @@ import numpy as np
 from indexer import artifacts
 from indexer.collector import fewer_collections
 from indexer.config import Config, SourceConfig
+from indexer.diskspace import check_room
 from indexer.documents import Chunk, Document, FetchState
 from indexer.embedders import Embedder, check_usable, import_client_soon, load_embedder, space_manifest
 from indexer.embedders.remote import Budget
@@ -53,8 +54,9 @@ def run_index(
     its last good version; changed documents are re-chunked and only chunk texts the
     current generation has not embedded are embedded. `providers` limits which spaces are
     rebuilt (`--provider`); the others keep their chunks of documents that did not change.
-    Raises PublishRefused, DeleteGuard, BudgetExceeded, EmbeddingsFailed or
-    MissingCredentials; in every case nothing is published.
+    Raises PublishRefused, DeleteGuard, BudgetExceeded, EmbeddingsFailed, MissingCredentials
+    or NoRoom (the disk cannot hold what it would write: checked before embedding); in every
+    case nothing is published.
 
     `dry_run` stops after the plan and chunking: the report says what would be embedded
     and what it would cost; nothing is written and no provider is called (no key needed).
@@ -68,8 +70,7 @@ def run_index(
     rebuilt = _spaces_to_rebuild(config, providers, dry_run)
     embedder_for = _Embedders(Budget(max_cost_usd), timer)
     previous = PreviousGeneration.open(config.artifacts, report.warnings, dry_run)
-    # meta.duckdb is updated, not written anew, when the previous one has this version's schema.
-    updatable = not dry_run and previous is not None and previous.manifest["schema_version"] == artifacts.SCHEMA_VERSION
+    updatable = not dry_run and _updates_meta(previous)
     early: EarlyCopy | None = None
     with ExitStack() as cleanup:  # on every way out: the early copy removed (unless the write took it), the previous generation closed
         if previous is not None:
@@ -93,12 +94,15 @@ def run_index(
         if not documents:
             raise PublishRefused(_nothing_found(config, report.errors + report.warnings))
 
+        needs = _least_written(rebuilt, new_chunks, previous, decisions)
         if dry_run:
             report.spaces = {s.space_id: estimate(new_chunks[s.space_id], s, previous) for s in rebuilt}
+            check_room(config.artifacts, needs, artifacts.read_current_id(config.artifacts), warnings=report.warnings)
             return _summarized(report, decisions, documents, before)
 
         # Embed every rebuilt space first: a document whose chunks cannot be embedded falls
         # back to its last good version in every space, so spaces agree on each document.
+        check_room(config.artifacts, needs, artifacts.read_current_id(config.artifacts), early.copied() if early else 0)
         fresh, unembedded = embed_spaces(rebuilt, new_chunks, documents, embedder_for, previous, progress, timer, config.artifacts)
         if unembedded:
             documents, kept = _fall_back(unembedded, decisions, versions, new_chunks, fresh, report)
@@ -143,6 +147,22 @@ def _carried(previous: PreviousGeneration | None, rebuilt: list) -> tuple[dict[s
     carries = {s.space_id: previous is not None and previous.carries_chunks(s.space_id, space_manifest(s)) for s in rebuilt}
     stale_before = {s.space_id: previous.stale_documents(s.space_id) if carries[s.space_id] else set() for s in rebuilt}
     return carries, stale_before
+
+
+def _least_written(rebuilt, new_chunks: dict[str, list[Chunk]], previous: PreviousGeneration | None, decisions: dict[str, Decision]) -> dict[str, int]:
+    """Bytes the run will surely write to the artifacts' disk from here on, for `check_room`: each
+    new chunk's vector (float32, in its segment's index.faiss) and text (chunks.jsonl; a character
+    is at least a byte), and the copy of meta.duckdb it updates (`EarlyCopy`)."""
+    needs = {"its new vectors": sum(len(new_chunks[s.space_id]) * s.dimensions * 4 for s in rebuilt),
+             "their texts": sum(c.end - c.start for s in rebuilt for c in new_chunks[s.space_id])}  # without reading spilled texts
+    if _updates_meta(previous) and any(d.action is not Action.SKIP for d in decisions.values()):
+        needs["a copy of meta.duckdb"] = (previous.folder / "meta.duckdb").stat().st_size
+    return needs
+
+
+def _updates_meta(previous: PreviousGeneration | None) -> bool:
+    """meta.duckdb is updated, not written anew, when the previous one has this version's schema."""
+    return previous is not None and previous.manifest["schema_version"] == artifacts.SCHEMA_VERSION
 
 
 def _already_served(previous: PreviousGeneration | None, chance: ChanceLevels, decisions: dict[str, Decision], documents: list[Document],

@@ -29,9 +29,11 @@ def namespaces_or_skip(what: str) -> None:
 def test_a_full_disk_stops_the_run_with_what_to_free_and_the_next_run_publishes(tmp_path):
     """The artifacts' disk filled up under a nightly run: it ended with "unexpected RuntimeError:
     Error in void faiss::write_index(...) at /project/faiss/impl/index_write.cpp:499", nothing
-    said the disk was full or what was still served. The disk is a real tmpfs of 8 MB, mounted in
-    a user and mount namespace of its own (`unshare`), so no root is needed and nothing outside
-    the test sees it."""
+    said the disk was full or what was still served — and it had embedded (with a paid provider,
+    paid for) every vector it then threw away. A disk that cannot hold even the least the run will
+    write now stops it before it embeds anything; one that fills up while it writes says so. The
+    disk is a real tmpfs of 8 MB, mounted in a user and mount namespace of its own (`unshare`), so
+    no root is needed and nothing outside the test sees it."""
     namespaces_or_skip("mount a small disk")
     disk, out = tmp_path / "disk", tmp_path / "out"
     disk.mkdir()
@@ -48,6 +50,10 @@ def test_a_full_disk_stops_the_run_with_what_to_free_and_the_next_run_publishes(
         free=$(df --output=avail -B1 {disk} | tail -1)
         head -c $((free - used / 3)) /dev/zero > {disk}/filler   # a third of what the last generation took is left
         {edit}
+        {index} run -c {config} --dry-run --json > {out}/dry.json 2> /dev/null
+        OPENAI_BASE_URL=$SHORT_URL {index} run -c {config} > {out}/short.txt 2>&1; echo $? > {out}/short.rc
+        {index} runs -c {config} --json > {out}/short-runs.json
+        rm {disk}/filler; head -c $((free - used)) /dev/zero > {disk}/filler   # as much as it took: enough to start, not to finish
         {index} run -c {config} > {out}/full.txt 2>&1; echo $? > {out}/full.rc
         {index} runs -c {config} --json > {out}/runs.json
         cat {disk}/artifacts/CURRENT > {out}/current.txt; ls -a {disk}/artifacts/generations > {out}/generations.txt
@@ -60,16 +66,23 @@ def test_a_full_disk_stops_the_run_with_what_to_free_and_the_next_run_publishes(
         {index} run -c {config} -q > {out}/freed.txt 2>&1; echo $? > {out}/freed.rc
         cat {disk}/artifacts/CURRENT > {out}/current-after.txt; cp $log {out}/runs.jsonl
     """
-    fake = FakeOpenAI().start()
+    fake, short = FakeOpenAI().start(), FakeOpenAI().start()  # `short`: the embedder of the run the disk is too small for
     try:
-        env = {**os.environ, "OPENAI_API_KEY": fake.api_key, "OPENAI_BASE_URL": f"{fake.url}/v1"}
+        env = {**os.environ, "OPENAI_API_KEY": fake.api_key, "OPENAI_BASE_URL": f"{fake.url}/v1", "SHORT_URL": f"{short.url}/v1"}
         done = subprocess.run(["unshare", "-rm", "sh", "-c", script], env=env, capture_output=True, text=True, timeout=300)
     finally:
         fake.close()
+        short.close()
     assert done.returncode != 99, done.stderr
     read = lambda name: (out / name).read_text()  # noqa: E731
     assert read("first.rc").strip() == "0", read("first.txt")
     first = read("first.txt").split()[2].rstrip(":")  # "Published generation ID: …"
+    plan = json.loads(read("dry.json"))  # where an admin looks before a paid run
+    assert [w for w in plan["warnings"] if w["code"] == "NO_ROOM" and "a run would need at least" in w["message"]], plan["warnings"]
+    said = read("short.txt")
+    assert read("short.rc").strip() == "1" and f"the disk holding {disk}/artifacts has " in said and "this run needs at least" in said, said
+    assert f"Nothing was embedded or published; {first} is still served" in said and short.ok_calls == [], (said, len(short.ok_calls))
+    assert "this run needs at least" in json.loads(read("short-runs.json"))[0]["error"]
     said = read("full.txt")
     assert read("full.rc").strip() == "1" and "Traceback" not in said and "unexpected" not in said, said
     assert f"the disk holding {disk}/artifacts is full (" in said and f"Nothing was published; {first} is still served" in said, said
