@@ -4,6 +4,7 @@ runs end to end against the loopback Notion and Gemini fakes, as the job would."
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -107,6 +108,7 @@ def test_the_nightly_script_publishes_summarizes_and_packs_a_generation(job):
     dist = tmp_path / "dist"
     sha = (dist / "generation.tar.gz.sha256").read_text().split()[0]
     assert f"sha256 `{sha}`" in summary
+    assert "#### Started from nothing" in summary and "artifacts folder not found" in summary, "the first night says why all was embedded"
 
     # A server installs what the job uploaded, and answers from it.
     server = tmp_path / "server"
@@ -125,6 +127,7 @@ def test_the_nightly_script_publishes_summarizes_and_packs_a_generation(job):
     summary = (tmp_path / "summary.md").read_text()
     assert "#### Errors by code" in summary and "NOTION\\_FORBIDDEN | 1 |" in summary
     assert "| 0 | 1 | 0 | 1 | 0 | 1 |" in summary, "one updated, one skipped, one failed"
+    assert "Started from nothing" not in summary and "::notice::no generation" not in second.stdout
     assert (tmp_path / "outputs").read_text().strip() != f"generation={generation}"
 
 
@@ -145,6 +148,22 @@ def test_a_run_that_publishes_nothing_fails_the_job_with_index_runs_exit_code(jo
     assert "exited 2; nothing was published" in summary and "GEMINI_API_KEY" in summary
     assert "::error::" in result.stdout
     assert (tmp_path / "outputs").read_text() == ""
+
+
+def test_a_night_that_lost_its_artifacts_says_so_and_max_cost_bounds_it(job):
+    """The Actions cache that carries artifacts/ between nights is evicted after 7 days unused: the
+    next night read and embedded everything, paid for with Gemini, and its summary read like any
+    night's. It now says it started from nothing and why that happens; `STATIC_RAG_MAX_COST`
+    (MAX_COST) stops such a night before it spends more."""
+    tmp_path, env, _ = job
+    assert nightly(tmp_path, env).returncode == 0
+    shutil.rmtree(tmp_path / "artifacts")  # the cache restore found nothing
+    result = nightly(tmp_path, env, MAX_COST="0.0000001")
+    assert result.returncode == 5, result.stderr
+    summary = (tmp_path / "summary.md").read_text()
+    assert "exited 5; nothing was published" in summary and "--max-cost" in summary, summary
+    assert "#### Started from nothing" in summary and "GitHub removes a cache unused for 7 days" in summary, summary
+    assert nightly(tmp_path, env, MAX_COST="1").returncode == 0, "a budget the night fits in"
 
 
 def labeled_set(tmp_path: Path, question: str, title: str) -> Path:

@@ -9,6 +9,7 @@
 #   STATIC_RAG_CONFIG     config file (default: index.toml); STATIC_RAG_ARTIFACTS overrides its artifacts folder
 #   PROVIDER              spaces to rebuild (default: gemini); NOTION_TOKEN, GEMINI_API_KEY: secrets
 #   FULL_REFRESH, DRY_RUN "true" to pass --full-refresh / --dry-run
+#   MAX_COST              USD: passed as --max-cost, what one night may spend on embeddings at most
 #   EVAL_GATE             a floors TOML: the new generation must pass `index eval --gate` to be packed,
 #                         on EVAL_DATASET, EVAL_OFF_TOPIC or both
 #   EVAL_DATASET          a BEIR folder labeled against your own documents
@@ -54,6 +55,24 @@ mkdir -p "$OUT"
 args=(run --provider "${PROVIDER:-gemini}" --json)
 [[ ${FULL_REFRESH:-false} == true ]] && args+=(--full-refresh)
 [[ ${DRY_RUN:-false} == true ]] && args+=(--dry-run)
+[[ -n ${MAX_COST:-} ]] && args+=(--max-cost "$MAX_COST")
+
+# Is there a generation to build on? Without one, the run reads and embeds everything: on a night
+# after others, the cache that carries artifacts/ was lost, and the summary says so, not only the bill.
+nothing_before=$("$INDEX" status --json 2>&1 >/dev/null) && nothing_before=""
+
+from_nothing() {
+  local reason=${nothing_before#Error: }
+  reason=${reason%% (run \`index run\` first*}
+  echo
+  echo "#### Started from nothing"
+  echo
+  echo "There was no generation to build on (\`index status\`: $reason): every document is"
+  echo "read and every chunk embedded. On the first night that is expected. After earlier nights, the Actions cache"
+  echo "that carries \`artifacts/\` from night to night was lost: GitHub removes a cache unused for 7 days and, once a"
+  echo "repository's caches pass 10 GB, the least recently used. The variable \`STATIC_RAG_MAX_COST\` bounds what such a"
+  echo "night spends."
+}
 
 "$INDEX" "${args[@]}" >"$OUT/run.json" 2>"$OUT/run.log"
 status=$?
@@ -68,6 +87,7 @@ case $status in
       echo '```'
       tail -n 20 "$OUT/run.log"
       echo '```'
+      [[ -n $nothing_before ]] && from_nothing
     } >>"$SUMMARY"
     echo "::error::index run exited $status; nothing was published (see the job summary)"
     exit "$status"
@@ -75,6 +95,10 @@ case $status in
 esac
 if [[ $status == 4 ]]; then
   echo "::warning::some documents failed; each keeps its last good version (errors by code in the job summary)"
+fi
+if [[ -n $nothing_before ]]; then
+  from_nothing >>"$SUMMARY"
+  echo "::notice::no generation to build on: every chunk embedded (see the job summary)"
 fi
 [[ ${DRY_RUN:-false} == true ]] && exit 0
 
