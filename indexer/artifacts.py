@@ -326,6 +326,9 @@ def current_generation(artifacts: Path) -> Path:
         raise ArtifactError(f"artifacts folder not found: {artifacts} (run `index run` first, or pass --artifacts)")
     current = artifacts / CURRENT
     if not current.exists():
+        if kept := list_generations(artifacts):
+            raise ArtifactError(f"{current} is missing, though {len(kept)} generation(s) are kept: `index rollback {kept[-1]}` serves the "
+                                "newest again, and the next `index run` builds on it")
         raise ArtifactError(f"no generation published in {artifacts}: {CURRENT} is missing (run `index run` first)")
     generation_id = read_current_id(artifacts)
     if not generation_id or "/" in generation_id or generation_id.startswith("."):

@@ -70,6 +70,7 @@ def run_index(
     rebuilt = _spaces_to_rebuild(config, providers, dry_run)
     embedder_for = _Embedders(Budget(max_cost_usd), timer)
     previous = PreviousGeneration.open(config.artifacts, report.warnings, dry_run)
+    report.built_on = previous.folder.name if previous is not None else None
     updatable = not dry_run and _updates_meta(previous)
     early: EarlyCopy | None = None
     with ExitStack() as cleanup:  # on every way out: the early copy removed (unless the write took it), the previous generation closed

@@ -59,6 +59,7 @@ def finished(artifacts: Path, run_id: str, status: str, exit_code: int, summary:
         entry |= {
             "generation_id": summary.get("generation"),
             "unchanged": summary.get("unchanged", False),
+            "built_on": summary.get("built_on"),
             "documents": summary.get("documents"),
             "total_documents": summary.get("total_documents"),
             "chunks": summary.get("chunks"),

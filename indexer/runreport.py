@@ -20,6 +20,7 @@ class RunReport:
 
     run_id: str
     generation_id: str | None = None
+    built_on: str | None = None  # the generation the run started from (the served one, or a kept one when it cannot be read); None: from nothing
     documents: int = 0
     counts: dict[str, int] = field(default_factory=dict)  # added, updated, metadata_only, skipped, deleted, failed
     decisions: list[Decision] = field(default_factory=list)
@@ -39,6 +40,7 @@ class RunReport:
         if self.dry_run:
             return {
                 "dry_run": True,
+                "built_on": self.built_on,
                 "documents": self.counts,
                 "total_documents": self.documents,
                 "spaces": self.spaces,
@@ -53,6 +55,7 @@ class RunReport:
             "run_id": self.run_id,
             "generation": self.generation_id,
             "unchanged": self.unchanged,
+            "built_on": self.built_on,
             "documents": self.counts,
             "total_documents": self.documents,
             "chunks": {

@@ -289,7 +289,7 @@ def test_config_errors_exit_2_with_the_key_named(tmp_path, monkeypatch):
 @pytest.mark.parametrize(
     "damage, message",
     [
-        (lambda a: (a / "CURRENT").unlink(), "CURRENT is missing (run `index run` first)"),
+        (lambda a: (a / "CURRENT").unlink(), "CURRENT is missing, though 1 generation(s) are kept: `index rollback 20"),
         (lambda a: (a / "CURRENT").write_text("\n"), "is empty or corrupt"),
         (lambda a: (a / "CURRENT").write_text("20990101T000000Z-000000\n"), "names generation 20990101T000000Z-000000, but"),
         (lambda a: (a / "CURRENT").write_text("../../etc\n"), "is empty or corrupt"),

@@ -155,7 +155,7 @@ def test_a_night_that_lost_its_artifacts_says_so_and_max_cost_bounds_it(job):
     next night read and embedded everything, paid for with Gemini, and its summary read like any
     night's. It now says it started from nothing and why that happens; `STATIC_RAG_MAX_COST`
     (MAX_COST) stops such a night before it spends more."""
-    tmp_path, env, _ = job
+    tmp_path, env, ws = job
     assert nightly(tmp_path, env).returncode == 0
     shutil.rmtree(tmp_path / "artifacts")  # the cache restore found nothing
     result = nightly(tmp_path, env, MAX_COST="0.0000001")
@@ -164,6 +164,18 @@ def test_a_night_that_lost_its_artifacts_says_so_and_max_cost_bounds_it(job):
     assert "exited 5; nothing was published" in summary and "--max-cost" in summary, summary
     assert "#### Started from nothing" in summary and "GitHub removes a cache unused for 7 days" in summary, summary
     assert nightly(tmp_path, env, MAX_COST="1").returncode == 0, "a budget the night fits in"
+
+    # A night whose served generation is damaged builds on the kept one before it: not "from nothing".
+    older = (tmp_path / "artifacts" / "CURRENT").read_text().strip()
+    ws.set_blocks(next(p for p, page in ws.pages.items() if page["title"] == "Holidays"),
+                  paragraph("Everyone has thirty days of paid holiday a year."), edited="2026-11-23T02:00:00.000Z")
+    assert nightly(tmp_path, env).returncode == 0
+    served = tmp_path / "artifacts" / "generations" / (tmp_path / "artifacts" / "CURRENT").read_text().strip() / "meta.duckdb"
+    served.write_bytes(served.read_bytes()[:4096])  # cut short, as a bad copy would leave it
+    result = nightly(tmp_path, env)
+    summary = (tmp_path / "summary.md").read_text()
+    assert result.returncode == 0 and "GENERATION\\_UNREADABLE" in summary and "Started from nothing" not in summary, summary
+    assert json.loads((tmp_path / "dist" / "run.json").read_text())["built_on"] == older
 
 
 def labeled_set(tmp_path: Path, question: str, title: str) -> Path:

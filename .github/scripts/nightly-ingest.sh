@@ -57,17 +57,17 @@ args=(run --provider "${PROVIDER:-gemini}" --json)
 [[ ${DRY_RUN:-false} == true ]] && args+=(--dry-run)
 [[ -n ${MAX_COST:-} ]] && args+=(--max-cost "$MAX_COST")
 
-# Is there a generation to build on? Without one, the run reads and embeds everything: on a night
-# after others, the cache that carries artifacts/ was lost, and the summary says so, not only the bill.
-nothing_before=$("$INDEX" status --json 2>&1 >/dev/null) && nothing_before=""
+# What is there to build on? A run from nothing reads and embeds everything: on a night after others,
+# the cache that carries artifacts/ was lost, and the summary says so, not only the bill.
+status_said=$("$INDEX" status --json 2>&1 >/dev/null) && status_said=""
 
 from_nothing() {
-  local reason=${nothing_before#Error: }
+  local reason=${status_said#Error: }
   reason=${reason%% (run \`index run\` first*}
   echo
   echo "#### Started from nothing"
   echo
-  echo "There was no generation to build on (\`index status\`: $reason): every document is"
+  echo "There was no generation to build on${reason:+ (\`index status\`: $reason)}: every document is"
   echo "read and every chunk embedded. On the first night that is expected. After earlier nights, the Actions cache"
   echo "that carries \`artifacts/\` from night to night was lost: GitHub removes a cache unused for 7 days and, once a"
   echo "repository's caches pass 10 GB, the least recently used. The variable \`STATIC_RAG_MAX_COST\` bounds what such a"
@@ -87,7 +87,7 @@ case $status in
       echo '```'
       tail -n 20 "$OUT/run.log"
       echo '```'
-      [[ -n $nothing_before ]] && from_nothing
+      [[ $status_said == *"artifacts folder not found"* || $status_said == *"no generation published"* ]] && from_nothing
     } >>"$SUMMARY"
     echo "::error::index run exited $status; nothing was published (see the job summary)"
     exit "$status"
@@ -96,7 +96,8 @@ esac
 if [[ $status == 4 ]]; then
   echo "::warning::some documents failed; each keeps its last good version (errors by code in the job summary)"
 fi
-if [[ -n $nothing_before ]]; then
+built_on=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1])).get("built_on") or "")' "$OUT/run.json") || exit 1
+if [[ -z $built_on ]]; then
   from_nothing >>"$SUMMARY"
   echo "::notice::no generation to build on: every chunk embedded (see the job summary)"
 fi
