@@ -28,18 +28,20 @@ def scratch_folder(kind: str) -> tempfile.TemporaryDirectory:
 
 
 def sweep(kind: str, root: Path | None = None) -> list[Path]:
-    """Remove the `kind` folders in the temporary directory whose process has ended; return them.
-    Only this host's (a /tmp shared between containers holds other hosts' live ones) and only
+    """Remove the `kind` folders in the temporary directory whose process has ended (or whose id a
+    later process reuses); return them. Only this host's (a /tmp shared between containers holds other hosts' live ones) and only
     the current user's."""
     prefix = _prefix(kind)
     removed = []
     for folder in Path(root or tempfile.gettempdir()).glob(f"{prefix}*"):
         pid = folder.name[len(prefix):].partition("-")[0]
         try:
-            mine = folder.is_dir() and folder.stat().st_uid == os.getuid()
+            info = folder.stat()
         except OSError:  # removed meanwhile by another sweep
             continue
-        if mine and pid.isdigit() and not alive(int(pid)):
+        mine = folder.is_dir() and info.st_uid == os.getuid()
+        # Its maker began before it last wrote there: a process begun later only reuses the id.
+        if mine and pid.isdigit() and not alive(int(pid), since=info.st_mtime):
             shutil.rmtree(folder, ignore_errors=True)
             removed.append(folder)
     return removed

@@ -254,6 +254,8 @@ def test_the_next_evaluation_removes_the_index_a_killed_one_left_behind(tmp_path
     `index eval` left its index of the dataset in /tmp (23 MB for SciFact), and nothing removed it."""
     from click.testing import CliRunner
 
+    from indexer.processes import started
+
     from indexer.cli import cli
 
     scratch = tmp_path / "tmp"
@@ -275,6 +277,9 @@ def test_the_next_evaluation_removes_the_index_a_killed_one_left_behind(tmp_path
         assert len(left) == 1
         running = scratch / f"static-rag-eval-{socket.gethostname()}-{os.getpid()}-x7k2"
         running.mkdir()  # a running evaluation's (its name holds this process's id): kept
+        reused = scratch / f"static-rag-eval-{socket.gethostname()}-{os.getpid()}-b9q1"
+        reused.mkdir()  # last written an hour before this process began: a gone process's, whose id this one reuses
+        os.utime(reused, (started(os.getpid()) - 3600,) * 2)
         monkeypatch.setenv("OPENAI_API_KEY", fake.api_key)
         monkeypatch.setenv("OPENAI_BASE_URL", f"{fake.url}/v1")
         result = CliRunner().invoke(cli, ["eval", "--dataset", str(dataset), "-c", str(config), "-q"])
