@@ -49,15 +49,15 @@ class PreviousGeneration:
         """The generation a run builds on: the one CURRENT names; when that cannot be read —
         missing, or damaged (a file of the wrong size, a database that fails its checksums) — the
         newest kept generation older than it that can be read, as `index rollback` would choose by
-        hand (its unchanged chunks reuse their vectors, and the run publishes even when nothing
-        changed, so that what is served can be read again); None on a first run, or when no kept
-        generation can be read (the run starts afresh). Falling back is said in `warnings`:
+        hand, else the newest that can be read (its unchanged chunks reuse their vectors, and the
+        run publishes even when nothing changed, so that what is served can be read again); None
+        on a first run, or when no kept generation can be read (the run starts afresh). Falling back is said in `warnings`:
         starting afresh without a word re-embedded all 131 of `examples/`' chunks and read like a first run."""
         artifacts = Path(artifacts)
         try:
             return cls(current_generation(artifacts))
         except ArtifactError as exc:
-            problem = str(exc) if (artifacts / CURRENT).exists() else f"{artifacts / CURRENT} is missing although generations are kept"
+            problem = str(exc)
         served_id = read_current_id(artifacts)
         base = _newest_readable(artifacts, served_id if served_id and GENERATION_ID.match(served_id) else None)
         if warnings is not None and ((artifacts / CURRENT).exists() or base is not None):
@@ -143,11 +143,11 @@ class PreviousGeneration:
 
 
 def _newest_readable(artifacts: Path, served_id: str | None) -> PreviousGeneration | None:
-    """The newest kept generation older than `served_id` (all of them when CURRENT names none)
-    that opens, or None. Newer ones are left alone: one is kept only after a rollback away from it."""
-    for generation_id in reversed(list_generations(artifacts)):
-        if served_id and generation_id >= served_id:
-            continue
+    """The newest kept generation older than `served_id` that opens, else the newest that opens
+    (a newer one is kept after a rollback away from it: the last choice), or None."""
+    kept = list_generations(artifacts)[::-1]
+    older = [g for g in kept if served_id is None or g < served_id]
+    for generation_id in older + [g for g in kept if g not in older]:
         try:
             return PreviousGeneration(artifacts / GENERATIONS / generation_id, served=False)
         except ArtifactError:

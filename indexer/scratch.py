@@ -29,8 +29,8 @@ def scratch_folder(kind: str) -> tempfile.TemporaryDirectory:
 
 def sweep(kind: str, root: Path | None = None) -> list[Path]:
     """Remove the `kind` folders in the temporary directory whose process has ended (or whose id a
-    later process reuses); return them. Only this host's (a /tmp shared between containers holds other hosts' live ones) and only
-    the current user's."""
+    later process reuses); return them. Only this host's (a /tmp shared between containers holds
+    other hosts' live ones) and only the current user's."""
     prefix = _prefix(kind)
     removed = []
     for folder in Path(root or tempfile.gettempdir()).glob(f"{prefix}*"):

@@ -168,23 +168,25 @@ def test_a_damaged_served_generation_is_rebuilt_on_the_newest_kept_one_embedding
     assert "60 days" in found["hits"][0]["text"], found
 
 
-def test_a_run_that_cannot_read_what_current_names_builds_on_the_kept_generation_and_publishes(tmp_path, local_embedder):
+@pytest.mark.parametrize("named", ["20990101T000000.000000Z-abcdef", "20000101T000000.000000Z-abcdef"], ids=["newer", "older-than-kept"])
+def test_a_run_that_cannot_read_what_current_names_builds_on_the_kept_generation_and_publishes(tmp_path, local_embedder, named):
     """CURRENT naming a generation that is not there (a folder removed by hand, a partial copy):
     the run started afresh — every chunk embedded again — and its report read like a first run's.
     It now builds on the kept generation and says so, in the dry run too (what an admin checks
     before a paid run); it publishes although no document changed, or servers would go on
-    failing to open what CURRENT names. A first run says nothing of the kind."""
+    failing to open what CURRENT names. A first run says nothing of the kind. A name older than
+    every kept generation (a CURRENT copied from another machine) still finds the newest kept one."""
     config = small_corpus(tmp_path)
     code, first = run(config)
     assert code == 0 and not [w for w in first["warnings"] if w["code"] == "GENERATION_UNREADABLE"], first["warnings"]
     kept = (tmp_path / "artifacts" / "CURRENT").read_text().strip()
-    (tmp_path / "artifacts" / "CURRENT").write_text("20990101T000000.000000Z-abcdef\n")
+    (tmp_path / "artifacts" / "CURRENT").write_text(named + "\n")
     code, plan = run(config, "--dry-run")
     assert code == 0 and [w["message"] for w in plan["warnings"] if f"a run would build on generation {kept}" in w["message"]], plan["warnings"]
     code, rebuilt = run(config)
     assert code == 0 and rebuilt["documents"]["skipped"] == 2 and rebuilt["spaces"]["local-all-minilm-l6-v2-384"]["embedded"] == 0, rebuilt
     said = [w["message"] for w in rebuilt["warnings"] if w["code"] == "GENERATION_UNREADABLE"]
-    assert len(said) == 1 and "20990101T000000.000000Z-abcdef" in said[0] and f"built on generation {kept}" in said[0], rebuilt["warnings"]
+    assert len(said) == 1 and named in said[0] and f"built on generation {kept}" in said[0], rebuilt["warnings"]
     published = (tmp_path / "artifacts" / "CURRENT").read_text().strip()
-    assert published not in (kept, "20990101T000000.000000Z-abcdef") and published == rebuilt["generation"] and not rebuilt["unchanged"]
+    assert published not in (kept, named) and published == rebuilt["generation"] and not rebuilt["unchanged"]
     assert CliRunner().invoke(cli, ["search", "refund", "-c", str(config)]).exit_code == 0, "what CURRENT names serves again"
