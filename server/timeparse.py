@@ -16,7 +16,11 @@ echoed in the response's `time_filter`. Understood (English, case-insensitive):
     this/last quarter, in Q1 … Q4 [2026]   (a quarter still to come this year means last year's)
     since the start of the week|month|year   this week, month, year
     since [last] Monday … Sunday | yesterday | October [5] | 5 October | 2026-10-05 | last week …
-    on [last] Monday … Sunday   that day (the latest such, today included; "last": before today)
+    on [last] Monday … Sunday, from last Monday …   that day (the latest such, today included; "last": before today)
+    on October 5 | 5 October | the 5th of October [2026] | 2026-10-05   that day (one still to come this year: last year's)
+    the day before yesterday    that day
+    before|prior to / after October [5] [2026] | 2025 | 2026-10-05 | last Monday | last week …
+                                up to its start / from its end ("after October": November on)
     in|during October [2026]   (a month still to come this year means last year's)
     in 2025
     early|mid|late October|2025, the beginning|middle|end of October|2025|last month|the year, the first|second half of …
@@ -72,6 +76,9 @@ OF_OTHER = rf"(?!\s+of\s+{NOT_OF})"  # "last week of October" is not the calenda
 DATE = rf"(?:\d{{4}}-\d{{2}}-\d{{2}}|{MONTH}(?:\s+\d{{1,2}}(?:st|nd|rd|th)?)?(?:,?\s+\d{{4}})?|\d{{1,2}}(?:st|nd|rd|th)?\s+{MONTH}(?:\s+\d{{4}})?|(?:last\s+)?{WEEKDAY}|{NAMED})"
 # A calendar date or stretch a range is made of: 2026-10-05, October [5] [2026], 5 October [2026], 2025.
 POINT = rf"(?:\d{{4}}-\d{{2}}-\d{{2}}|{MONTH}(?:\s+\d{{1,2}}(?:st|nd|rd|th)?)?(?:,?\s+(?:19|20)\d{{2}})?|\d{{1,2}}(?:st|nd|rd|th)?\s+{MONTH}(?:\s+(?:19|20)\d{{2}})?|(?:19|20)\d{{2}})"
+# One day: 2026-10-05, October 5[th] [2026], 5[th] [of] October [2026].
+DAY = (rf"(?:\d{{4}}-\d{{2}}-\d{{2}}|{MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?(?:,?\s+(?:19|20)\d{{2}})?"
+       rf"|\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{MONTH}(?:\s+(?:19|20)\d{{2}})?)")
 # A month or a year a part is taken of: October [2025], 2025, this/last/the month, this/last/the year.
 WHOLE = rf"({MONTH}(?:\s+(?:19|20)\d{{2}})?|(?:19|20)\d{{2}}|(?:this|last|the)\s+(?:month|year))"
 SHARE = r"(early|mid|late|(?:beginning|start|middle|end|first\s+half|second\s+half)\s+of)"
@@ -98,7 +105,10 @@ PATTERNS = [
     ("month", re.compile(rf"\b(?:in|during)\s+({MONTH})(?:\s+(\d{{4}}))?\b", re.I | re.A)),
     ("year", re.compile(r"\b(?:in|during)\s+((?:19|20)\d{2})\b", re.I | re.A)),
     ("calendar", re.compile(rf"\b(?:(?:in|during|from|over)\s+(?:the\s+)?)?{CALENDAR}(?:'s)?\b{OF_OTHER}", re.I | re.A)),
-    ("day", re.compile(rf"\bon\s+((?:last\s+)?{WEEKDAY})\b", re.I | re.A)),  # that day only; "open on Monday?" asks nothing of time
+    ("day", re.compile(rf"\bon\s+((?:last\s+)?{WEEKDAY}|(?:the\s+)?{DAY})\b|\bfrom\s+(last\s+{WEEKDAY})\b", re.I | re.A)),  # that day only; "open on Monday?" asks nothing of time
+    ("daybefore", re.compile(r"\bthe\s+day\s+before\s+yesterday\b", re.I | re.A)),
+    # Before "calendar": "after last week" is from this week on. No bare weekday: "deploys before Friday" is a schedule.
+    ("edge", re.compile(rf"\b(before|prior\s+to|after)\s+((?:the\s+)?{DAY}|{POINT}|last\s+{WEEKDAY}|{NAMED})\b{OF_OTHER}", re.I | re.A)),
     ("weekend", re.compile(r"\b(?:over|during)\s+the\s+weekend\b", re.I | re.A)),  # not "on the weekend": "runs on the weekend" is a schedule
     # "a recent generation" names no time; "the most recent docs" asks for the newest, however old
     ("recent", re.compile(rf"\b(recently|lately|(?<!most )recent(?=\s+{RECENT_NOUNS}\b))\b", re.I | re.A)),
@@ -184,8 +194,16 @@ def _window(kind: str, match: re.Match, now: datetime, tz: tzinfo) -> tuple[date
     if kind == "weekend":
         return updated_range("this weekend", now, tz)
     if kind == "day":
-        start = _weekday(" ".join(match.group(1).lower().split()), day)
-        return exact(start, tz), exact(shift_days(start, 1), tz)
+        return _named(match.group(1) or match.group(2), day, now, tz)
+    if kind == "daybefore":
+        return exact(shift_days(day, -2), tz), exact(shift_days(day, -1), tz)
+    if kind == "edge":
+        stretch = _named(match.group(2), day, now, tz)
+        if stretch is None:
+            return None
+        if match.group(1).lower() == "after":
+            return (stretch[1], None) if stretch[1] is not None else None  # "after this week": nothing yet
+        return None, stretch[0]
     if kind == "recent":
         return now - timedelta(days=RECENT_DAYS), None
     if kind == "year":
@@ -197,8 +215,8 @@ def _window(kind: str, match: re.Match, now: datetime, tz: tzinfo) -> tuple[date
         return exact(start, tz), exact(end, tz)
     if kind == "between":
         return _between(match.group(1), match.group(2), day, tz)
-    start = _date(match.group(1), day, now, tz)  # since …
-    return (start, None) if start is not None else None
+    stretch = _named(match.group(1), day, now, tz)  # since …
+    return (stretch[0], None) if stretch is not None else None
 
 
 def _ago(amount: int, unit: str, now: datetime, day: datetime, tz: tzinfo) -> tuple[datetime, datetime] | None:
@@ -335,20 +353,23 @@ def _weekday(text: str, day: datetime) -> datetime:
     return shift_days(day, -(back or 7) if name != text else -back)
 
 
-def _date(text: str, day: datetime, now: datetime, tz: tzinfo) -> datetime | None:
-    """The start of the moment a `since` names."""
-    text = " ".join(text.lower().replace(",", " ").split())
+def _named(text: str, day: datetime, now: datetime, tz: tzinfo) -> tuple[datetime, datetime | None] | None:
+    """[start, end) of the day, month, year, weekday or calendar phrase a `since`, `on`, `before`
+    or `after` names (end None: it runs until now); None for a date that is none ("Feb 30")."""
+    text = " ".join(text.lower().replace(",", " ").split()).removeprefix("the ")
     if text in PHRASES:
-        return updated_range(text, now, tz)[0]
+        return updated_range(text, now, tz)
     if text.removeprefix("last ") in WEEKDAYS:
-        return exact(_weekday(text, day), tz)
+        start = _weekday(text, day)
+        return exact(start, tz), exact(shift_days(start, 1), tz)
     year, month, date = _parts(text)
-    if month is None:
+    if month is None and year is None:
         return None
     try:
-        return exact(datetime(year or _latest_year(month, date or 1, day), month, date or 1), tz)
+        start, end = _stretch(year or _latest_year(month, date or 1, day), month, date)
     except ValueError:
         return None
+    return exact(start, tz), exact(end, tz)
 
 
 def _latest_year(month: int, date: int, day: datetime) -> int:

@@ -242,6 +242,35 @@ def test_a_part_of_a_month_or_a_year_is_that_part():
         assert parse_time(question, now, timezone.utc) is None, question
 
 
+def test_a_day_by_its_date_and_before_or_after_a_date_are_time_phrases():
+    """"what changed on 2026-11-20", "updates from last Tuesday", "docs updated before October",
+    "show me updates after November 15th" were ranked as words: no range."""
+    now = datetime(2026, 11, 27, 21, tzinfo=timezone.utc)  # a Friday
+    day = lambda *ymd: datetime(*ymd, tzinfo=timezone.utc)  # noqa: E731
+    for question, after, before in [
+        ("what changed on 2026-11-20", day(2026, 11, 20), day(2026, 11, 21)),
+        ("what was updated on Nov 20", day(2026, 11, 20), day(2026, 11, 21)),
+        ("what was updated on the 5th of October", day(2026, 10, 5), day(2026, 10, 6)),
+        ("what changed on December 3", day(2025, 12, 3), day(2025, 12, 4)),  # still to come this year: last year's
+        ("updates from last Tuesday", day(2026, 11, 24), day(2026, 11, 25)),
+        ("what changed the day before yesterday", day(2026, 11, 25), day(2026, 11, 26)),
+        ("docs updated before October", None, day(2026, 10, 1)),
+        ("pages updated before 2025", None, day(2025, 1, 1)),
+        ("what changed before the 1st of March 2025", None, day(2025, 3, 1)),
+        ("changes prior to last Monday", None, day(2026, 11, 23)),
+        ("show me updates after November 15th", day(2026, 11, 16), None),  # from the end of the day named
+        ("docs updated after June 2025", day(2025, 7, 1), None),
+        ("what changed after last week", day(2026, 11, 23), None),
+    ]:
+        parsed = parse_time(question, now, timezone.utc)
+        assert parsed is not None and (parsed.after, parsed.before, parsed.only_time) == (after, before, True), (question, parsed)
+    pricing = parse_time("what happened after 2020 to our pricing", now, timezone.utc)
+    assert (pricing.after, pricing.before, pricing.rest) == (day(2021, 1, 1), None, "what happened to our pricing")
+    for question in ("how do I publish a post before Friday", "deploys happen after Friday", "what should I do before October",
+                     "what changed after the migration", "what changed on Feb 30", "I was charged on October 5, can I get a refund?"):
+        assert parse_time(question, now, timezone.utc) is None, question
+
+
 def test_updated_within_takes_the_weekend_too():
     from server.timefilter import updated_range
 
