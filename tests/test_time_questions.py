@@ -96,8 +96,16 @@ def test_the_cli_reads_time_phrases_too(client):
     assert [h["title"] for h in body["hits"]] == ["Shipping", "Pricing"] and body["time_filter"]["only_time"] is True
     empty = CliRunner().invoke(cli, ["search", "what changed in 2019?", "--artifacts", str(artifacts), "--parse-time"])
     assert empty.exit_code == 0 and "Nothing was updated in 2019." in empty.output, empty.output
+    before = CliRunner().invoke(cli, ["search", "pricing updates before 2020", "--artifacts", str(artifacts), "--parse-time"])
+    assert before.exit_code == 0 and "Updated before 2020: before 2020-01-01 00:00 (UTC)" in before.output, before.output
     bad = CliRunner().invoke(cli, ["search", "x", "--artifacts", str(artifacts), "--parse-time", "--timezone", "Mars/Olympus"])
     assert bad.exit_code != 0 and "unknown time zone 'Mars/Olympus'" in bad.output
+
+
+def test_what_changed_before_a_date_lists_the_older_documents_newest_first(client):
+    result = ask(client, "what changed before this week?")
+    assert result["time_filter"]["after"] is None and result["time_filter"]["only_time"] is True
+    assert titles(result) == ["Shipping", "Pricing", "Returns", "Warranty"]
 
 
 def test_without_parse_time_nothing_is_read(client):

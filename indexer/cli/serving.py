@@ -71,8 +71,7 @@ def search(query, config_path, artifacts, as_json, top_k, mode, space, source, p
         click.echo(f"Answered by keywords only: {result.degraded_reason}", err=True)
     if result.time_filter is not None:
         window = result.time_filter
-        click.echo(f"Updated {window.phrase}: {window.after:%Y-%m-%d %H:%M} – {f'{window.before:%Y-%m-%d %H:%M}' if window.before else 'now'} (UTC)"
-                   + (", newest first" if window.only_time else ""))
+        click.echo(f"Updated {window.phrase}: {_window(window.after, window.before)} (UTC)" + (", newest first" if window.only_time else ""))
     for answer in result.answers:
         click.echo(click.style(f"Answer: {answer.question}", bold=True) + f"  (relevance {answer.relevance:.2f}{', ' + answer.url if answer.url else ''})")
         click.echo(f"   {answer.answer}\n")
@@ -240,3 +239,10 @@ def _remove_on_sigterm(folder: tempfile.TemporaryDirectory) -> None:
         signal.raise_signal(signum)
 
     signal.signal(signal.SIGTERM, end)
+
+
+def _window(after, before) -> str:
+    """A range read from a question, as `index search` shows it: "2026-11-23 00:00 – now", "before 2026-10-01 00:00"."""
+    if after is None:
+        return f"before {before:%Y-%m-%d %H:%M}"
+    return f"{after:%Y-%m-%d %H:%M} – {f'{before:%Y-%m-%d %H:%M}' if before else 'now'}"
