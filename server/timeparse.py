@@ -33,7 +33,8 @@ echoed in the response's `time_filter`. Understood (English, case-insensitive):
 
 A question with nothing left but words like "what's new", "what changed", "updates" once the
 phrase is out is only about time (`only_time`): it lists the documents updated in the range,
-newest first. In a question about something else, the phrase filters only when the question is
+newest first. So does one with no phrase at all that asks for the newest ("what's new?", "latest
+updates", "anything new?"): every document, newest first (no range; phrase NEWEST_PHRASE). In a question about something else, the phrase filters only when the question is
 about change or about pages ("pricing updates this month", "blog posts about SSO last week"):
 "are you open today?" and "I bought boots last week, what is the warranty?" tell of the asker's
 day, not of when the pages were updated, and a filter would hide the answer. Nor does a span
@@ -128,6 +129,11 @@ ONLY_TIME_WORDS = {
     "as", "from", "got", "made", "earlier", "latest",
 }
 
+# A question made only of these and of ONLY_TIME_WORDS, with no time phrase, asks for the newest
+# documents, however old: "what's new?" was ranked by the word "new" (a page about new generations).
+NEWEST = {"new", "newest", "latest", "recent", "recently"}
+NEWEST_PHRASE = "most recently"
+
 
 @dataclass(frozen=True)
 class TimeFilter:
@@ -157,6 +163,9 @@ def parse_time(query: str, now: datetime, tz: tzinfo = timezone.utc) -> TimeFilt
         if not only_time and not ABOUT_PAGES & set(words):
             continue  # "are you open today?": the words are ranked as they are
         return TimeFilter(match.group(0).strip(), after, before, rest if not only_time else "", only_time)
+    words = re.findall(r"[\w']+", query.lower())
+    if NEWEST & set(words) and all(w in ONLY_TIME_WORDS or w in NEWEST or w == "most" for w in words):
+        return TimeFilter(NEWEST_PHRASE, None, None, "", True)  # "what's new?", "latest updates": every document, newest first
     return None
 
 

@@ -98,6 +98,8 @@ def test_the_cli_reads_time_phrases_too(client):
     assert empty.exit_code == 0 and "Nothing was updated in 2019." in empty.output, empty.output
     before = CliRunner().invoke(cli, ["search", "pricing updates before 2020", "--artifacts", str(artifacts), "--parse-time"])
     assert before.exit_code == 0 and "Updated before 2020: before 2020-01-01 00:00 (UTC)" in before.output, before.output
+    newest = CliRunner().invoke(cli, ["search", "what's new?", "--artifacts", str(artifacts), "--parse-time"])
+    assert newest.exit_code == 0 and newest.output.startswith("The documents updated most recently, newest first\n1. Security"), newest.output
     bad = CliRunner().invoke(cli, ["search", "x", "--artifacts", str(artifacts), "--parse-time", "--timezone", "Mars/Olympus"])
     assert bad.exit_code != 0 and "unknown time zone 'Mars/Olympus'" in bad.output
 
@@ -106,6 +108,17 @@ def test_what_changed_before_a_date_lists_the_older_documents_newest_first(clien
     result = ask(client, "what changed before this week?")
     assert result["time_filter"]["after"] is None and result["time_filter"]["only_time"] is True
     assert titles(result) == ["Shipping", "Pricing", "Returns", "Warranty"]
+
+
+def test_whats_new_lists_every_document_newest_first(client):
+    """"what's new?" — a chat box's first question on many sites — was ranked by the word "new"
+    (on `examples/`: a page about shipping new generations)."""
+    for question in ("what's new?", "Anything new?", "latest updates", "show me the newest docs"):
+        result = ask(client, question)
+        assert result["time_filter"] == {"phrase": "most recently", "after": None, "before": None, "only_time": True}, question
+        assert titles(result) == ["Security", "Shipping", "Pricing", "Returns", "Warranty"], question
+    for question in ("new pricing", "what's new in single sign-on?", "I'm new here, where do I start?", "how do I get the latest release"):
+        assert parse_time(question, NOW, timezone.utc) is None, question
 
 
 def test_without_parse_time_nothing_is_read(client):

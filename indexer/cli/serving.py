@@ -71,7 +71,10 @@ def search(query, config_path, artifacts, as_json, top_k, mode, space, source, p
         click.echo(f"Answered by keywords only: {result.degraded_reason}", err=True)
     if result.time_filter is not None:
         window = result.time_filter
-        click.echo(f"Updated {window.phrase}: {_window(window.after, window.before)} (UTC)" + (", newest first" if window.only_time else ""))
+        if window.after is None and window.before is None:  # "what's new?"
+            click.echo("The documents updated most recently, newest first")
+        else:
+            click.echo(f"Updated {window.phrase}: {_window(window.after, window.before)} (UTC)" + (", newest first" if window.only_time else ""))
     for answer in result.answers:
         click.echo(click.style(f"Answer: {answer.question}", bold=True) + f"  (relevance {answer.relevance:.2f}{', ' + answer.url if answer.url else ''})")
         click.echo(f"   {answer.answer}\n")
