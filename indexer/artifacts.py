@@ -342,6 +342,14 @@ def current_generation(artifacts: Path) -> Path:
     return folder
 
 
+def damaged(folder: Path, exc: Exception, advice: bool = True) -> ArtifactError:
+    """The error for a generation whose meta.duckdb DuckDB cannot read (bit rot, a bad copy:
+    "Corrupt database file: computed checksum … does not match"), with what to do about it."""
+    said = f"{folder / 'meta.duckdb'} cannot be read ({exc}): the generation is damaged"
+    return ArtifactError(said + ("; `index rollback` serves the one before it, and the next `index run` builds on the newest kept "
+                                 "generation that can be read" if advice else ""))
+
+
 def read_manifest(folder: Path) -> dict:
     path = folder / MANIFEST
     try:

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from indexer.artifacts import GENERATIONS, current_generation, list_generations, read_current_id, read_manifest, set_current, space_rebuilt_at
+from indexer.artifacts import GENERATIONS, current_generation, damaged, list_generations, read_current_id, read_manifest, set_current, space_rebuilt_at
 from indexer.chance import ChanceLevel, read_level
 from indexer.errors import ArtifactError
 from indexer.sql import load_sql, read_as_current
@@ -15,8 +15,15 @@ from indexer.sql import load_sql, read_as_current
 def _open(folder: Path):
     import duckdb
 
-    db = duckdb.connect(str(folder / "meta.duckdb"), read_only=True)
-    read_as_current(db)  # an older generation's documents lack columns the queries read
+    try:
+        db = duckdb.connect(str(folder / "meta.duckdb"), read_only=True)
+    except duckdb.Error as exc:
+        raise damaged(folder, exc) from None
+    try:
+        read_as_current(db)  # an older generation's documents lack columns the queries read
+    except duckdb.Error as exc:
+        db.close()
+        raise damaged(folder, exc) from None
     return db
 
 

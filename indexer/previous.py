@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from indexer.artifacts import CURRENT, GENERATION_ID, GENERATIONS, current_generation, list_generations, read_current_id, read_manifest, read_stale, space_rebuilt_at
+from indexer.artifacts import CURRENT, GENERATION_ID, GENERATIONS, current_generation, damaged, list_generations, read_current_id, read_manifest, read_stale, space_rebuilt_at
 from indexer.documents import Document, FetchState, utc_aware
 from indexer.embedders import same_space
 from indexer.errors import ArtifactError, ErrorCode, IngestError
@@ -42,7 +42,7 @@ class PreviousGeneration:
         except duckdb.Error as exc:  # bit rot, a bad copy: "Corrupt database file: computed checksum … does not match"
             if self.db is not None:
                 self.db.close()
-            raise ArtifactError(f"{folder / 'meta.duckdb'} cannot be read ({exc}): the generation is damaged") from None
+            raise damaged(folder, exc, advice=False) from None  # the run says what it does instead
 
     @classmethod
     def open(cls, artifacts: Path, warnings: list[IngestError] | None = None, dry_run: bool = False) -> "PreviousGeneration | None":

@@ -10,13 +10,12 @@ from pathlib import Path
 
 import numpy as np
 
-from indexer.artifacts import current_generation, read_manifest, read_stale, space_rebuilt_at
+from indexer.artifacts import current_generation, damaged, read_manifest, read_stale, space_rebuilt_at
 from indexer.bm25 import LegacyLexicalIndex, LexicalIndex
 from indexer.chance import ChanceLevel, read_level
 from indexer.chunkstore import SegmentStores
 from indexer.dense import DenseSegments
 from indexer.documents import utc_aware
-from indexer.errors import ArtifactError
 from indexer.segments import open_chunks, open_dense, open_lexical, read_layout
 from indexer.sql import load_sql, read_as_current
 from server.answers import load_curated
@@ -62,7 +61,7 @@ class Generation:
             self.db.execute("SET threads = 1")
             self.db.execute("SET memory_limit = '512MB'")
         except duckdb.Error as exc:
-            raise ArtifactError(f"{folder / 'meta.duckdb'} cannot be opened: {exc}") from None
+            raise damaged(folder, exc) from None
         self._local = threading.local()
         # Every hit cites its document: a dict lookup here, not a join per search (1.8 ms of 5.4 at 100k chunks).
         self.citations = {row["doc_id"]: row for row in self.query("document_citations")}

@@ -155,6 +155,11 @@ def test_a_damaged_served_generation_is_rebuilt_on_the_newest_kept_one_embedding
     assert run(config)[0] == 0
     served = (artifacts / "CURRENT").read_text().strip()
     flip_bits(artifacts / "generations" / served / "meta.duckdb")
+    for command in (["status"], ["search", "refund"], ["runs", "--json"]):  # what an admin tries first: said, not "unexpected Error"
+        said = CliRunner().invoke(cli, [*command, "-c", str(config)])
+        if command[0] != "runs":  # the run log is not in the generation: it still lists every run
+            assert said.exit_code == 1 and "the generation is damaged; `index rollback` serves the one before it" in said.output, said.output
+        assert "unexpected" not in said.output, said.output
     (tmp_path / "docs" / "refunds.md").write_text("---\ntitle: Refunds\n---\n# Refunds\n\nCustomers can ask for a refund within 60 days.\n")
     code, report = run(config)
     assert code == 0, report
