@@ -312,6 +312,17 @@ def list_generations(artifacts: Path) -> list[str]:
     return sorted(p.name for p in folder.iterdir() if p.is_dir() and not p.name.startswith("."))
 
 
+def fallback_order(artifacts: Path) -> list[str]:
+    """Kept generations to use in place of the one CURRENT names when it cannot be read: those
+    older than it newest first (what `index rollback` would choose), then the newer ones (kept
+    after a rollback away from them). All of them, newest first, when CURRENT names none."""
+    named = read_current_id(artifacts)
+    named = named if named and GENERATION_ID.match(named) else None
+    kept = [g for g in list_generations(artifacts)[::-1] if g != named]
+    older = [g for g in kept if named is None or g < named]
+    return older + [g for g in kept if g not in older]
+
+
 def read_current_id(artifacts: Path) -> str | None:
     try:
         return (artifacts / CURRENT).read_text(encoding="utf-8").strip() or None

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from indexer.artifacts import CURRENT, GENERATION_ID, GENERATIONS, current_generation, damaged, list_generations, read_current_id, read_manifest, read_stale, space_rebuilt_at
+from indexer.artifacts import CURRENT, GENERATIONS, current_generation, damaged, fallback_order, read_manifest, read_stale, space_rebuilt_at
 from indexer.documents import Document, FetchState, utc_aware
 from indexer.embedders import same_space
 from indexer.errors import ArtifactError, ErrorCode, IngestError
@@ -58,8 +58,7 @@ class PreviousGeneration:
             return cls(current_generation(artifacts))
         except ArtifactError as exc:
             problem = str(exc)
-        served_id = read_current_id(artifacts)
-        base = _newest_readable(artifacts, served_id if served_id and GENERATION_ID.match(served_id) else None)
+        base = _newest_readable(artifacts)
         if warnings is not None and ((artifacts / CURRENT).exists() or base is not None):
             warnings.append(IngestError(ErrorCode.GENERATION_UNREADABLE, "plan", _fallback_said(problem, base, dry_run), level="warning"))
         return base
@@ -142,12 +141,9 @@ class PreviousGeneration:
         self.db.close()
 
 
-def _newest_readable(artifacts: Path, served_id: str | None) -> PreviousGeneration | None:
-    """The newest kept generation older than `served_id` that opens, else the newest that opens
-    (a newer one is kept after a rollback away from it: the last choice), or None."""
-    kept = list_generations(artifacts)[::-1]
-    older = [g for g in kept if served_id is None or g < served_id]
-    for generation_id in older + [g for g in kept if g not in older]:
+def _newest_readable(artifacts: Path) -> PreviousGeneration | None:
+    """The first kept generation in `fallback_order` that opens, or None."""
+    for generation_id in fallback_order(artifacts):
         try:
             return PreviousGeneration(artifacts / GENERATIONS / generation_id, served=False)
         except ArtifactError:

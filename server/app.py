@@ -436,7 +436,7 @@ def create_app(settings: Settings | None = None) -> Litestar:
         faiss.omp_set_num_threads(1)
         service = SearchService(settings)
         try:
-            _document_sources(app, service.load().sources)
+            _document_sources(app, service.load(fall_back=True).sources)
         except ArtifactError as exc:
             log.warning("not ready: %s", exc)
         service.watch()  # a newly published generation is swapped in without a restart

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
+from indexer.artifacts import GENERATIONS, fallback_order, read_current_id
 from indexer.config import SOURCE_TYPES, ServerConfig, SpaceConfig
 from indexer.embedders import Embedder, load_embedder, same_space
 from indexer.embedders.remote import EmbeddingsFailed, MissingCredentials
@@ -60,9 +61,11 @@ class SearchService:
         self.degraded = DegradedLog(log)
         self._watcher: threading.Thread | None = None
 
-    def load(self, ready_models: bool = True) -> Generation:
+    def load(self, ready_models: bool = True, fall_back: bool = False) -> Generation:
         """Open the generation CURRENT names, get its query embedders ready, and serve it,
-        retiring the one served before (it closes when its last request ends).
+        retiring the one served before (it closes when its last request ends). `fall_back`: a
+        server with nothing served yet serves a kept generation when that one cannot be read
+        (`_open`).
 
         A space whose provider has no key here stays searchable lexically; dense and hybrid
         requests for it get a 503 naming the missing variable. Other spaces are unaffected.
@@ -70,7 +73,7 @@ class SearchService:
         that may need none: a lexical one does not import torch).
         """
         with self._swap_lock:
-            generation = Generation.open_current(self.settings.artifacts)
+            generation = self._open(fall_back and self.generation is None)
             warm(generation.folder)  # its first queries read from memory, not the disk (server/warming.py)
             for space in generation.spaces.values():
                 try:
@@ -88,11 +91,34 @@ class SearchService:
             log.info("serving generation %s from %s", generation.id, generation.folder)
             return generation
 
+    def _open(self, fall_back: bool) -> Generation:
+        """What CURRENT names; with `fall_back`, when that cannot be read (a damaged copy, bit rot),
+        the first kept generation in `fallback_order` that can — the one `index rollback` would
+        serve — with the refusal logged and listed in /v1/info, as a hot swap keeps the old one.
+        A server restarted over a damaged generation answered 503 to every request until the
+        next run published."""
+        try:
+            return Generation.open_current(self.settings.artifacts)
+        except ArtifactError as exc:
+            named = read_current_id(self.settings.artifacts)
+            if not fall_back or named is None:
+                raise
+            for generation_id in fallback_order(self.settings.artifacts):
+                try:
+                    generation = Generation(self.settings.artifacts / GENERATIONS / generation_id)
+                except ArtifactError:
+                    continue
+                self.refused[named] = str(exc)
+                REFUSED.inc()
+                log.error("generation %s refused, serving %s (kept) instead until a readable one is published: %s", named, generation_id, exc)
+                return generation
+            raise
+
     def current(self) -> Generation:
         """The generation being served (without a lease: for quick reads such as /v1/info)."""
         if self.generation is None:
             try:  # a server started before the first `index run` becomes ready once one is published
-                return self.load()
+                return self.load(fall_back=True)
             except ArtifactError as exc:
                 raise ServiceError("NO_GENERATION", str(exc), 503, retryable=True) from None
         return self.generation
@@ -119,8 +145,6 @@ class SearchService:
         self._watcher.start()
 
     def _watch(self) -> None:
-        from indexer.artifacts import read_current_id
-
         while not self._stop.wait(self.settings.poll_seconds):
             try:
                 named = read_current_id(self.settings.artifacts)

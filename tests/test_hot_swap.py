@@ -67,6 +67,31 @@ def test_new_generations_are_served_without_dropping_requests(tmp_path, local_em
         assert service.generation.id == published[-1] and not service.generation.closed
 
 
+def test_a_server_started_over_a_damaged_generation_serves_the_kept_one_before_it(tmp_path, local_embedder):
+    """A server restarted while CURRENT names a generation whose meta.duckdb fails its checksums
+    (bit rot, a bad copy) answered 503 NO_GENERATION to every request until the next run. It now
+    serves the kept generation an `index rollback` would, says so in /v1/info and the log, and
+    takes the next good generation as usual. `index search` still says the generation is damaged."""
+    config = corpus(tmp_path, "Refunds are paid within 30 days.")
+    older = run_index(config).generation_id
+    damaged = run_index(corpus(tmp_path, "Refunds are paid within 60 days.")).generation_id
+    meta = config.artifacts / "generations" / damaged / "meta.duckdb"
+    data = bytearray(meta.read_bytes())
+    for i in range(5000, min(len(data), 60000), 7):
+        data[i] ^= 0xFF
+    meta.write_bytes(data)
+    with TestClient(create_app(Settings(artifacts=config.artifacts, poll_seconds=0.1))) as client:
+        info = client.get("/v1/info").json()
+        assert info["generation"] == older and info["refused"][0]["generation"] == damaged, info
+        assert "the generation is damaged" in info["refused"][0]["error"]
+        top = client.post("/v1/search", json={"query": "when are refunds paid", "top_k": 1})
+        assert top.status_code == 200 and "30 days" in top.json()["hits"][0]["text"]
+        assert client.get("/readyz").status_code == 200
+        newer = run_index(corpus(tmp_path, "Refunds are paid within 14 days.")).generation_id
+        assert wait_for(lambda: client.get("/v1/info").json()["generation"] == newer), "the next good generation is served"
+        assert "14 days" in client.post("/v1/search", json={"query": "when are refunds paid", "top_k": 1}).json()["hits"][0]["text"]
+
+
 def test_a_broken_generation_is_refused_and_the_old_one_keeps_serving(tmp_path, local_embedder):
     config = corpus(tmp_path, "Refunds are paid within 30 days.")
     good = run_index(config).generation_id
