@@ -57,6 +57,8 @@ class IngestError:
     doc_id: str | None = None
     source: str | None = None
     level: str = "error"
+    failing_since: str | None = None  # an error: when the published runs it failed in, in a row, began (ISO 8601, UTC)
+    failed_runs: int = 1  # how many published runs in a row it failed in, this one included
 
     def as_dict(self) -> dict:
         return {
@@ -67,6 +69,7 @@ class IngestError:
             "doc_id": self.doc_id,
             "source": self.source,
             "level": self.level,
+            **({"failing_since": self.failing_since, "failed_runs": self.failed_runs} if self.level == "error" else {}),
         }
 
 

@@ -25,6 +25,7 @@ from indexer.previous import PreviousGeneration
 from indexer.runreport import RunReport, new_run_id, peak_rss_mb, slowest
 from indexer.sources import SourceResult, check_credentials, count_items, crawl, listed_files
 from indexer.steps import ChanceLevels, chunk_spaces, drop_chunks_of, embed_spaces, estimate
+from indexer.streaks import count_streaks
 from indexer.textspill import TextSpill
 
 class Progress(Protocol):
@@ -99,6 +100,7 @@ def run_index(
         if dry_run:
             report.spaces = {s.space_id: estimate(new_chunks[s.space_id], s, previous) for s in rebuilt}
             check_room(config.artifacts, needs, artifacts.read_current_id(config.artifacts), warnings=report.warnings)
+            count_streaks(report.errors, previous, started)
             return _summarized(report, decisions, documents, before)
 
         # Embed every rebuilt space first: a document whose chunks cannot be embedded falls
@@ -118,6 +120,7 @@ def run_index(
         update = MetaUpdate(previous.folder / "meta.duckdb", rewritten, early) if updatable else None
         if previous is not None:
             previous.close()  # everything is read from it: the write opens what it needs itself
+        count_streaks(report.errors, previous, started)
         _summarized(report, decisions, documents, before)
         if unchanged_generation:  # the served generation is already what this run would write
             report.generation_id, report.unchanged = previous.folder.name, True

@@ -91,6 +91,13 @@ def headline(summary: dict) -> str:
             f"{summary['tokens_embedded']} tokens, {_dollars(summary['cost_usd'])}{peak_memory(summary.get('peak_rss_mb'), '; ')}.")
 
 
+def streak(since: str | None, runs: int, before: str = "") -> str:
+    """How long an error has been failing, after `before`; "" for one this run met first."""
+    if runs <= 1 or not since:
+        return ""
+    return f"{before}(failed in {runs} runs in a row, since {since[:10]})"
+
+
 def peak_memory(mb: float | None, before: str = "") -> str:
     """A run's peak memory as people read it, after `before` ("" when unknown), for sizing the
     machine that runs it. `index run`'s own output has it; the report a generation keeps does not
@@ -125,10 +132,15 @@ def tables(summary: dict, limit: int = 10) -> list[Table]:
     for label, problems in (("Errors by code", summary.get("errors", [])), ("Warnings by code", summary.get("warnings", []))):
         if problems:
             by_code = Counter(p["code"] for p in problems)
-            first = {}
+            first, longest = {}, {}
             for p in problems:
                 first.setdefault(p["code"], f"{p['doc_id'] or p['source'] or ''}: {p['message']}".lstrip(": "))
-            out.append(Table(label, ("code", "count", "first"), [(code, str(n), first[code]) for code, n in by_code.most_common()]))
+                if p.get("failed_runs", 1) > longest.get(p["code"], {}).get("failed_runs", 1):
+                    longest[p["code"]] = p
+            rows = [(code, str(n), first[code]) for code, n in by_code.most_common()]
+            if longest:  # failures that repeat run after run: a stale page, not a blip
+                rows = [(*row, streak(longest[row[0]]["failing_since"], longest[row[0]]["failed_runs"]) if row[0] in longest else "-") for row in rows]
+            out.append(Table(label, ("code", "count", "first", *(("longest failing",) if longest else ())), rows))
     if summary.get("retries"):
         out.append(Table("Fetches retried in the run", ("source", "retries"), [(name, str(n)) for name, n in summary["retries"].items()]))
     slowest = summary.get("slowest_documents") or []

@@ -397,3 +397,29 @@ def test_a_generation_written_before_fetch_state_columns_is_still_reused(tmp_pat
     code, report = run_json("run", "-c", str(config))
     assert code == 0 and report["documents"]["skipped"] == 5
     assert report["spaces"]["local-all-minilm-l6-v2-384"]["embedded"] == 0, "nothing embedded again after an upgrade"
+
+
+def test_a_failure_that_repeats_says_since_when_and_a_fixed_one_starts_over(tmp_path, local_embedder):
+    """A document that fails night after night keeps its last good version and the run exits 4,
+    each report reading like the first: a blip and a page stale for a month looked the same."""
+    from indexer.reporting import markdown
+
+    config = corpus(tmp_path)
+    run("run", "-c", str(config))
+    broken = tmp_path / "docs" / "broken.md"
+    broken.write_text("---\ntitle: [unclosed\n---\nx")
+    streaks = []
+    for _ in range(3):
+        code, summary = run_json("run", "-c", str(config))
+        assert code == 4
+        [error] = summary["errors"]
+        streaks.append((error["failed_runs"], error["failing_since"]))
+    assert [runs for runs, _ in streaks] == [1, 2, 3] and len({since for _, since in streaks}) == 1, streaks
+    said = run("run", "-c", str(config))  # what the admin reads
+    assert f"(failed in 4 runs in a row, since {streaks[0][1][:10]})" in said.output, said.output
+    assert "| longest failing |" in markdown(json.loads(run("report", "-c", str(config), "--json").output)), "the nightly job's summary"
+    broken.write_text("---\ntitle: Fixed\n---\n# Fixed\n\nNow it reads.\n")
+    assert run_json("run", "-c", str(config))[0] == 0
+    broken.write_text("---\ntitle: [unclosed again\n---\nx")
+    code, summary = run_json("run", "-c", str(config))
+    assert code == 4 and summary["errors"][0]["failed_runs"] == 1, "a failure after a good run starts a new count"

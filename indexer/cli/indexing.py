@@ -399,8 +399,10 @@ def _print_summary(report, artifacts: Path) -> None:
 
 def _print_problems(report) -> None:
     """Errors (failed documents), then warnings (things left out on purpose), one line each, on stderr."""
+    from indexer.reporting import streak
+
     for error in report.errors:
-        click.echo(f"  {error.code} [{error.step}] {error.message}", err=True)
+        click.echo(f"  {error.code} [{error.step}] {error.message}{streak(error.failing_since, error.failed_runs, ' ')}", err=True)
     for warning in report.warnings:
         click.echo(f"  warning: {warning.code} {warning.message}", err=True)
 
