@@ -128,6 +128,11 @@ def test_the_nightly_script_publishes_summarizes_and_packs_a_generation(job):
     assert "#### Errors by code" in summary and "NOTION\\_FORBIDDEN | 1 |" in summary
     assert "| 0 | 1 | 0 | 1 | 0 | 1 |" in summary, "one updated, one skipped, one failed"
     assert "Started from nothing" not in summary and "::notice::no generation" not in second.stdout
+
+    # The night after, the page still cannot be read: a stale page, not a blip, and the job says so.
+    third = nightly(tmp_path, env)
+    assert third.returncode == 0 and "one has failed 2 runs in a row, since 20" in third.stdout, third.stdout
+    assert "| longest failing |" in (tmp_path / "summary.md").read_text()
     assert (tmp_path / "outputs").read_text().strip() != f"generation={generation}"
 
 

@@ -94,7 +94,12 @@ case $status in
     ;;
 esac
 if [[ $status == 4 ]]; then
-  echo "::warning::some documents failed; each keeps its last good version (errors by code in the job summary)"
+  # A failure that repeats night after night is a stale page, not a blip: say the longest.
+  longest=$(python3 -c 'import json, sys
+e = max(json.load(open(sys.argv[1]))["errors"], key=lambda e: e.get("failed_runs", 1))
+print("; one has failed %d runs in a row, since %s" % (e["failed_runs"], e["failing_since"][:10]) if e.get("failed_runs", 1) > 1 else "")' \
+    "$OUT/run.json" 2>/dev/null)
+  echo "::warning::some documents failed; each keeps its last good version (errors by code in the job summary)${longest}"
 fi
 built_on=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1])).get("built_on") or "")' "$OUT/run.json") || exit 1
 if [[ -z $built_on ]]; then
