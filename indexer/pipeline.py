@@ -50,20 +50,18 @@ def run_index(
 ) -> RunReport:
     """Build and publish the next generation, starting from the current one.
 
-    Each document gets a decision (see `indexer.plan`): skipped and metadata-only
-    documents keep their chunks and vectors; a document this run could not read keeps
-    its last good version; changed documents are re-chunked and only chunk texts the
-    current generation has not embedded are embedded. `providers` limits which spaces are
-    rebuilt (`--provider`); the others keep their chunks of documents that did not change.
-    Raises PublishRefused, DeleteGuard, BudgetExceeded, EmbeddingsFailed, MissingCredentials
-    or NoRoom (the disk cannot hold what it would write: checked before embedding); in every
-    case nothing is published.
+    Each document gets a decision (see `indexer.plan`): skipped and metadata-only documents
+    keep their chunks and vectors; a document this run could not read keeps its last good
+    version; changed documents are re-chunked and only chunk texts the current generation has
+    not embedded are embedded. `providers` limits which spaces are rebuilt (`--provider`); the
+    others keep their chunks of documents that did not change. Raises PublishRefused,
+    DeleteGuard, BudgetExceeded, EmbeddingsFailed, MissingCredentials or NoRoom (the disk cannot
+    hold what it would write: checked before embedding); in every case nothing is published.
 
-    `dry_run` stops after the plan and chunking: the report says what would be embedded
-    and what it would cost; nothing is written and no provider is called (no key needed).
-
-    `full_refresh` forgets what the last fetches knew: every web page is downloaded without
-    validators and every Notion page's blocks are read again (unchanged text still reuses its vectors).
+    `dry_run` stops after the plan and chunking: the report says what would be embedded and what
+    it would cost; nothing is written and no provider is called (no key needed). `full_refresh`
+    forgets what the last fetches knew: every web page is downloaded without validators and every
+    Notion page's blocks are read again (unchanged text still reuses its vectors).
     """
     started = datetime.now(timezone.utc)
     report = RunReport(run_id=run_id or new_run_id(started), dry_run=dry_run)
@@ -73,7 +71,6 @@ def run_index(
     previous = PreviousGeneration.open(config.artifacts, report.warnings, dry_run)
     report.built_on = previous.folder.name if previous is not None else None
     updatable = not dry_run and _updates_meta(previous)
-    early: EarlyCopy | None = None
     with ExitStack() as cleanup:  # on every way out: the early copy removed (unless the write took it), the previous generation closed
         if previous is not None:
             cleanup.callback(previous.close)
@@ -83,8 +80,7 @@ def run_index(
         if not dry_run and any(d.action is Action.FULL for d in decisions.values()):
             for space in rebuilt:
                 import_client_soon(space)  # something will be embedded: its client loads while the rest is prepared
-        if updatable and any(d.action is not Action.SKIP for d in decisions.values()):  # meta.duckdb is written to soon: copied meanwhile
-            early = cleanup.enter_context(EarlyCopy(previous.folder / "meta.duckdb", config.artifacts / artifacts.GENERATIONS))
+        early = _copy_soon(cleanup, previous, config, decisions) if updatable else None
 
         versions = _Versions(previous, crawled, before, texts)
         documents, kept = versions.assemble(decisions)
@@ -100,8 +96,7 @@ def run_index(
         if dry_run:
             report.spaces = {s.space_id: estimate(new_chunks[s.space_id], s, previous) for s in rebuilt}
             check_room(config.artifacts, needs, artifacts.read_current_id(config.artifacts), warnings=report.warnings)
-            count_streaks(report.errors, previous, started)
-            return _summarized(report, decisions, documents, before)
+            return _summarized(report, decisions, documents, before, previous, started)
 
         # Embed every rebuilt space first: a document whose chunks cannot be embedded falls
         # back to its last good version in every space, so spaces agree on each document.
@@ -120,8 +115,7 @@ def run_index(
         update = MetaUpdate(previous.folder / "meta.duckdb", rewritten, early) if updatable else None
         if previous is not None:
             previous.close()  # everything is read from it: the write opens what it needs itself
-        count_streaks(report.errors, previous, started)
-        _summarized(report, decisions, documents, before)
+        _summarized(report, decisions, documents, before, previous, started)
         if unchanged_generation:  # the served generation is already what this run would write
             report.generation_id, report.unchanged = previous.folder.name, True
         else:
@@ -151,6 +145,13 @@ def _carried(previous: PreviousGeneration | None, rebuilt: list) -> tuple[dict[s
     carries = {s.space_id: previous is not None and previous.carries_chunks(s.space_id, space_manifest(s)) for s in rebuilt}
     stale_before = {s.space_id: previous.stale_documents(s.space_id) if carries[s.space_id] else set() for s in rebuilt}
     return carries, stale_before
+
+
+def _copy_soon(cleanup: ExitStack, previous: PreviousGeneration, config: Config, decisions: dict[str, Decision]) -> EarlyCopy | None:
+    """meta.duckdb is written to soon when a document changes: copied meanwhile (`EarlyCopy`)."""
+    if not any(d.action is not Action.SKIP for d in decisions.values()):
+        return None
+    return cleanup.enter_context(EarlyCopy(previous.folder / "meta.duckdb", config.artifacts / artifacts.GENERATIONS))
 
 
 def _least_written(rebuilt, new_chunks: dict[str, list[Chunk]], previous: PreviousGeneration | None, decisions: dict[str, Decision]) -> dict[str, int]:
@@ -254,7 +255,10 @@ def _decide(previous: PreviousGeneration | None, before: dict, crawled: dict[str
     return decisions
 
 
-def _summarized(report: RunReport, decisions: dict[str, Decision], documents: list[Document], before: dict) -> RunReport:
+def _summarized(report: RunReport, decisions: dict[str, Decision], documents: list[Document], before: dict,
+                previous: PreviousGeneration | None, started: datetime) -> RunReport:
+    """The report's counts, and how long each error has been failing (indexer/streaks.py)."""
+    count_streaks(report.errors, previous, started)
     report.documents = len(documents)
     report.decisions = list(decisions.values())
     report.counts = counts(report.decisions, before)
