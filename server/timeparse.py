@@ -120,6 +120,12 @@ ABOUT_PAGES = {"new", "news", "changed", "change", "changes", "updated", "update
                "released", "release", "releases", "edited", "edits", "modified", "written", "wrote", "posted", "happened", "latest",
                "announced", "announcement", "announcements", "changelog", "docs", "doc", "documents", "document", "pages", "page",
                "articles", "article", "posts", "post", "blog"}
+# A day or an edge named by a date ("on January 1", "before 2027") is as often a question's own
+# subject ("will the new pricing apply on January 1?"): it filters, beside other words, only with
+# one of these, not with "new" or a page's noun.
+DATED = {"day", "edge"}
+CHANGE_WORDS = {"changed", "change", "changes", "updated", "update", "updates", "added", "additions", "published", "edited", "edits",
+                "modified", "written", "wrote", "posted", "happened", "released", "announced"}
 # Words that, alone, ask for "whatever changed": a question made only of these and a time phrase lists documents.
 ONLY_TIME_WORDS = {
     "what", "whats", "what's", "is", "are", "was", "were", "has", "have", "had", "been", "new", "news", "changed", "change", "changes",
@@ -160,8 +166,10 @@ def parse_time(query: str, now: datetime, tz: tzinfo = timezone.utc) -> TimeFilt
         rest = re.sub(r"\s+([?!.,])", r"\1", rest).strip(" ,")
         words = re.findall(r"[\w']+", rest.lower())
         only_time = all(w in ONLY_TIME_WORDS for w in words)
-        if not only_time and not ABOUT_PAGES & set(words):
-            continue  # "are you open today?": the words are ranked as they are
+        if not only_time and not (CHANGE_WORDS if kind in DATED else ABOUT_PAGES) & set(words):
+            continue  # "are you open today?", "will the new pricing apply on January 1?": the words are ranked as they are
+        if (after is not None and after > now) or (kind == "edge" and before is not None and before > now):
+            continue  # "the new policy applies after March 2027": about the future, not about when pages changed
         return TimeFilter(match.group(0).strip(), after, before, rest if not only_time else "", only_time)
     words = re.findall(r"[\w']+", query.lower())
     if NEWEST & set(words) and all(w in ONLY_TIME_WORDS or w in NEWEST or w == "most" for w in words):
