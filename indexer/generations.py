@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from indexer.artifacts import GENERATIONS, current_generation, damaged, list_generations, read_current_id, read_manifest, set_current, space_rebuilt_at
+from indexer.artifacts import GENERATIONS, REPORT, current_generation, damaged, list_generations, read_current_id, read_manifest, set_current, space_rebuilt_at
 from indexer.chance import ChanceLevel, read_level
 from indexer.errors import ArtifactError
 from indexer.sql import load_sql, read_as_current
@@ -84,9 +85,26 @@ def status(artifacts: Path) -> dict:
             for space_id, info in manifest["spaces"].items()
         },
         "last_run": run,
+        "failing": _failing(folder),
         "unpublished_since": _unpublished_since(artifacts, run["started_at"]),
         "generations": list_generations(artifacts),
     }
+
+
+def _failing(folder: Path) -> dict | None:
+    """The documents (and listings) that failed in the run that built the generation, each kept at
+    its last good version: how many, and the one failing longest (indexer/streaks.py); None when
+    none did, or the report cannot say."""
+    try:
+        report = json.loads((folder / REPORT).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    errors = [e for e in report.get("errors") or () if isinstance(e, dict) and e.get("level", "error") == "error"]
+    if not errors:
+        return None
+    longest = max(errors, key=lambda e: e.get("failed_runs") or 1)
+    return {"errors": len(errors), "longest_runs": longest.get("failed_runs") or 1, "longest_since": longest.get("failing_since"),
+            "longest": longest.get("doc_id") or longest.get("source")}
 
 
 def _unpublished_since(artifacts: Path, built: str) -> list[dict]:

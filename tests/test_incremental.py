@@ -418,6 +418,8 @@ def test_a_failure_that_repeats_says_since_when_and_a_fixed_one_starts_over(tmp_
     said = run("run", "-c", str(config))  # what the admin reads
     assert f"(failed in 4 runs in a row, since {streaks[0][1][:10]})" in said.output, said.output
     assert "| longest failing |" in markdown(json.loads(run("report", "-c", str(config), "--json").output)), "the nightly job's summary"
+    status = run("status", "-c", str(config)).output  # the admin's morning look
+    assert f"Failing: 1 error(s) in that run, each document keeping its last good version; file:broken.md has failed 4 run(s) in a row, since {streaks[0][1][:10]}" in status, status
     broken.write_text("---\ntitle: Fixed\n---\n# Fixed\n\nNow it reads.\n")
     assert run_json("run", "-c", str(config))[0] == 0
     broken.write_text("---\ntitle: [unclosed again\n---\nx")

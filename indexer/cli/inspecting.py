@@ -44,6 +44,10 @@ def status(config_path, artifacts, as_json):
         click.echo(f"  {space_id}: {space['vectors']} vectors, embedded {space['rebuilt_at']}; {waiting}{calibrated}")
     click.echo(f"Last run: {run['run_id']} {run['status']}: added {run['added']}, updated {run['updated']}, metadata-only {run['metadata_only']}, "
                f"skipped {run['skipped']}, deleted {run['deleted']}, failed {run['failed']}; {run['chunks_embedded']} chunks embedded, ${run['cost_usd']:.4f}")
+    if failing := info.get("failing"):
+        since = f", since {failing['longest_since'][:10]}" if failing["longest_runs"] > 1 and failing["longest_since"] else ""
+        click.echo(f"Failing: {failing['errors']} error(s) in that run, each document keeping its last good version; {failing['longest']} "
+                   f"has failed {failing['longest_runs']} run(s) in a row{since} (`index report` lists them)")
     if info["unpublished_since"]:
         later = info["unpublished_since"]
         click.echo(f"Since then, {len(later)} run(s) published nothing (`index runs`, `index report RUN_ID`):")
