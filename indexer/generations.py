@@ -13,18 +13,19 @@ from indexer.errors import ArtifactError
 from indexer.sql import load_sql, read_as_current
 
 
-def _open(folder: Path):
+def _open(folder: Path, advice: bool = True):
+    """A read-only connection to a generation's meta.duckdb; `artifacts.damaged` when it fails (`advice`: with what to do)."""
     import duckdb
 
     try:
         db = duckdb.connect(str(folder / "meta.duckdb"), read_only=True)
     except duckdb.Error as exc:
-        raise damaged(folder, exc) from None
+        raise damaged(folder, exc, advice) from None
     try:
         read_as_current(db)  # an older generation's documents lack columns the queries read
     except duckdb.Error as exc:
         db.close()
-        raise damaged(folder, exc) from None
+        raise damaged(folder, exc, advice) from None
     return db
 
 
@@ -232,7 +233,12 @@ def rollback(artifacts: Path, target: str | None = None) -> tuple[str, str]:
     current = read_current_id(artifacts)
     target = resolve(artifacts, target or "previous")
     folder = _generation_folder(artifacts, target)
-    read_manifest(folder)  # refuse a damaged generation before pointing servers at it
+    read_manifest(folder)  # refuse a damaged generation before pointing servers at it: its files' sizes,
+    try:  # and a database that opens (one failing its checksums was pointed at, and refused by every server)
+        _open(folder, advice=False).close()
+    except ArtifactError as exc:
+        others = [g for g in list_generations(artifacts) if g != target]
+        raise ArtifactError(f"{exc}; CURRENT is unchanged. Kept: {', '.join(others) or 'none'}") from None
     set_current(artifacts, target)
     return current or "", target
 

@@ -171,6 +171,10 @@ def test_a_damaged_served_generation_is_rebuilt_on_the_newest_kept_one_embedding
     assert (artifacts / "CURRENT").read_text().strip() not in (older, served)
     found = json.loads(CliRunner().invoke(cli, ["search", "refund within 60 days", "-c", str(config), "--json"]).output)
     assert "60 days" in found["hits"][0]["text"], found
+    now = (artifacts / "CURRENT").read_text()
+    back = CliRunner().invoke(cli, ["rollback", served, "-c", str(config)])  # pointing servers at the damaged one again: refused
+    assert back.exit_code == 1 and "the generation is damaged; CURRENT is unchanged" in back.output, back.output
+    assert (artifacts / "CURRENT").read_text() == now
 
 
 @pytest.mark.parametrize("named", ["20990101T000000.000000Z-abcdef", "20000101T000000.000000Z-abcdef"], ids=["newer", "older-than-kept"])
