@@ -183,6 +183,22 @@ def test_a_night_that_lost_its_artifacts_says_so_and_max_cost_bounds_it(job):
     assert json.loads((tmp_path / "dist" / "run.json").read_text())["built_on"] == older
 
 
+def test_after_the_delete_guard_stops_a_night_a_run_by_hand_can_allow_the_deletions(job):
+    """The delete guard stops a night (exit 3) until someone passes --allow-mass-delete, which the
+    workflow had no input for: a site that really removed pages stayed stuck, night after night."""
+    tmp_path, env, ws = job
+    assert nightly(tmp_path, env).returncode == 0
+    refunds = next(p for p, page in ws.pages.items() if page["title"] == "Refunds")
+    ws.pages[refunds]["in_trash"] = True  # one page of three: over max_delete_fraction (30%)
+    stopped = nightly(tmp_path, env)
+    summary = (tmp_path / "summary.md").read_text()
+    assert stopped.returncode == 3 and "`allow_mass_delete` ticked" in summary, summary
+    allowed = nightly(tmp_path, env, ALLOW_MASS_DELETE="true")  # the workflow's input, run by hand
+    assert allowed.returncode == 0 and "| 0 | 0 | 0 | 2 | 1 | 0 |" in (tmp_path / "summary.md").read_text()
+    workflow = (REPO / ".github" / "workflows" / "nightly-ingest.yml").read_text()
+    assert "allow_mass_delete:" in workflow and "ALLOW_MASS_DELETE: ${{ inputs.allow_mass_delete || false }}" in workflow
+
+
 def labeled_set(tmp_path: Path, question: str, title: str) -> Path:
     """A labeled set over the job's own pages (corpus ids are doc ids): `question` answered by the page `title`."""
     dataset = tmp_path / "labeled"

@@ -10,6 +10,7 @@
 #   PROVIDER              spaces to rebuild (default: gemini); NOTION_TOKEN, GEMINI_API_KEY: secrets
 #   FULL_REFRESH, DRY_RUN "true" to pass --full-refresh / --dry-run
 #   MAX_COST              USD: passed as --max-cost, what one night may spend on embeddings at most
+#   ALLOW_MASS_DELETE     "true" to pass --allow-mass-delete (a run by hand, after the delete guard stopped a night)
 #   EVAL_GATE             a floors TOML: the new generation must pass `index eval --gate` to be packed,
 #                         on EVAL_DATASET, EVAL_OFF_TOPIC or both
 #   EVAL_DATASET          a BEIR folder labeled against your own documents
@@ -56,6 +57,7 @@ args=(run --provider "${PROVIDER:-gemini}" --json)
 [[ ${FULL_REFRESH:-false} == true ]] && args+=(--full-refresh)
 [[ ${DRY_RUN:-false} == true ]] && args+=(--dry-run)
 [[ -n ${MAX_COST:-} ]] && args+=(--max-cost "$MAX_COST")
+[[ ${ALLOW_MASS_DELETE:-false} == true ]] && args+=(--allow-mass-delete)
 
 # What is there to build on? A run from nothing reads and embeds everything: on a night after others,
 # the cache that carries artifacts/ was lost, and the summary says so, not only the bill.
@@ -89,6 +91,13 @@ case $status in
       echo '```'
       [[ $status_said == *"artifacts folder not found"* || $status_said == *"no generation published"* ]] && from_nothing
     } >>"$SUMMARY"
+    if [[ $status == 3 ]]; then
+      {
+        echo
+        echo "If these deletions are intended, run this workflow by hand (Actions → nightly-ingest → Run workflow) with"
+        echo "\`allow_mass_delete\` ticked; if not, check the source: the nights after keep stopping here, serving the last generation."
+      } >>"$SUMMARY"
+    fi
     echo "::error::index run exited $status; nothing was published (see the job summary)"
     exit "$status"
     ;;
