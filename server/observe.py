@@ -34,14 +34,20 @@ CANDIDATES = Histogram(
 GENERATION = Gauge("static_rag_generation_info", "The generation being served (1) and ones served before (0)", ["generation"], multiprocess_mode="max")
 SWAPS = Counter("static_rag_generation_swaps", "Generations swapped in without a restart")
 REFUSED = Counter("static_rag_generation_refusals", "Published generations that could not be opened")
+# A nightly that stopped publishing leaves servers answering from an ever older generation, and nothing
+# else says so: alert on `time() - static_rag_generation_built_timestamp_seconds > 2 * 86400`.
+BUILT = Gauge("static_rag_generation_built_timestamp_seconds", "When the generation being served was built (Unix time)", multiprocess_mode="max")
 DEGRADED = Counter("static_rag_degraded_searches", "Dense and hybrid searches answered lexically because the query could not be embedded", ["space"])
 
 
-def record_generation(new: str, old: str | None) -> None:
+def record_generation(new: str, old: str | None, built_at: str | None = None) -> None:
+    """A generation swapped in (`built_at`: its manifest's created_at, ISO 8601)."""
     if old is not None and old != new:
         GENERATION.labels(old).set(0)
         SWAPS.inc()
     GENERATION.labels(new).set(1)
+    if built_at:
+        BUILT.set(datetime.fromisoformat(built_at.replace("Z", "+00:00")).timestamp())
 
 
 def exposition() -> tuple[bytes, str]:

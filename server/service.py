@@ -85,7 +85,7 @@ class SearchService:
                 except ServiceError as exc:
                     self.degraded.unavailable(space.space_id, exc.message)  # it names the space
             previous, self.generation = self.generation, generation
-            record_generation(generation.id, previous.id if previous is not None else None)
+            record_generation(generation.id, previous.id if previous is not None else None, generation.manifest.get("created_at"))
             if previous is not None:
                 previous.retire()
             log.info("serving generation %s from %s", generation.id, generation.folder)

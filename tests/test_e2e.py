@@ -5,6 +5,7 @@ import re
 import signal
 import threading
 import time
+from datetime import datetime
 from pathlib import Path
 
 import httpx
@@ -36,7 +37,8 @@ def test_metrics_and_access_logs_cover_every_worker(server: Server):
         for i in range(6):
             assert client.post("/v1/search", json={"query": f"rollback question {i}", "top_k": 2}).status_code == 200
         assert client.get("/v1/nowhere").status_code == 404
-        generation = client.get("/v1/info").json()["generation"]
+        info = client.get("/v1/info").json()
+        generation, built = info["generation"], info["built_at"]
         page = client.get("/metrics")
     assert page.status_code == 200 and page.headers["content-type"].startswith("text/plain")
     text = page.text
@@ -52,6 +54,7 @@ def test_metrics_and_access_logs_cover_every_worker(server: Server):
     assert value(r'static_rag_request_duration_seconds_bucket\{le="\+Inf",route="/v1/search"\}') == 6
     assert value(r'static_rag_search_candidates_count\{mode="hybrid"\}') == 6
     assert value(f'static_rag_generation_info\\{{generation="{generation}"\\}}') == 1
+    assert value("static_rag_generation_built_timestamp_seconds") == datetime.fromisoformat(built.replace("Z", "+00:00")).timestamp(), "for an age alert"
 
     deadline = time.monotonic() + 5  # a worker's stderr may lag a moment behind its response
     while time.monotonic() < deadline and sum(1 for e in server.log_lines() if e["message"] == "request") < 9:
