@@ -85,6 +85,13 @@ class RunRecord:
 GENERATION_ID = re.compile(r"^\d{8}T\d{6}\.\d{6}Z-[0-9a-f]{6}$")  # what new_generation_id writes
 
 
+def generation_built(generation_id: str) -> datetime | None:
+    """When a run began building generation `generation_id`, from its name (UTC); None for a name of another shape."""
+    if not GENERATION_ID.match(generation_id):
+        return None
+    return datetime.strptime(generation_id[:22], "%Y%m%dT%H%M%S.%f").replace(tzinfo=timezone.utc)
+
+
 def new_generation_id(now: datetime | None = None) -> str:
     """Name order is start-time order (to the microsecond); the suffix keeps concurrent writers apart.
 

@@ -74,8 +74,8 @@ def pull(url, config_path, artifacts, as_json, token_env, keep):
     done = library_call(pull_newest, url, folder, token, keep)
     if as_json:
         click.echo(json.dumps({"generation": done.generation_id, "previous": done.previous, "downloaded_bytes": done.downloaded_bytes}, indent=2))
-    elif not done.downloaded_bytes:
-        click.echo(f"{done.generation_id} is the newest and already served; nothing downloaded.")
+    elif not done.downloaded_bytes:  # a cron job's line: how old "the newest" is says whether the publisher still publishes
+        click.echo(f"{done.generation_id} is the newest and already served{_built_ago(done.generation_id)}; nothing downloaded.")
     else:
         click.echo(f"Installed {done.generation_id} in {folder} ({done.downloaded_bytes / 2**20:.1f} MiB downloaded); CURRENT now names it (was {done.previous or 'nothing'}).")
 
@@ -111,3 +111,16 @@ def unpack(archive, config_path, artifacts, as_json, sha256, keep, allow_older):
         click.echo(f"{done.generation_id} was already installed; CURRENT names it.")
     else:
         click.echo(f"Installed {done.generation_id} in {folder}; CURRENT now names it (was {done.previous or 'nothing'}).")
+
+
+def _built_ago(generation_id: str) -> str:
+    """" (built 3 days ago)", "" when the id does not say."""
+    from datetime import datetime, timezone
+
+    from indexer.artifacts import generation_built
+
+    built = generation_built(generation_id)
+    if built is None:
+        return ""
+    hours = max(0.0, (datetime.now(timezone.utc) - built).total_seconds() / 3600)
+    return f" (built {hours:.0f} hour(s) ago)" if hours < 48 else f" (built {hours / 24:.0f} days ago)"
