@@ -13,7 +13,7 @@ import os
 import shutil
 from pathlib import Path
 
-from indexer.artifacts import GENERATIONS, list_generations
+from indexer.artifacts import GENERATIONS, list_generations, read_current_id
 from indexer.errors import ErrorCode, IngestError, StaticRagError
 
 NO_SPACE = (errno.ENOSPC, errno.EDQUOT)  # no space left on the device; over the user's disk quota
@@ -36,13 +36,13 @@ def out_of_space(exc: BaseException | None) -> bool:
     return False
 
 
-def full_disk_message(artifacts: Path, current: str | None, needs: dict[str, int] | None = None, free: int | None = None,
-                      dry_run: bool = False) -> str:
+def full_disk_message(artifacts: Path, needs: dict[str, int] | None = None, free: int | None = None, dry_run: bool = False) -> str:
     """What a run that ran out of space tells its admin: how much is free, what the generations
     kept there take, and that the served one is untouched. `needs`: what the run would write at
     the least, when it stopped before embedding anything (`check_room`, which says how much is
     `free`); `dry_run`: what a run would need, said before it."""
     free = _free_bytes(artifacts) if free is None else free
+    current = read_current_id(artifacts)
     held = _generation_sizes(artifacts, current)
     kept = [f"the generation being served takes {_mb(held.pop(current))}"] if current in held else []
     if held:
@@ -59,7 +59,7 @@ def full_disk_message(artifacts: Path, current: str | None, needs: dict[str, int
     return f"{where}. Nothing was published{served}. Free space there and run again."
 
 
-def check_room(artifacts: Path, needs: dict[str, int], current: str | None, written: int = 0, warnings: list[IngestError] | None = None) -> None:
+def check_room(artifacts: Path, needs: dict[str, int], written: int = 0, warnings: list[IngestError] | None = None) -> None:
     """Stop a run before it embeds when the disk holding `artifacts` has less room than what it
     will surely write (`needs`: what → bytes, a lower bound; `written`: bytes of it on the disk
     already, which count as room): a run that filled the disk while writing had embedded — with a
@@ -69,8 +69,8 @@ def check_room(artifacts: Path, needs: dict[str, int], current: str | None, writ
     if free is None or sum(needs.values()) <= free + written:
         return
     if warnings is None:
-        raise NoRoom(full_disk_message(artifacts, current, needs, free + written))
-    warnings.append(IngestError(ErrorCode.NO_ROOM, "plan", full_disk_message(artifacts, current, needs, free + written, dry_run=True), level="warning"))
+        raise NoRoom(full_disk_message(artifacts, needs, free + written))
+    warnings.append(IngestError(ErrorCode.NO_ROOM, "plan", full_disk_message(artifacts, needs, free + written, dry_run=True), level="warning"))
 
 
 def _free_bytes(folder: Path) -> int | None:

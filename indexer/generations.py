@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from indexer.artifacts import GENERATIONS, REPORT, current_generation, damaged, list_generations, read_current_id, read_manifest, set_current, space_rebuilt_at
+from indexer.artifacts import GENERATIONS, current_generation, damaged, list_generations, read_current_id, read_manifest, set_current, space_rebuilt_at
 from indexer.chance import ChanceLevel, read_level
 from indexer.errors import ArtifactError
 from indexer.sql import load_sql, read_as_current
+from indexer.streaks import recorded_errors
 
 
 def _open(folder: Path, advice: bool = True):
@@ -96,11 +96,7 @@ def _failing(folder: Path) -> dict | None:
     """The documents (and listings) that failed in the run that built the generation, each kept at
     its last good version: how many, and the one failing longest (indexer/streaks.py); None when
     none did, or the report cannot say."""
-    try:
-        report = json.loads((folder / REPORT).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    errors = [e for e in report.get("errors") or () if isinstance(e, dict) and e.get("level", "error") == "error"]
+    errors = recorded_errors(folder)
     if not errors:
         return None
     longest = max(errors, key=lambda e: e.get("failed_runs") or 1)

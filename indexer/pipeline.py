@@ -7,6 +7,7 @@ import time
 from contextlib import ExitStack, contextmanager
 from dataclasses import replace
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Callable, Collection, ContextManager, Iterator, Protocol
 
 import numpy as np
@@ -69,7 +70,6 @@ def run_index(
     rebuilt = _spaces_to_rebuild(config, providers, dry_run)
     embedder_for = _Embedders(Budget(max_cost_usd), timer)
     previous = PreviousGeneration.open(config.artifacts, report.warnings, dry_run)
-    report.built_on = previous.folder.name if previous is not None else None
     updatable = not dry_run and _updates_meta(previous)
     with ExitStack() as cleanup:  # on every way out: the early copy removed (unless the write took it), the previous generation closed
         if previous is not None:
@@ -80,7 +80,8 @@ def run_index(
         if not dry_run and any(d.action is Action.FULL for d in decisions.values()):
             for space in rebuilt:
                 import_client_soon(space)  # something will be embedded: its client loads while the rest is prepared
-        early = _copy_soon(cleanup, previous, config, decisions) if updatable else None
+        meta_copied = _meta_to_copy(previous, decisions)  # meta.duckdb is written to soon: copied meanwhile
+        early = cleanup.enter_context(EarlyCopy(meta_copied, config.artifacts / artifacts.GENERATIONS)) if meta_copied and not dry_run else None
 
         versions = _Versions(previous, crawled, before, texts)
         documents, kept = versions.assemble(decisions)
@@ -92,15 +93,15 @@ def run_index(
         if not documents:
             raise PublishRefused(_nothing_found(config, report.errors + report.warnings))
 
-        needs = _least_written(rebuilt, new_chunks, previous, decisions)
+        needs = _least_written(rebuilt, new_chunks, meta_copied)
         if dry_run:
             report.spaces = {s.space_id: estimate(new_chunks[s.space_id], s, previous) for s in rebuilt}
-            check_room(config.artifacts, needs, artifacts.read_current_id(config.artifacts), warnings=report.warnings)
+            check_room(config.artifacts, needs, warnings=report.warnings)
             return _summarized(report, decisions, documents, before, previous, started)
 
         # Embed every rebuilt space first: a document whose chunks cannot be embedded falls
         # back to its last good version in every space, so spaces agree on each document.
-        check_room(config.artifacts, needs, artifacts.read_current_id(config.artifacts), early.copied() if early else 0)
+        check_room(config.artifacts, needs, early.copied() if early else 0)
         fresh, unembedded = embed_spaces(rebuilt, new_chunks, documents, embedder_for, previous, progress, timer, config.artifacts)
         if unembedded:
             documents, kept = _fall_back(unembedded, decisions, versions, new_chunks, fresh, report)
@@ -147,21 +148,22 @@ def _carried(previous: PreviousGeneration | None, rebuilt: list) -> tuple[dict[s
     return carries, stale_before
 
 
-def _copy_soon(cleanup: ExitStack, previous: PreviousGeneration, config: Config, decisions: dict[str, Decision]) -> EarlyCopy | None:
-    """meta.duckdb is written to soon when a document changes: copied meanwhile (`EarlyCopy`)."""
-    if not any(d.action is not Action.SKIP for d in decisions.values()):
-        return None
-    return cleanup.enter_context(EarlyCopy(previous.folder / "meta.duckdb", config.artifacts / artifacts.GENERATIONS))
+def _meta_to_copy(previous: PreviousGeneration | None, decisions: dict[str, Decision]) -> Path | None:
+    """The meta.duckdb a run copies and updates (a dry run would), when a document changes and
+    the previous one has this version's schema; None when the run writes none or a new one."""
+    if _updates_meta(previous) and any(d.action is not Action.SKIP for d in decisions.values()):
+        return previous.folder / "meta.duckdb"
+    return None
 
 
-def _least_written(rebuilt, new_chunks: dict[str, list[Chunk]], previous: PreviousGeneration | None, decisions: dict[str, Decision]) -> dict[str, int]:
+def _least_written(rebuilt, new_chunks: dict[str, list[Chunk]], meta_copied: Path | None) -> dict[str, int]:
     """Bytes the run will surely write to the artifacts' disk from here on, for `check_room`: each
     new chunk's vector (float32, in its segment's index.faiss) and text (chunks.jsonl; a character
     is at least a byte), and the copy of meta.duckdb it updates (`EarlyCopy`)."""
     needs = {"its new vectors": sum(len(new_chunks[s.space_id]) * s.dimensions * 4 for s in rebuilt),
              "their texts": sum(c.end - c.start for s in rebuilt for c in new_chunks[s.space_id])}  # without reading spilled texts
-    if _updates_meta(previous) and any(d.action is not Action.SKIP for d in decisions.values()):
-        needs["a copy of meta.duckdb"] = (previous.folder / "meta.duckdb").stat().st_size
+    if meta_copied is not None:
+        needs["a copy of meta.duckdb"] = meta_copied.stat().st_size
     return needs
 
 
@@ -257,8 +259,9 @@ def _decide(previous: PreviousGeneration | None, before: dict, crawled: dict[str
 
 def _summarized(report: RunReport, decisions: dict[str, Decision], documents: list[Document], before: dict,
                 previous: PreviousGeneration | None, started: datetime) -> RunReport:
-    """The report's counts, and how long each error has been failing (indexer/streaks.py)."""
+    """The report's counts, what the run built on, and how long each error has been failing (indexer/streaks.py)."""
     count_streaks(report.errors, previous, started)
+    report.built_on = previous.folder.name if previous is not None else None
     report.documents = len(documents)
     report.decisions = list(decisions.values())
     report.counts = counts(report.decisions, before)

@@ -51,8 +51,9 @@ class PreviousGeneration:
         newest kept generation older than it that can be read, as `index rollback` would choose by
         hand, else the newest that can be read (its unchanged chunks reuse their vectors, and the
         run publishes even when nothing changed, so that what is served can be read again); None
-        on a first run, or when no kept generation can be read (the run starts afresh). Falling back is said in `warnings`:
-        starting afresh without a word re-embedded all 131 of `examples/`' chunks and read like a first run."""
+        on a first run, or when no kept generation can be read (the run starts afresh). Falling
+        back is said in `warnings`: starting afresh without a word re-embedded all 131 of
+        `examples/`' chunks and read like a first run."""
         artifacts = Path(artifacts)
         try:
             return cls(current_generation(artifacts))

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 from datetime import datetime
+from pathlib import Path
 
 from indexer.artifacts import REPORT
 from indexer.errors import IngestError
@@ -29,17 +30,21 @@ def count_streaks(errors: list[IngestError], previous, started: datetime) -> Non
             errors[i] = replace(error, failing_since=since, failed_runs=runs + 1)
 
 
+def recorded_errors(folder: Path) -> list[dict]:
+    """The errors (not warnings) of the run that built the generation in `folder`, as its
+    report.json keeps them; [] when it cannot be read."""
+    try:
+        report = json.loads((folder / REPORT).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    return [e for e in report.get("errors") or () if isinstance(e, dict) and e.get("level", "error") == "error"]
+
+
 def _earlier_failures(previous) -> dict[tuple, tuple[str, int]]:
     """key → (failing_since, failed_runs) of the errors the generation's own run had. A report
-    from before streaks were counted, or none that can be read, counts each error once, since that
-    generation was made."""
-    try:
-        report = json.loads((previous.folder / REPORT).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
+    from before streaks were counted counts each error once, since that generation was made."""
     made = previous.manifest.get("created_at", "")
-    return {_key(e): (e.get("failing_since") or made, int(e.get("failed_runs") or 1))
-            for e in report.get("errors") or () if isinstance(e, dict) and e.get("level", "error") == "error"}
+    return {_key(e): (e.get("failing_since") or made, int(e.get("failed_runs") or 1)) for e in recorded_errors(previous.folder)}
 
 
 def _key(error: dict) -> tuple:

@@ -112,7 +112,6 @@ def _index(config, outcome: _Outcome, quiet: bool, **options):
     noted in `outcome` for the run log."""
     # Only now the pipeline's imports (numpy and the rest, ~0.2 s): a run killed while they load is in the log already.
     from indexer.allocator import fewer_arenas
-    from indexer.artifacts import read_current_id
     from indexer.diskspace import full_disk_message, out_of_space
     from indexer.embedders.remote import BudgetExceeded, EmbeddingsFailed, MissingCredentials
     from indexer.pipeline import run_index
@@ -138,7 +137,7 @@ def _index(config, outcome: _Outcome, quiet: bool, **options):
             raise click.ClickException(str(exc)) from None
         except Exception as exc:
             if out_of_space(exc):
-                outcome.error = full_disk_message(config.artifacts, read_current_id(config.artifacts))
+                outcome.error = full_disk_message(config.artifacts)
                 raise click.ClickException(outcome.error) from None
             outcome.error = os_problem(exc) or f"unexpected {type(exc).__name__}: {exc}"
             raise
