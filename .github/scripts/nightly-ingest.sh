@@ -90,14 +90,12 @@ case $status in
       tail -n 20 "$OUT/run.log"
       echo '```'
       [[ $status_said == *"artifacts folder not found"* || $status_said == *"no generation published"* ]] && from_nothing
-    } >>"$SUMMARY"
-    if [[ $status == 3 ]]; then
-      {
+      if [[ $status == 3 ]]; then
         echo
         echo "If these deletions are intended, run this workflow by hand (Actions → nightly-ingest → Run workflow) with"
         echo "\`allow_mass_delete\` ticked; if not, check the source: the nights after keep stopping here, serving the last generation."
-      } >>"$SUMMARY"
-    fi
+      fi
+    } >>"$SUMMARY"
     echo "::error::index run exited $status; nothing was published (see the job summary)"
     exit "$status"
     ;;
@@ -113,7 +111,7 @@ fi
 built_on=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1])).get("built_on") or "")' "$OUT/run.json") || exit 1
 if [[ -z $built_on ]]; then
   from_nothing >>"$SUMMARY"
-  echo "::notice::no generation to build on: every chunk embedded (see the job summary)"
+  echo "::notice::no generation to build on: a run from nothing (see the job summary)"
 fi
 [[ ${DRY_RUN:-false} == true ]] && exit 0
 
