@@ -88,6 +88,14 @@ def resident_file_growth():
         watcher.join()
 
 
+def flip_bits(path: Path) -> None:
+    """Damage a file past its header, as a bad sector or a bad copy would (a meta.duckdb then fails its checksums)."""
+    data = bytearray(path.read_bytes())
+    for i in range(5000, min(len(data), 60000), 7):
+        data[i] ^= 0xFF
+    path.write_bytes(data)
+
+
 def write_config(folder: Path, body: str) -> Path:
     path = folder / "index.toml"
     path.write_text(body, encoding="utf-8")

@@ -254,9 +254,8 @@ def test_the_next_evaluation_removes_the_index_a_killed_one_left_behind(tmp_path
     `index eval` left its index of the dataset in /tmp (23 MB for SciFact), and nothing removed it."""
     from click.testing import CliRunner
 
-    from indexer.processes import started
-
     from indexer.cli import cli
+    from indexer.processes import started
 
     scratch = tmp_path / "tmp"
     scratch.mkdir()

@@ -11,7 +11,7 @@ from indexer.config import load_config
 from indexer.pipeline import run_index
 from server.app import create_app
 from server.service import Settings
-from tests.conftest import api_client, write_config
+from tests.conftest import api_client, flip_bits, write_config
 
 
 def corpus(tmp_path, text: str):
@@ -75,11 +75,7 @@ def test_a_server_started_over_a_damaged_generation_serves_the_kept_one_before_i
     config = corpus(tmp_path, "Refunds are paid within 30 days.")
     older = run_index(config).generation_id
     damaged = run_index(corpus(tmp_path, "Refunds are paid within 60 days.")).generation_id
-    meta = config.artifacts / "generations" / damaged / "meta.duckdb"
-    data = bytearray(meta.read_bytes())
-    for i in range(5000, min(len(data), 60000), 7):
-        data[i] ^= 0xFF
-    meta.write_bytes(data)
+    flip_bits(config.artifacts / "generations" / damaged / "meta.duckdb")
     with TestClient(create_app(Settings(artifacts=config.artifacts, poll_seconds=0.1))) as client:
         info = client.get("/v1/info").json()
         assert info["generation"] == older and info["refused"][0]["generation"] == damaged, info

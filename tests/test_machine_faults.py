@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from indexer.cli import cli
-from tests.conftest import write_config
+from tests.conftest import flip_bits, write_config
 from tests.corpus import write_corpus
 from tests.fakes.openai_server import FakeOpenAI
 from tests.test_faults import run
@@ -113,14 +113,6 @@ def test_a_read_only_artifacts_folder_is_named_not_reported_as_a_bug(tmp_path):
     done = subprocess.run(["unshare", "-rm", "sh", "-c", script], capture_output=True, text=True, timeout=300, env={**os.environ, "HF_HUB_OFFLINE": "1"})
     assert done.returncode == 1, done.stdout + done.stderr
     assert done.stderr.strip() == f"Error: {artifacts}/runs.jsonl: Read-only file system. Nothing was published by this command.", done.stderr
-
-
-def flip_bits(path: Path) -> None:
-    """Damage a file past its header, as a bad sector or a bad copy would."""
-    data = bytearray(path.read_bytes())
-    for i in range(5000, min(len(data), 60000), 7):
-        data[i] ^= 0xFF
-    path.write_bytes(data)
 
 
 def test_a_damaged_served_generation_is_built_again_and_the_run_says_why(tmp_path, local_embedder):
