@@ -104,6 +104,7 @@ class Config:
     spaces: tuple[SpaceConfig, ...]
     keep_generations: int = 3
     max_delete_fraction: float = 0.3
+    mass_delete_min: int = 3  # the delete guard stops a run from this many documents lost (or all of a source's)
     path: Path | None = None
     server: ServerConfig = ServerConfig()
 
@@ -116,6 +117,7 @@ TOP_KEYS = {
     "artifacts": Key(str, default="artifacts"),
     "keep_generations": Key(int, default=3, min=1, max=100),
     "max_delete_fraction": Key((int, float), default=0.3, min=0, max=1),
+    "mass_delete_min": Key(int, default=3, min=1, max=1_000_000),
     "sources": Key(list, required=True, hint=f"; {SOURCES_HINT}"),
     "spaces": Key(list, required=True, hint=f"; {SPACES_HINT}"),
     "server": Key(dict, default={}),
@@ -244,6 +246,7 @@ def parse_config(
         spaces=spaces,
         keep_generations=top["keep_generations"],
         max_delete_fraction=float(top["max_delete_fraction"]),
+        mass_delete_min=top["mass_delete_min"],
         path=path,
         server=server,
     )

@@ -76,7 +76,7 @@ def run_index(
             cleanup.callback(previous.close)
         crawled, complete, not_modified, stored_fetch, texts = _crawl(config, previous, full_refresh, dry_run, progress, report, timer)
         before = previous.documents_state() if previous else {}
-        decisions = _decide(previous, before, crawled, complete, not_modified, report, config.max_delete_fraction, allow_mass_delete, dry_run)
+        decisions = _decide(previous, before, crawled, complete, not_modified, report, config, allow_mass_delete, dry_run)
         if not dry_run and any(d.action is Action.FULL for d in decisions.values()):
             for space in rebuilt:
                 import_client_soon(space)  # something will be embedded: its client loads while the rest is prepared
@@ -232,9 +232,10 @@ NO_LAST_VERSION = (ErrorCode.DUPLICATE_DOCUMENT, ErrorCode.WEB_NOINDEX, ErrorCod
 
 
 def _decide(previous: PreviousGeneration | None, before: dict, crawled: dict[str, Document], complete: set[str], not_modified: set[str],
-            report: RunReport, max_delete_fraction: float, allow_mass_delete: bool, dry_run: bool) -> dict[str, Decision]:
+            report: RunReport, config: Config, allow_mass_delete: bool, dry_run: bool) -> dict[str, Decision]:
     """Each document's decision (indexer/plan.py). Raises DeleteGuard when the run would delete
-    more than `max_delete_fraction` (counting documents left with a small remnant of their text),
+    more than `max_delete_fraction` (counting documents left with a small remnant of their text)
+    and at least `mass_delete_min` documents of a source, or all of them,
     unless allowed; a dry run records it in `report` instead."""
     _leave_out_empty_new_pages(report, before)
     # A page that was indexed and now fails, or now answers with something we skip (a warning), keeps its last good
@@ -249,7 +250,8 @@ def _decide(previous: PreviousGeneration | None, before: dict, crawled: dict[str
         if not allow_mass_delete:
             updated = {d.doc_id for d in decisions.values() if d.action is Action.FULL and d.doc_id in before}
             lengths = previous.text_lengths(updated) if previous is not None else {}
-            check_deletions(list(decisions.values()), before, max_delete_fraction, emptied(list(decisions.values()), lengths, crawled))
+            check_deletions(list(decisions.values()), before, config.max_delete_fraction,
+                            emptied(list(decisions.values()), lengths, crawled), config.mass_delete_min)
     except DeleteGuard as exc:
         if not dry_run:
             raise

@@ -137,16 +137,18 @@ def emptied(decisions: list[Decision], lengths_before: dict[str, int], crawled: 
 
 
 def check_deletions(decisions: list[Decision], previous: dict[str, PreviousDocument], max_fraction: float,
-                    emptied_documents: list[Emptied] = ()) -> None:
+                    emptied_documents: list[Emptied] = (), min_count: int = 3) -> None:
     """Raise DeleteGuard when a source would lose more than `max_fraction` of its documents,
     counting as lost those that keep less than a quarter of their text (`emptied`): a consent
-    wall, a login page or an error page answered with status 200 in place of every page."""
+    wall, a login page or an error page answered with status 200 in place of every page.
+    A loss of fewer than `min_count` documents passes unless it is all of the source's: on a
+    site of three pages, removing one is an edit, not an outage (config `mass_delete_min`)."""
     before = Counter(p.source for p in previous.values())
     deleted = Counter(d.source for d in decisions if d.action is Action.DELETE)
     hollowed = Counter(e.source for e in emptied_documents)
     for source in sorted(set(deleted) | set(hollowed)):
         count = deleted[source] + hollowed[source]
-        if count / before[source] > max_fraction:
+        if count / before[source] > max_fraction and (count >= min_count or count == before[source]):
             raise DeleteGuard(
                 f"this run would {_losses(source, deleted[source], hollowed[source], before[source])}, "
                 f"more than max_delete_fraction {max_fraction:.0%}; nothing was published."

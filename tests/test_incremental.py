@@ -84,15 +84,15 @@ def test_a_removed_file_is_deleted_and_the_guard_stops_mass_deletion(tmp_path, l
     (tmp_path / "docs" / "d4.md").unlink()
     code, report = run_json("run", "-c", str(config))
     assert code == 0 and report["documents"]["deleted"] == 1 and report["total_documents"] == 4
-    for name in ("d0.md", "d1.md"):
+    for name in ("d0.md", "d1.md", "d2.md"):
         (tmp_path / "docs" / name).unlink()
     guarded = run("run", "-c", str(config))
     assert guarded.exit_code == 3
-    assert "would delete 2 of 4 documents (50%) of source 'shop'" in guarded.output and "--allow-mass-delete" in guarded.output
+    assert "would delete 3 of 4 documents (75%) of source 'shop'" in guarded.output and "--allow-mass-delete" in guarded.output
     current = (tmp_path / "artifacts" / "CURRENT").read_text().strip()
     assert current == report["generation"] != first, "nothing was published by the guarded run"
     code, allowed = run_json("run", "-c", str(config), "--allow-mass-delete")
-    assert code == 0 and allowed["documents"]["deleted"] == 2 and allowed["total_documents"] == 2
+    assert code == 0 and allowed["documents"]["deleted"] == 3 and allowed["total_documents"] == 1
 
 
 def test_the_copy_of_meta_duckdb_a_run_makes_while_it_works_is_used_or_removed_never_left(tmp_path, local_embedder):
@@ -220,19 +220,19 @@ def test_dry_run_shows_the_plan_writes_nothing_and_calls_no_provider(tmp_path, l
     config = corpus(tmp_path)
     first = json.loads(run("run", "-c", str(config), "--json").output)["generation"]
     (tmp_path / "docs" / "d0.md").write_text("---\ntitle: Page 0\n---\n# Page 0\n\nRefunds within sixty days.\n")
-    for name in ("d1.md", "d2.md"):
+    for name in ("d1.md", "d2.md", "d3.md"):
         (tmp_path / "docs" / name).unlink()
     before = sorted(p.name for p in (tmp_path / "artifacts" / "generations").iterdir())
     code, plan = run_json("run", "-c", str(config), "--dry-run")
     assert code == 3 and plan["dry_run"] is True, "the real run would be stopped by the delete guard: so is the dry run's exit"
-    assert plan["documents"] == {"added": 0, "updated": 1, "metadata_only": 0, "skipped": 2, "deleted": 2, "failed": 0}
+    assert plan["documents"] == {"added": 0, "updated": 1, "metadata_only": 0, "skipped": 1, "deleted": 3, "failed": 0}
     assert plan["spaces"]["local-all-minilm-l6-v2-384"]["chunks_to_embed"] == 1
-    assert "would delete 2 of 5 documents (40%)" in plan["delete_guard"]
+    assert "would delete 3 of 5 documents (60%)" in plan["delete_guard"]
     decided = {d["doc_id"]: d["decision"] for d in plan["decisions"]}
-    assert decided == {"file:d0.md": "full", "file:d1.md": "delete", "file:d2.md": "delete", "file:d3.md": "skip", "file:d4.md": "skip"}
+    assert decided == {"file:d0.md": "full", "file:d1.md": "delete", "file:d2.md": "delete", "file:d3.md": "delete", "file:d4.md": "skip"}
     text = run("run", "-c", str(config), "--dry-run")
     assert text.exit_code == 3 and "full     file:d0.md  (content changed)" in text.output and "delete   file:d1.md" in text.output
-    assert "file:d3.md" not in text.output, "unchanged documents are left out of the listing"
+    assert "file:d4.md" not in text.output, "unchanged documents are left out of the listing"
     assert sorted(p.name for p in (tmp_path / "artifacts" / "generations").iterdir()) == before
     assert (tmp_path / "artifacts" / "CURRENT").read_text().strip() == first
 

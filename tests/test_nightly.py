@@ -187,6 +187,8 @@ def test_after_the_delete_guard_stops_a_night_a_run_by_hand_can_allow_the_deleti
     """The delete guard stops a night (exit 3) until someone passes --allow-mass-delete, which the
     workflow had no input for: a site that really removed pages stayed stuck, night after night."""
     tmp_path, env, ws = job
+    config = Path(env["STATIC_RAG_CONFIG"])
+    config.write_text("mass_delete_min = 1\n" + config.read_text())  # a small workspace's guard, as strict as a large one's
     assert nightly(tmp_path, env).returncode == 0
     refunds = next(p for p, page in ws.pages.items() if page["title"] == "Refunds")
     ws.pages[refunds]["in_trash"] = True  # one page of three: over max_delete_fraction (30%)

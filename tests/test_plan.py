@@ -69,6 +69,22 @@ def test_the_delete_guard_counts_per_source():
     check_deletions(plan(previous, keep_site + [doc(f"w{i}", source="wiki") for i in range(10)], {"site", "wiki"}, {}), previous, 0.3)
 
 
+def test_a_small_source_may_lose_a_page_but_not_all_of_them():
+    """On a site of three pages, removing one is 33% — over the fraction — and stopped every night
+    until someone allowed it by hand. Fewer than `min_count` documents pass; all of them never do."""
+    previous = {p.doc_id: p for p in map(prev, [doc(f"p{i}", source="site") for i in range(3)])}
+
+    def check(kept, min_count=3):
+        check_deletions(plan(previous, [doc(f"p{i}", source="site") for i in kept], {"site"}, {}), previous, 0.3, min_count=min_count)
+
+    check([0, 1])
+    check([0])  # two of three: still fewer than three
+    with pytest.raises(DeleteGuard, match="delete 3 of 3 documents \\(100%\\) of source 'site'"):
+        check([])
+    with pytest.raises(DeleteGuard, match="delete 1 of 3 documents"):
+        check([0, 1], min_count=1)  # the guard as strict as before
+
+
 
 def test_documents_left_with_a_remnant_of_their_text_count_as_lost():
     """A consent wall or a login page answered with status 200 in place of every page replaced
