@@ -21,6 +21,8 @@ echoed in the response's `time_filter`. Understood (English, case-insensitive):
     the day before yesterday    that day
     before|prior to / after October [5] [2026] | 2025 | 2026-10-05 | last Monday | last week …
                                 up to its start / from its end ("after October": November on)
+    since|after|before|until the <event> on October 5 | last Monday | in October [2026] | in 2025 | yesterday
+                                from the start of that day, month or year / up to its end (the event lies inside it)
     in|during October [2026]   (a month still to come this year means last year's)
     in 2025
     early|mid|late October|2025, the beginning|middle|end of October|2025|last month|the year, the first|second half of …
@@ -87,7 +89,16 @@ SHARE = r"(early|mid|late|(?:beginning|start|middle|end|first\s+half|second\s+ha
 SHARES = {"early": ((1, 11), (1, 5)), "mid": ((11, 21), (5, 9)), "late": ((21, None), (9, None)),
           "first half": ((1, 16), (1, 7)), "second half": ((16, None), (7, None))}
 SHARE_NAMES = {"beginning": "early", "start": "early", "middle": "mid", "end": "late"}
+# An event between an edge and its date: "since the release on May 5", "before the outage last
+# Tuesday", "after the migration in October". The day, month or year is when the event happened, not
+# the stretch asked about: the range runs from its start on ("since", "after": the event may be late
+# that day) or up to its end ("before").
+EVENT_WORD = r"(?!(?:since|after|before|until|till|and|or|but|on|in|during)\b)[\w.'-]+"
+EVENT = (rf"\b(since|after|before|prior\s+to|until|till)\s+(?:the|our|your|their|its|this|that|a|an)\s+(?:{EVENT_WORD}\s+){{1,3}}?"
+         rf"((?:on\s+)?(?:the\s+)?{DAY}|(?:on\s+(?:last\s+)?|last\s+){WEEKDAY}|(?:in|during)\s+{MONTH}(?:\s+(?:19|20)\d{{2}})?"
+         rf"|(?:in|during)\s+(?:19|20)\d{{2}}|yesterday)\b")
 PATTERNS = [
+    ("event", re.compile(EVENT, re.I | re.A)),
     # Before "month", "year" and "calendar": "late October", "the end of last month", "the first week of 2025"
     ("part", re.compile(rf"\b(?:(?:in|during|from|over|at|around)\s+)?(?:the\s+)?(?:{SHARE}[\s-]+(?:the\s+)?"
                         rf"|(first|last)\s+(?:(week|fortnight)|{AMOUNT}\s+(days?|weeks?))\s+of\s+(?:the\s+)?){WHOLE}\b", re.I | re.A)),
@@ -123,7 +134,7 @@ ABOUT_PAGES = {"new", "news", "changed", "change", "changes", "updated", "update
 # A day or an edge named by a date ("on January 1", "before 2027") is as often a question's own
 # subject ("will the new pricing apply on January 1?"): it filters, beside other words, only with
 # one of these, not with "new" or a page's noun.
-DATED = {"day", "edge"}
+DATED = {"day", "edge", "event"}
 CHANGE_WORDS = {"changed", "change", "changes", "updated", "update", "updates", "added", "additions", "published", "edited", "edits",
                 "modified", "written", "wrote", "posted", "happened", "released", "announced"}
 # Words that, alone, ask for "whatever changed": a question made only of these and a time phrase lists documents.
@@ -168,7 +179,7 @@ def parse_time(query: str, now: datetime, tz: tzinfo = timezone.utc) -> TimeFilt
         only_time = all(w in ONLY_TIME_WORDS for w in words)
         if not only_time and not (CHANGE_WORDS if kind in DATED else ABOUT_PAGES) & set(words):
             continue  # "are you open today?", "will the new pricing apply on January 1?": the words are ranked as they are
-        if (after is not None and after > now) or (kind == "edge" and before is not None and before > now):
+        if (after is not None and after > now) or (kind in ("edge", "event") and before is not None and before > now):
             continue  # "the new policy applies after March 2027": about the future, not about when pages changed
         return TimeFilter(match.group(0).strip(), after, before, rest if not only_time else "", only_time)
     words = re.findall(r"[\w']+", query.lower())
@@ -221,6 +232,11 @@ def _window(kind: str, match: re.Match, now: datetime, tz: tzinfo) -> tuple[date
         if match.group(1).lower() == "after":
             return (stretch[1], None) if stretch[1] is not None else None  # "after this week": nothing yet
         return None, stretch[0]
+    if kind == "event":
+        stretch = _named(re.sub(r"^(?:on|in|during)\s+", "", match.group(2), flags=re.I), day, now, tz)
+        if stretch is None:
+            return None
+        return (stretch[0], None) if match.group(1).lower() in ("since", "after") else (None, stretch[1] or now)
     if kind == "recent":
         return now - timedelta(days=RECENT_DAYS), None
     if kind == "year":

@@ -297,6 +297,28 @@ def test_a_day_by_its_date_and_before_or_after_a_date_are_time_phrases():
     assert parse_time("pricing changes on Nov 20", now, timezone.utc).rest == "pricing changes", "a word of change: it filters"
 
 
+def test_an_event_between_an_edge_and_its_date_moves_the_edge_not_the_day():
+    """"what changed since the release on May 5" was read as "on May 5": only that day's changes,
+    and everything after the release was filtered out."""
+    now = datetime(2026, 11, 27, 21, tzinfo=timezone.utc)  # a Friday
+    day = lambda *ymd: datetime(*ymd, tzinfo=timezone.utc)  # noqa: E731
+    for question, after, before, rest in [
+        ("what changed since the release on May 5", day(2026, 5, 5), None, ""),
+        ("what changed after the release on May 5", day(2026, 5, 5), None, ""),  # the release may be late that day
+        ("docs updated before the outage on Nov 3", None, day(2026, 11, 4), ""),
+        ("changes since the migration in October", day(2026, 10, 1), None, ""),
+        ("what changed since the 2.0 launch last Tuesday", day(2026, 11, 24), None, ""),
+        ("pages updated after the outage yesterday", day(2026, 11, 26), None, ""),
+        ("what changed in pricing since the launch on the 5th of October", day(2026, 10, 5), None, "what changed in pricing"),
+        ("what was updated before the freeze in 2025", None, day(2026, 1, 1), ""),
+    ]:
+        parsed = parse_time(question, now, timezone.utc)
+        assert parsed is not None and (parsed.after, parsed.before, parsed.rest) == (after, before, rest), (question, parsed)
+    for question in ("Will the refund arrive before the holidays in December?",  # no word of change: the question's own subject
+                     "what changed before the release in 2027"):  # about the future
+        assert parse_time(question, now, timezone.utc) is None, question
+
+
 def test_updated_within_takes_the_weekend_too():
     from server.timefilter import updated_range
 
