@@ -160,6 +160,15 @@ def test_a_widget_filtered_on_a_source_that_does_not_exist_says_so(browser, exam
         browser.execute_script("document.open(); document.write(arguments[0]); document.close();", page)
         hits, status = search_in_page(browser, QUESTION)
         assert hits == [] and status == "Search failed: no source is named 'halp'; sources: articles, guide"
+        # A top-k the server would refuse ("top_k: Expected `int`, got `null`" on every search): the console names the attribute.
+        page = '<!doctype html><title>Help</title><div id="help"></div><script src="/widget.js" data-target="#help" data-top-k="five" defer></script>'
+        browser.get(server.base + "/")
+        browser.get_log("browser")  # what the demo page logged before
+        browser.execute_script("document.open(); document.write(arguments[0]); document.close();", page)
+        hits, status = search_in_page(browser, QUESTION)
+        assert len(hits) == 5 and status == "5+ results", status
+        logged = [e["message"] for e in browser.get_log("browser")]
+        assert any('data-top-k must be a whole number from 1 to 50; got \\"five\\"' in m for m in logged), logged
 
 
 def test_the_widget_works_under_a_content_security_policy_or_says_what_to_allow(browser, examples_artifacts, tmp_path, site):
@@ -228,6 +237,34 @@ def test_the_api_reference_renders_with_nothing_but_the_server(browser, examples
         assert any(o.startswith("POST /v1/search") for o in operations), operations
         loaded = browser.execute_script("return performance.getEntriesByType('resource').map(e => e.name)")
         assert all(url.startswith(server.base) for url in loaded), loaded
+
+
+def test_a_question_asked_while_the_last_one_is_still_searching_is_the_one_answered(browser, examples_artifacts, tmp_path):
+    """On a slow connection a visitor fixed a typo and pressed Enter while the first search was
+    on its way: the widget had disabled its button, so the browser dropped the second Enter, and
+    the results stayed those of the question the visitor no longer asked."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    with running_server(examples_artifacts, tmp_path) as server:
+        browser.get(server.base + "/")
+        box = WebDriverWait(browser, 20).until(lambda d: d.find_element(By.CSS_SELECTOR, ".srag-input"))
+        browser.execute_cdp_cmd("Network.enable", {})
+        browser.execute_cdp_cmd("Network.emulateNetworkConditions", {"offline": False, "latency": 1500, "downloadThroughput": -1, "uploadThroughput": -1})
+        try:
+            box.send_keys("how do I undo a bad index run?" + Keys.ENTER)
+            WebDriverWait(browser, 5).until(lambda d: d.find_element(By.CSS_SELECTOR, ".srag-status").text == "Searching…")
+            box.clear()
+            box.send_keys("which file formats can I index?" + Keys.ENTER)  # before the first answer came back
+            WebDriverWait(browser, 30).until(lambda d: d.find_element(By.CSS_SELECTOR, ".srag-status").text not in ("", "Searching…"))
+            browser.execute_script("return new Promise(done => setTimeout(done, 2500))")  # every answer is in by now
+        finally:
+            browser.execute_cdp_cmd("Network.emulateNetworkConditions", {"offline": False, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1})
+            browser.execute_cdp_cmd("Network.disable", {})
+        titles = [h.text for h in browser.find_elements(By.CSS_SELECTOR, ".srag-hit .srag-title")]
+        assert titles and titles[0].startswith("Sources") and "Generations, CURRENT and rollback" not in titles, titles
+        assert box.get_attribute("value") == "which file formats can I index?"
 
 
 def test_the_widget_shows_curated_answers_first_and_links_pdf_hits_to_their_page(browser, tmp_path, local_embedder):

@@ -6,7 +6,7 @@
  * Options (data-* attributes on the script tag):
  *   data-target       CSS selector of the element to fill (default: a new element after the script)
  *   data-endpoint     search URL (default: /v1/search on the server that served this script)
- *   data-top-k        hits per page (default 5)
+ *   data-top-k        hits per page, 1 to 50 (default 5; another value is warned about in the console)
  *   data-source       only documents of this source
  *   data-space        the embedding space to search (default: the server's default space; see /v1/info)
  *   data-api-key      sent as a Bearer key; anyone can read it in the page, so use a key scoped
@@ -39,6 +39,11 @@
   var origin = script ? new URL(script.src, location.href).origin : location.origin;
   var endpoint = opts.endpoint || origin + "/v1/search";
   var topK = parseInt(opts.topK || "5", 10);
+  if (!(topK >= 1 && topK <= 50) || String(topK) !== String(opts.topK || "5").trim()) {
+    // The server would refuse every search with a message that does not name the attribute.
+    console.warn("static-rag widget: data-top-k must be a whole number from 1 to 50; got \"" + opts.topK + "\"; showing 5 results");
+    topK = 5;
+  }
 
   // The default look: every rule inside :where(), so a page's own CSS overrides it at any specificity.
   var STYLE = [
@@ -47,7 +52,7 @@
     ":where(.srag-form){display:flex;gap:.5rem;width:100%}",
     ":where(.srag-input){flex:1 1 auto;min-width:0;font:inherit;padding:.55rem .75rem;border:1px solid #b8bcc4;border-radius:6px;background:#fff;color:#222}",
     ":where(.srag-button){flex:0 0 auto;font:inherit;padding:.55rem 1rem;border:0;border-radius:6px;background:#2a5bd7;color:#fff;cursor:pointer}",
-    ":where(.srag-button:disabled,.srag-more:disabled){opacity:.6;cursor:progress}",
+    ":where(.srag-more:disabled){opacity:.6;cursor:progress}",
     ":where(.srag-more,.srag-show-anyway){font:inherit;font-size:.9em;padding:.4rem .9rem;margin:.25rem 0;border:1px solid #c9ccd2;border-radius:6px;background:#f4f5f7;color:#222;cursor:pointer}",
     ":where(.srag-status){margin:.5rem 0;color:#555;font-size:.9em}",
     ":where(.srag-unanswered .srag-status){color:inherit;font-weight:600}",
@@ -162,8 +167,12 @@
     anyway.hidden = true;
     root.append(form, status, answers, anyway, list, more);
     var nextOffset = null, lastQuery = "", keywordsOnly = "";
+    // The search asked last: an answer to an earlier one (a visitor who fixed a typo and pressed
+    // Enter again while it was on its way) is dropped, whichever order the answers arrive in.
+    var latest = 0;
 
     function run(query, offset) {
+      var mine = ++latest;
       var body = { query: query, top_k: topK, offset: offset };
       if (opts.source) body.filters = { source: opts.source };
       if (opts.space) body.space = opts.space;
@@ -175,13 +184,15 @@
       var headers = { "content-type": "application/json" };
       if (opts.apiKey) headers.authorization = "Bearer " + opts.apiKey;
       status.textContent = "Searching…";
-      button.disabled = more.disabled = true;
+      // Only "More results" waits: a disabled search button would make the browser drop the next Enter.
+      more.disabled = true;
       fetch(endpoint, { method: "POST", headers: headers, body: JSON.stringify(body) })
         .then(function (r) {
           return r.json().catch(function () { return { code: "BAD_RESPONSE", message: "the server sent no JSON" }; })
             .then(function (data) { return { ok: r.ok, status: r.status, data: data, retry: r.headers.get("retry-after") }; });
         })
         .then(function (res) {
+          if (mine !== latest) return;
           root.classList.toggle("srag-error", !res.ok);
           if (!res.ok) {
             status.textContent = res.status === 429
@@ -211,8 +222,8 @@
           if (keywordsOnly) status.textContent = status.textContent.replace(/\.$/, "") + keywordsOnly;
           status.title = res.data.degraded_reason || "";
         })
-        .catch(function (err) { return unreachable(err); })
-        .finally(function () { button.disabled = more.disabled = false; });
+        .catch(function (err) { if (mine === latest) return unreachable(err); })
+        .finally(function () { if (mine === latest) more.disabled = false; });
     }
 
     // A script cannot tell a refused CORS check from a server that is down: both are a bare
