@@ -103,6 +103,29 @@ def test_the_widget_works_on_another_site_only_when_cors_allows_it(browser, exam
     assert browser.find_element(By.CSS_SELECTOR, ".srag-status").text == f"Search failed: the search server at {down} cannot be reached."
 
 
+def test_a_search_server_that_never_answers_is_reported_not_waited_on_forever(browser, site):
+    """A server (or a proxy in front of it) that takes the connection and never answers left the
+    widget on "Searching…" for as long as the browser waits (minutes)."""
+    import socket
+
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    with socket.socket() as stuck:  # accepts connections into its backlog, reads nothing, answers nothing
+        stuck.bind(("127.0.0.1", 0))
+        stuck.listen(16)
+        endpoint = f"http://127.0.0.1:{stuck.getsockname()[1]}/v1/search"
+        site.routes["/widget.js"] = (200, "text/javascript", (Path(__file__).parent.parent / "server" / "static" / "widget.js").read_bytes())
+        site.routes["/help.html"] = (200, "text/html; charset=utf-8", f'<!doctype html><title>Help</title><div id="help"></div><script src="/widget.js" '
+                                                                      f'data-endpoint="{endpoint}" data-target="#help" defer></script>'.encode())
+        browser.get(site.url("/help.html"))
+        box = WebDriverWait(browser, 20).until(lambda d: d.find_element(By.CSS_SELECTOR, ".srag-input"))
+        box.send_keys(QUESTION)
+        browser.find_element(By.CSS_SELECTOR, ".srag-button").click()
+        WebDriverWait(browser, 40).until(lambda d: d.find_element(By.CSS_SELECTOR, ".srag-status").text != "Searching…")
+        assert browser.find_element(By.CSS_SELECTOR, ".srag-status").text == "Search failed: the search server did not answer within 15 s."
+
+
 def test_an_unanswerable_question_or_an_empty_time_range_says_so(browser, examples_artifacts, tmp_path):
     from selenium.webdriver.common.by import By
 

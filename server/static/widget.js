@@ -16,6 +16,7 @@
  *   data-parse-time   "false": do not read time phrases ("last week", "since Monday") as date filters
  * The server must list this page's origin in [server] cors_origins unless both share an origin;
  * when it does not, the widget says so ("this site's origin … is not allowed by the search server").
+ * A server that does not answer within 15 s is reported ("did not answer within 15 s"), not waited on.
  * A page with a Content-Security-Policy must allow the server in connect-src (the widget says so
  * when it does not); the default stylesheet takes the script tag's nonce, and where the policy
  * refuses inline styles anyway it is added as a constructed stylesheet, which the policy allows.
@@ -89,6 +90,7 @@
   // A page's Content-Security-Policy may refuse connections to the search server (connect-src):
   // fetch then fails as it does for a server that is down, so the violation is remembered to say so.
   var server = new URL(endpoint, location.href).origin;
+  var TIMEOUT_SECONDS = 15;  // a search answers in milliseconds; past this the server or a proxy in between is stuck
   var refusedByPolicy = false;
   document.addEventListener("securitypolicyviolation", function (e) {
     if (e.effectiveDirective === "connect-src" && (e.blockedURI || "").indexOf(server) === 0) refusedByPolicy = true;
@@ -186,7 +188,10 @@
       status.textContent = "Searching…";
       // Only "More results" waits: a disabled search button would make the browser drop the next Enter.
       more.disabled = true;
-      fetch(endpoint, { method: "POST", headers: headers, body: JSON.stringify(body) })
+      // A server or a proxy that takes the request and never answers left "Searching…" for minutes.
+      var controller = window.AbortController ? new AbortController() : null;
+      var timer = controller && setTimeout(function () { controller.abort(); }, TIMEOUT_SECONDS * 1000);
+      fetch(endpoint, { method: "POST", headers: headers, body: JSON.stringify(body), signal: controller ? controller.signal : undefined })
         .then(function (r) {
           return r.json().catch(function () { return { code: "BAD_RESPONSE", message: "the server sent no JSON" }; })
             .then(function (data) { return { ok: r.ok, status: r.status, data: data, retry: r.headers.get("retry-after") }; });
@@ -222,8 +227,19 @@
           if (keywordsOnly) status.textContent = status.textContent.replace(/\.$/, "") + keywordsOnly;
           status.title = res.data.degraded_reason || "";
         })
-        .catch(function (err) { if (mine === latest) return unreachable(err); })
-        .finally(function () { if (mine === latest) more.disabled = false; });
+        .catch(function (err) {
+          if (mine !== latest) return;
+          if (err && err.name === "AbortError") {
+            root.classList.add("srag-error");
+            status.textContent = "Search failed: the search server did not answer within " + TIMEOUT_SECONDS + " s.";
+            return;
+          }
+          return unreachable(err);
+        })
+        .finally(function () {
+          clearTimeout(timer);
+          if (mine === latest) more.disabled = false;
+        });
     }
 
     // A script cannot tell a refused CORS check from a server that is down: both are a bare
