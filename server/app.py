@@ -361,6 +361,9 @@ def _explain(key: str | None, message: str) -> str:
             close = [f"filters.{name.rstrip('s')}"]
         hint = f"; did you mean `{close[0]}`?" if close else ";"
         return f"{message}{hint} Allowed: {', '.join(fields)}"
+    if message == "Invalid RFC3339 encoded datetime":  # "2026-11-20" or "last week" where a moment is wanted
+        return (f"{message}; send a date and time such as 2026-11-20T00:00:00Z (without an offset: UTC), "
+                "or a phrase such as \"last week\" or \"7d\" in filters.updated_within")
     if message.startswith("Invalid enum value") and key:
         field = key.rsplit(".", 1)[-1]  # "filters.source_type" names a field of Filters
         choices = next((_choices(t) for struct in REQUEST_FIELDS.values() for name, t in get_type_hints(struct).items() if name == field and _choices(t)), ())

@@ -111,7 +111,9 @@ def test_filters_apply_before_the_cut_to_top_k(client):
         ({"query": "x", "mode": "fuzzy"}, "INVALID_REQUEST", "mode"),
         ({"qurey": "x"}, "INVALID_REQUEST", "qurey"),
         ({"query": "x", "filters": {"colour": "red"}}, "INVALID_REQUEST", "colour"),
-        ({"query": "x", "filters": {"updated_after": "last week"}}, "INVALID_REQUEST", "updated_after"),
+        ({"query": "x", "filters": {"updated_after": "last week"}}, "INVALID_REQUEST", '"last week" or "7d" in filters.updated_within'),
+        ({"query": "x", "filters": {"updated_before": "2026-11-20"}}, "INVALID_REQUEST", "filters.updated_before: Invalid RFC3339 encoded "
+                                                                                          "datetime; send a date and time such as 2026-11-20T00:00:00Z"),
         ({"query": "x", "filters": {"updated_within": "a while ago"}}, "INVALID_REQUEST", '"last week"'),
         ({"query": "x", "filters": {"updated_within": "today", "timezone": "Mars/Olympus"}}, "INVALID_REQUEST", "unknown time zone"),
         ({"query": "x", "offset": 201}, "OFFSET_TOO_LARGE", "the limit is 200"),
