@@ -56,7 +56,9 @@ class Run:
         from server.search import search
 
         vector = self.service.query_vector(space, text) if mode != "lexical" else None
-        hits = search(self.generation, space, vector, text, top_k=depth + 1, mode=mode, max_chunks_per_doc=1, **options).hits
+        # Every copy of a passage stays a hit: a labeled set judges each by its id (ArguAna holds dozens of
+        # identical documents, one of each judged), while a chatbot is given each passage once.
+        hits = search(self.generation, space, vector, text, top_k=depth + 1, mode=mode, max_chunks_per_doc=1, repeated_texts=True, **options).hits
         own = query_id if self.ignore_identical else None
         return [h for h in hits if evaluation.corpus_id(h.doc_id) != own][:depth]
 

@@ -108,6 +108,7 @@ def search(
     dense_weight: float | None = None,
     min_relevance: float | None = None,
     recency_weight: float = 0.0,
+    repeated_texts: bool = False,
 ) -> SearchResult:
     """Rank chunks of `space` for `query` and return hits `offset` to `offset + top_k`.
 
@@ -115,7 +116,9 @@ def search(
     or their blend. Filters restrict the candidates before ranking, and when collapsing leaves too
     few hits the candidate pool widens, so a page is short only when nothing more matches.
     Overlapping chunks of one document merge into one hit; a document gives at most
-    `max_chunks_per_doc` hits (None: no limit). `query_vector` is needed unless mode is lexical.
+    `max_chunks_per_doc` hits (None: no limit); a passage a hit already holds is not a hit again
+    unless `repeated_texts` (evaluation: a labeled set judges each copy by its id). `query_vector`
+    is needed unless mode is lexical.
 
     Each hit gets a calibrated `relevance`; the result is `answerable` when the best hit's reaches
     `min_relevance`. `dense_weight` and `min_relevance` default to the space's settings, then the product's.
@@ -141,7 +144,7 @@ def search(
         # By keywords alone a curated answer is only a hit: no threshold matched answers by their words
         # without giving a wrong one, with authority, to a fifth to a third of the paraphrases (bench/README.md).
         aside: dict[str, tuple] | None = {} if mode != "lexical" else None
-        hits = _collapse(generation, space.space_id, ranked, wanted, dense, lexical, max_chunks_per_doc, min_score, aside)
+        hits = _collapse(generation, space.space_id, ranked, wanted, dense, lexical, max_chunks_per_doc, min_score, aside, repeated_texts)
         below = bool(ranked) and ranked[-1][1] < min_score  # deeper candidates would score lower still
         if len(hits) >= wanted or not cut or depth >= pool or below:
             break
@@ -285,13 +288,16 @@ def _top(scores: np.ndarray, depth: int) -> dict[int, float]:
 
 
 def _collapse(generation: Generation, space_id: str, ranked: list[tuple[int, float]], wanted: int, dense: dict, lexical: dict,
-              max_chunks_per_doc: int | None, min_score: float, aside: dict[str, tuple] | None) -> list[SearchHit]:
+              max_chunks_per_doc: int | None, min_score: float, aside: dict[str, tuple] | None, repeated_texts: bool = False) -> list[SearchHit]:
     """Walk the ranking into at most `wanted` hits: a chunk overlapping a hit of its document is
     merged into it (up to MAX_MERGED chunks), a document past `max_chunks_per_doc` hits is skipped.
     A curated answer's best chunk is set `aside` (doc_id → row, score, dense, lexical), never a hit;
-    with `aside` None (a search by keywords alone) answers are hits like any chunk."""
+    with `aside` None (a search by keywords alone) answers are hits like any chunk. A chunk whose
+    text a hit already holds (a page served at two addresses, a file copied or linked into the
+    folder twice) adds nothing a chatbot can use: it is skipped, unless `repeated_texts`."""
     hits: list[_Hit] = []
     by_doc: dict[str, list[_Hit]] = {}
+    texts: set[str] = set()  # of the chunks in the hits so far
     batch = max(wanted * 2, 20)
     for offset in range(0, len(ranked), batch):
         part = [(vid, score) for vid, score in ranked[offset : offset + batch] if score >= min_score]
@@ -309,11 +315,13 @@ def _collapse(generation: Generation, space_id: str, ranked: list[tuple[int, flo
                 target = touching[0]
                 if len(touching) == 1 and len(target.chunks) < MAX_MERGED:
                     target.merge(row)
+                    texts.add(row["text"])
                 continue
-            if max_chunks_per_doc is not None and len(mine) >= max_chunks_per_doc:
+            if (row["text"] in texts and not repeated_texts) or (max_chunks_per_doc is not None and len(mine) >= max_chunks_per_doc):
                 continue
             if len(hits) == wanted:
                 return [h.freeze() for h in hits]
+            texts.add(row["text"])
             hit = _Hit(row, score, dense.get(vid), lexical.get(vid))
             mine.append(hit)
             hits.append(hit)

@@ -308,6 +308,23 @@ def test_a_query_that_is_itself_a_document_is_left_out_of_its_ranking(tmp_path, 
     assert report["spaces"]["local-all-minilm-l6-v2-384"]["hybrid"]["mrr@10"] == 1.0
 
 
+def test_identical_documents_are_each_ranked_where_a_labeled_set_judges_them_by_id(tmp_path, local_embedder):
+    """Search gives a passage once however many documents hold it; a labeled set that judges one
+    copy of two (ArguAna has dozens) would count that as a miss, so evaluation keeps every copy."""
+    folder = tmp_path / "copies"
+    (folder / "qrels").mkdir(parents=True)
+    docs = [("a", "Refunds reach the card used for the order within five business days."),
+            ("b", "Refunds reach the card used for the order within five business days."),
+            ("c", "Store credit is added to your account at once.")]
+    (folder / "corpus.jsonl").write_text("\n".join(json.dumps({"_id": i, "title": "", "text": t}) for i, t in docs))
+    (folder / "queries.jsonl").write_text(json.dumps({"_id": "q", "text": "when does my refund reach the card"}))
+    for judged in ("a", "b"):
+        (folder / "qrels" / "test.tsv").write_text(f"query-id\tcorpus-id\tscore\nq\t{judged}\t1\n")
+        report = json.loads(CliRunner().invoke(cli, ["eval", "--dataset", str(folder), "--json"]).output)
+        assert {mode: m["recall@10"] for mode, m in report["spaces"]["local-all-minilm-l6-v2-384"].items()} == \
+            {"dense": 1.0, "lexical": 1.0, "hybrid": 1.0}, (judged, report)
+
+
 def test_texts_with_unicode_line_separators_stay_one_json_line(tmp_path):
     """U+0085 (NEL) and U+2028 are line breaks to str.splitlines() but ordinary characters in JSON Lines."""
     from indexer.evaluation import load_dataset

@@ -192,3 +192,25 @@ def test_a_retrievers_candidates_are_its_best_scores_and_equal_scores_go_by_vect
         scores = np.where(rng.random(n) < rng.random(), rng.integers(0, 20, n) / 4, 0).astype(np.float32)
         best = sorted((-float(scores[i]), i) for i in range(n) if scores[i] > 0)[:depth]
         assert list(_top(scores, depth).items()) == [(i, -s) for s, i in best]
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "dense", "lexical"])
+def test_a_passage_found_in_two_documents_is_one_hit(tmp_path, local_embedder, mode):
+    """A page copied into an older docs version, or a file linked in twice: the same passage filled
+    two of the top hits, once per document, and pushed a different answer down."""
+    docs = tmp_path / "docs"
+    (docs / "v1").mkdir(parents=True)
+    refunds = "# Refunds\n\nA refund reaches the card used for the order within five business days.\n"
+    (docs / "refunds.md").write_text(refunds)
+    (docs / "v1" / "refunds.md").write_text(refunds)
+    (docs / "credit.md").symlink_to("refunds.md")
+    (docs / "store-credit.md").write_text("# Store credit\n\nA refund as store credit is on your account at once.\n")
+    config = load_config(write_config(tmp_path, '[[sources]]\nname = "docs"\ntype = "files"\npath = "docs"\n[[spaces]]\nprovider = "local"\n'))
+    assert not run_index(config).errors
+    with api_client(config.artifacts) as client:
+        hits = ask(client, query="how long does a refund take to reach my card", mode=mode)["hits"]
+        texts = [h["text"] for h in hits]
+        assert len(texts) == len(set(texts)), texts
+        assert {h["title"] for h in hits} == {"Refunds", "Store credit"}, hits
+        copy = ask(client, query="refund", mode=mode, filters={"doc_id": "file:v1/refunds.md"})["hits"]
+        assert [h["doc_id"] for h in copy] == ["file:v1/refunds.md"], "each copy is still searchable on its own"
