@@ -30,6 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from indexer.chance import FILE as CHANCE
+from indexer.probe import FILE as PROBE
 from indexer.documents import Chunk, Document, utc_naive
 from indexer.errors import ArtifactError, IngestError, PublishRefused
 from indexer.metadb import MetaUpdate, stored_chunks, write_metadata
@@ -66,6 +67,7 @@ class SpaceBuild:
     stale: frozenset[str] = frozenset()
     rebuilt_at: str | None = None
     search: dict | None = None  # the space's search settings from the config (hybrid_weight, min_relevance)
+    probe: dict | None = None  # what the provider answered for the probe sentences (indexer/probe.py)
 
     @property
     def size(self) -> int:
@@ -170,6 +172,8 @@ def _write(folder: Path, generation_id: str, documents: list[Document], spaces: 
         spaces[n] = build = replace(build, vectors=None)
         if build.stale:
             _write_json(space_dir / STALE, {"documents": sorted(build.stale)})
+        if build.probe:
+            _write_json(space_dir / PROBE, build.probe, indent=None)
         _write_json(space_dir / "space.json", {**build.manifest, "vector_count": build.size})
         advance(1)
 

@@ -23,6 +23,7 @@ from indexer.errors import ConfigError, ErrorCode, IngestError, PublishRefused, 
 from indexer.metadb import EarlyCopy, MetaUpdate
 from indexer.plan import Action, Decision, DeleteGuard, check_deletions, counts, emptied, plan
 from indexer.previous import PreviousGeneration
+from indexer.probe import read_probe
 from indexer.runreport import RunReport, new_run_id, peak_rss_mb, slowest
 from indexer.sources import SourceResult, check_credentials, count_items, crawl, listed_files
 from indexer.steps import ChanceLevels, chunk_spaces, drop_chunks_of, embed_spaces, estimate
@@ -48,6 +49,7 @@ def run_index(
     dry_run: bool = False,
     full_refresh: bool = False,
     run_id: str | None = None,
+    reembed: bool = False,
 ) -> RunReport:
     """Build and publish the next generation, starting from the current one.
 
@@ -56,13 +58,15 @@ def run_index(
     version; changed documents are re-chunked and only chunk texts the current generation has
     not embedded are embedded. `providers` limits which spaces are rebuilt (`--provider`); the
     others keep their chunks of documents that did not change. Raises PublishRefused,
-    DeleteGuard, BudgetExceeded, EmbeddingsFailed, MissingCredentials or NoRoom (the disk cannot
-    hold what it would write: checked before embedding); in every case nothing is published.
+    DeleteGuard, BudgetExceeded, EmbeddingsFailed, MissingCredentials, NoRoom (the disk cannot
+    hold what it would write: checked before embedding) or EmbeddingDrift (the provider no longer
+    embeds as it did for the vectors a space keeps: indexer/probe.py); in every case nothing is published.
 
     `dry_run` stops after the plan and chunking: the report says what would be embedded and what
     it would cost; nothing is written and no provider is called (no key needed). `full_refresh`
     forgets what the last fetches knew: every web page is downloaded without validators and every
-    Notion page's blocks are read again (unchanged text still reuses its vectors).
+    Notion page's blocks are read again (unchanged text still reuses its vectors). `reembed`
+    embeds every chunk of the rebuilt spaces anew, reusing no vector (after EmbeddingDrift).
     """
     started = datetime.now(timezone.utc)
     report = RunReport(run_id=run_id or new_run_id(started), dry_run=dry_run)
@@ -70,6 +74,8 @@ def run_index(
     rebuilt = _spaces_to_rebuild(config, providers, dry_run)
     embedder_for = _Embedders(Budget(max_cost_usd), timer)
     previous = PreviousGeneration.open(config.artifacts, report.warnings, dry_run)
+    if previous is not None and reembed:
+        previous.forgotten = frozenset(s.space_id for s in rebuilt)
     updatable = not dry_run and _updates_meta(previous)
     with ExitStack() as cleanup:  # on every way out: the early copy removed (unless the write took it), the previous generation closed
         if previous is not None:
@@ -102,13 +108,13 @@ def run_index(
         # Embed every rebuilt space first: a document whose chunks cannot be embedded falls
         # back to its last good version in every space, so spaces agree on each document.
         check_room(config.artifacts, needs, early.copied() if early else 0)
-        fresh, unembedded = embed_spaces(rebuilt, new_chunks, documents, embedder_for, previous, progress, timer, config.artifacts)
+        fresh, unembedded, probes = embed_spaces(rebuilt, new_chunks, documents, embedder_for, previous, progress, timer, config.artifacts)
         if unembedded:
             documents, kept = _fall_back(unembedded, decisions, versions, new_chunks, fresh, report)
             if not documents:
                 raise PublishRefused(_nothing_found(config, report.errors + report.warnings))
 
-        builds = _space_builds(config, previous, fresh, new_chunks, carries, stale_before, kept, decisions, documents, report)
+        builds = _space_builds(config, previous, fresh, new_chunks, carries, stale_before, kept, decisions, documents, report, probes)
         fresh = {}  # the builds hold the vectors now; writing them lets them go (artifacts.write_generation)
         rewritten = _rewritten(decisions, documents, crawled, stored_fetch, before)
         chance = ChanceLevels(previous, rebuilt, embedder_for, report, timer)
@@ -334,10 +340,11 @@ def _write_and_publish(config: Config, report: RunReport, started: datetime, doc
 
 def _space_builds(config: Config, previous: PreviousGeneration | None, fresh: dict, new_chunks: dict[str, list[Chunk]], carries: dict[str, bool],
                   stale_before: dict[str, set], kept: set[str], decisions: dict[str, Decision], documents: list[Document],
-                  report: RunReport) -> list[artifacts.SpaceBuild]:
+                  report: RunReport, probes: dict[str, dict]) -> list[artifacts.SpaceBuild]:
     """What each configured space keeps from the previous generation (by vector id) and adds: a
     rebuilt space (`fresh`: its new vectors) keeps the chunks of kept documents; a space this run
-    does not rebuild keeps every document's chunks, the changed ones marked stale."""
+    does not rebuild keeps every document's chunks, the changed ones marked stale. Each keeps its
+    probe (`probes`: of the spaces that embedded something; the others carry theirs)."""
     builds = []
     for space in config.spaces:
         space_id = space.space_id
@@ -362,9 +369,10 @@ def _space_builds(config: Config, previous: PreviousGeneration | None, fresh: di
             report.spaces[space_id] = {"skipped": "not rebuilt (--provider) and not in the current generation"}
             continue
         # The previous space's segments are shared where its chunks are kept (indexer/segments.py).
+        kept_probe = read_probe(previous.space_folder(space_id)) if previous is not None and previous.compatible(space_id, manifest) else None
         builds.append(artifacts.SpaceBuild(
             space_id, manifest, carried, added, vectors, previous=previous.space_folder(space_id) if len(carried) else None,
-            unchanged=whole and not added, stale=stale, rebuilt_at=rebuilt_at, search=search_settings,
+            unchanged=whole and not added, stale=stale, rebuilt_at=rebuilt_at, search=search_settings, probe=probes.get(space_id, kept_probe),
         ))
         report.spaces[space_id] = stats
     return builds

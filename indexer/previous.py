@@ -34,6 +34,7 @@ class PreviousGeneration:
         import duckdb
 
         self.folder, self.served = folder, served  # served: CURRENT names it (else a run publishes even when nothing changed)
+        self.forgotten: frozenset[str] = frozenset()  # spaces embedded anew (`index run --reembed`): nothing of theirs is reused
         self.manifest = read_manifest(folder)
         self.db = None
         try:
@@ -71,7 +72,8 @@ class PreviousGeneration:
         return json.loads((self.folder / info["path"] / "space.json").read_text(encoding="utf-8"))
 
     def compatible(self, space_id: str, manifest: dict) -> bool:
-        stored = self.space_manifest(space_id)
+        """True when this space's vectors can stand beside new ones of `manifest`'s model (the embedding cache)."""
+        stored = self.space_manifest(space_id) if space_id not in self.forgotten else None
         return stored is not None and not same_space(stored, manifest)
 
     def documents_state(self) -> dict[str, PreviousDocument]:
@@ -99,7 +101,7 @@ class PreviousGeneration:
 
     def carries_chunks(self, space_id: str, manifest: dict) -> bool:
         """True when this space was chunked and embedded exactly as configured now, so its chunks can be kept as they are."""
-        stored = self.space_manifest(space_id)
+        stored = self.space_manifest(space_id) if space_id not in self.forgotten else None
         return stored is not None and {k: v for k, v in stored.items() if k != "vector_count"} == manifest
 
     def cached_vector_ids(self, space_id: str, hashes: set[str]) -> dict[str, int]:

@@ -18,6 +18,7 @@ from indexer.documents import Chunk, ChunkTexts, Document
 from indexer.embedders import Embedder, fits_for, same_space, space_manifest
 from indexer.embedders.remote import BudgetExceeded, EmbeddingsFailed
 from indexer.errors import ErrorCode, IngestError
+from indexer import probe
 from indexer.plan import Action, Decision
 from indexer.pools import thread_pool
 from indexer.previous import PreviousGeneration
@@ -30,19 +31,27 @@ CACHED_ROWS = 8192  # cached vectors read from the previous generation at a time
 def embed_chunks(
     chunks: list[Chunk], embedder: Embedder, previous: PreviousGeneration | None, titles: dict[str, str], progress,  # indexer.pipeline.Progress
     spill: Path | None = None,
-) -> tuple[np.ndarray, dict, dict[str, IngestError]]:
+) -> tuple[np.ndarray, dict, dict[str, IngestError], dict | None]:
     """Vectors for `chunks`: each distinct text once, and only texts the current generation has not embedded already.
 
-    Returns the vectors (zeros where embedding failed), counts, and the documents left with
-    an unembedded chunk, each with its EMBEDDINGS_FAILED error. Big arrays live in a file in
-    `spill` (indexer/spill.py) and hold no memory until the segment's index reads them.
+    Returns the vectors (zeros where embedding failed), counts, the documents left with
+    an unembedded chunk, each with its EMBEDDINGS_FAILED error, and the space's probe (indexer/probe.py;
+    None when nothing was embedded). Big arrays live in a file in `spill` (indexer/spill.py) and hold
+    no memory until the segment's index reads them. Raises EmbeddingDrift, before embedding any chunk,
+    when the provider no longer embeds as it did for the vectors this space keeps.
     """
     space_id = embedder.space.space_id
     first: dict[str, Chunk] = {}
     for c in chunks:
         first.setdefault(c.chunk_hash, c)
-    cached = previous.cached_vector_ids(space_id, set(first)) if previous and previous.compatible(space_id, embedder.manifest()) else {}
+    compatible = previous is not None and previous.compatible(space_id, embedder.manifest())
+    cached = previous.cached_vector_ids(space_id, set(first)) if compatible else {}
     missing = [h for h in first if h not in cached]
+    # Checked before anything is paid for; a space without a probe gets one after its chunks (a cold run's
+    # requests go to the chunks first, the probe's two sentences last).
+    kept_probe = probe.read_probe(previous.space_folder(space_id)) if compatible and missing else None
+    if kept_probe is not None:
+        _check_probe(embedder, kept_probe)
     failed_hashes: set[str] = set()
     error: EmbeddingsFailed | None = None
     with progress(f"embedding {space_id}", len(missing)) as advance:
@@ -61,7 +70,27 @@ def embed_chunks(
         for c in chunks
         if c.chunk_hash in failed_hashes
     }
-    return vectors, {"embedded": len(missing) - len(failed_hashes), "reused": len(first) - len(missing)}, failed
+    kept_probe = kept_probe or (_new_probe(embedder) if missing and error is None else None)
+    return vectors, {"embedded": len(missing) - len(failed_hashes), "reused": len(first) - len(missing)}, failed, kept_probe
+
+
+def _check_probe(embedder: Embedder, kept: dict) -> None:
+    """Raise EmbeddingDrift when the provider answers the probe sentences unlike `kept` (indexer/probe.py).
+    A provider that does not answer is not checked: the chunks' own embedding then says why."""
+    try:
+        vectors = embedder.embed_queries(list(probe.TEXTS))
+    except (EmbeddingsFailed, BudgetExceeded):
+        return
+    probe.check(embedder.space.space_id, kept, vectors)
+
+
+def _new_probe(embedder: Embedder) -> dict | None:
+    """The probe sentences as the provider embeds them now (None when it does not answer, or the
+    budget is spent: the next run that embeds tries again)."""
+    try:
+        return probe.new_probe(embedder.embed_queries(list(probe.TEXTS)))
+    except (EmbeddingsFailed, BudgetExceeded):
+        return None
 
 
 def _vector_per_chunk(chunks: list[Chunk], missing: list[str], fresh, cached: dict[str, int], stored: Callable[[list[int]], np.ndarray],
@@ -154,13 +183,15 @@ def chunk_spaces(rebuilt, documents: list[Document], decisions: dict[str, Decisi
 
 
 def embed_spaces(rebuilt, new_chunks: dict[str, list[Chunk]], documents: list[Document], embedder_for, previous: PreviousGeneration | None,
-                 progress, timer, spill) -> tuple[dict[str, tuple[np.ndarray, dict]], dict[str, IngestError]]:
+                 progress, timer, spill) -> tuple[dict[str, tuple[np.ndarray, dict]], dict[str, IngestError], dict[str, dict]]:
     """Each rebuilt space's vectors for its new chunks (cached ones reused) with what embedding
-    cost, and the documents some chunk of which could not be embedded, with why."""
+    cost, the documents some chunk of which could not be embedded, with why, and the probe of each
+    space that embedded something (indexer/probe.py)."""
     chunked = {c.doc_id for chunks in new_chunks.values() for c in chunks}
     titles = {d.doc_id: d.title for d in documents if d.doc_id in chunked}  # a kept document's fields are not read (StoredDocument)
     fresh: dict[str, tuple[np.ndarray, dict]] = {}
     unembedded: dict[str, IngestError] = {}
+    probes: dict[str, dict] = {}
     for space in rebuilt:
         space_id = space.space_id
         if not new_chunks[space_id]:  # nothing to embed: no client, no model
@@ -168,10 +199,12 @@ def embed_spaces(rebuilt, new_chunks: dict[str, list[Chunk]], documents: list[Do
             continue
         embedder = embedder_for(space)
         with timer(f"embed:{space_id}"):
-            vectors, stats, failed = embed_chunks(new_chunks[space_id], embedder, previous, titles, progress, spill=spill)
+            vectors, stats, failed, checked = embed_chunks(new_chunks[space_id], embedder, previous, titles, progress, spill=spill)
         fresh[space_id] = (vectors, {**stats, **_usage(embedder)})
         unembedded.update({doc_id: error for doc_id, error in failed.items() if doc_id not in unembedded})
-    return fresh, unembedded
+        if checked is not None:
+            probes[space_id] = checked
+    return fresh, unembedded, probes
 
 
 def drop_chunks_of(doc_ids, new_chunks: dict[str, list[Chunk]], fresh: dict[str, tuple[np.ndarray, dict]]) -> None:
@@ -201,7 +234,8 @@ class ChanceLevels:
         self.rebuilt = {space.space_id: space for space in rebuilt}
         self.embedder_for, self.report, self.timer = embedder_for, report, timer
         self.before = {} if previous is None else {
-            space_id: (previous.space_manifest(space_id), read_level(previous.space_folder(space_id))) for space_id in previous.manifest["spaces"]
+            space_id: (previous.space_manifest(space_id), read_level(previous.space_folder(space_id)))
+            for space_id in previous.manifest["spaces"] if space_id not in previous.forgotten  # embedded anew: measured anew
         }
 
     def kept(self, build) -> dict | None:

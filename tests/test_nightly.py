@@ -201,6 +201,31 @@ def test_after_the_delete_guard_stops_a_night_a_run_by_hand_can_allow_the_deleti
     assert "allow_mass_delete:" in workflow and "ALLOW_MASS_DELETE: ${{ inputs.allow_mass_delete || false }}" in workflow
 
 
+def test_a_night_stopped_by_a_changed_model_says_how_to_embed_anew(job, services):
+    """The provider's model changed under its name: the night stops (exit 1) before paying for
+    chunks; the summary says to run the workflow with `reembed`, which publishes."""
+    import numpy as np
+
+    from tests.fakes.service import word_vector
+
+    tmp_path, env, ws = job
+    _, gemini = services
+    assert nightly(tmp_path, env).returncode == 0
+    ws.set_blocks(next(p for p, page in ws.pages.items() if page["title"] == "Refunds"),
+                  paragraph("Customers get a refund within 60 days of purchase."), edited="2026-11-23T03:00:00.000Z")
+    gemini.vector = lambda text, dimensions: np.roll(word_vector(text, dimensions), 7)
+    try:
+        stopped = nightly(tmp_path, env)
+        summary = (tmp_path / "summary.md").read_text()
+        assert stopped.returncode == 1 and "with `reembed` ticked" in summary, summary
+        assert nightly(tmp_path, env, REEMBED="true").returncode == 0
+        assert nightly(tmp_path, env).returncode == 0, "the nights after check against the new model"
+    finally:
+        del gemini.vector  # the fixture's server serves the other tests of this module
+    workflow = (REPO / ".github" / "workflows" / "nightly-ingest.yml").read_text()
+    assert "reembed:" in workflow and "REEMBED: ${{ inputs.reembed || false }}" in workflow
+
+
 def labeled_set(tmp_path: Path, question: str, title: str) -> Path:
     """A labeled set over the job's own pages (corpus ids are doc ids): `question` answered by the page `title`."""
     dataset = tmp_path / "labeled"

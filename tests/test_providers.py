@@ -14,6 +14,7 @@ from click.testing import CliRunner
 from litestar.testing import TestClient
 
 from indexer.chance import SAMPLES
+from indexer.probe import TEXTS as PROBE_TEXTS
 from indexer.cli import cli
 from indexer.embedders.remote import plan_batches
 from server.app import create_app
@@ -162,7 +163,8 @@ def test_gemini_documents_and_queries_use_their_task_types_and_titles(tmp_path, 
     artifacts = tmp_path / "artifacts"
     (level,) = (artifacts / "generations" / (artifacts / "CURRENT").read_text().strip() / "spaces").glob("*/chance.json")
     measured = json.loads(level.read_text())["samples"]  # a sample drawn from three or four of the four chunks is not embedded (MIN_COMPARED)
-    assert 0 < measured < sum(SAMPLES) and len(seen) - len(documents) == measured and set(seen) - set(documents) == {("RETRIEVAL_QUERY", None)}, \
+    probe = len(PROBE_TEXTS)  # the sentences that tell a changed model (indexer/probe.py), as queries too
+    assert 0 < measured < sum(SAMPLES) and len(seen) - len(documents) == measured + probe and set(seen) - set(documents) == {("RETRIEVAL_QUERY", None)}, \
         "the chance level's samples go as the queries they stand for"
     assert all(c.body["requests"][0]["outputDimensionality"] == 768 for c in fake_gemini.ok_calls)
     with TestClient(create_app(Settings(artifacts=tmp_path / "artifacts"))) as client:
@@ -185,7 +187,7 @@ def test_token_and_cost_accounting_equal_what_the_provider_counted(tmp_path, fak
         assert (usage["tokens"], usage["inputs"], usage["requests"]) == (fake.tokens, fake.inputs, len(fake.ok_calls))
         assert usage["cost_usd"] == pytest.approx(fake.tokens * PRICES[space] / 1e6)
     assert report["cost_usd"] == pytest.approx(sum(report["spaces"][s]["usage"]["cost_usd"] for s in PRICES))
-    assert len(fake_openai.ok_calls) == 2, "OpenAI takes every chunk in one request, the chance level's samples in another"
+    assert len(fake_openai.ok_calls) == 3, "OpenAI takes every chunk in one request, the probe's sentences and the chance level's samples in one each"
 
 
 def test_an_unchanged_second_run_sends_nothing(tmp_path, fake_openai, fake_gemini):
@@ -214,7 +216,7 @@ def test_rate_limits_and_server_errors_are_retried(tmp_path, fake_openai, faults
     started = time.monotonic()
     report = run_json("run", "-c", str(config))
     assert report["spaces"][OPENAI_SPACE]["usage"]["retries"] == retries
-    assert [c.status for c in fake_openai.calls] == [f["status"] for f in faults] + [200, 200]  # the chunks, then the chance level
+    assert [c.status for c in fake_openai.calls] == [f["status"] for f in faults] + [200, 200, 200]  # the chunks, the probe, the chance level
     if "headers" in faults[0]:
         assert time.monotonic() - started >= 1.0, "Retry-After was honoured"
 
@@ -232,7 +234,7 @@ def test_documents_whose_embedding_fails_keep_their_last_good_version(tmp_path, 
     run_json("run", "-c", str(config))
     (tmp_path / "docs" / "refunds.md").write_text("# Refunds\n\nRefunds now take ninety days.\n")
     (tmp_path / "docs" / "gifts.md").write_text("# Gift cards\n\nGift cards never expire.\n")
-    fake_gemini.faults = [{"dimensions": 512}, {"dimensions": 512}]
+    fake_gemini.faults = [{"dimensions": 512}] * 3  # the probe's request (indexer/probe.py), then each document's
     result = run("run", "-c", str(config), "--json")
     assert result.exit_code == 4, "published, with document errors"
     report = json.loads(result.output)
@@ -254,6 +256,34 @@ def test_a_rejected_request_is_not_retried(tmp_path, fake_openai, monkeypatch):
     assert result.exit_code == 1, "nothing could be indexed, so nothing is published"
     assert "first problem: EMBEDDINGS_FAILED openai-text-embedding-3-small-1536: HTTP 401: Incorrect API key provided." in result.output
     assert len(fake_openai.calls) == 1
+
+
+def test_a_provider_whose_model_changed_stops_the_run_until_the_space_is_embedded_anew(tmp_path, fake_openai):
+    """A space's vectors are reused run after run. When the model behind the name changed, the new
+    chunks' vectors were ranked against the cached ones as if they compared, and nothing said so."""
+    from tests.fakes.service import word_vector
+
+    config = corpus(tmp_path, '[[spaces]]\nprovider = "openai"\n')
+    run_json("run", "-c", str(config))
+    served = (tmp_path / "artifacts" / "CURRENT").read_text()
+    (tmp_path / "docs" / "refunds.md").write_text("# Refunds\n\nRefunds now take ninety days to reach the original card.\n")
+    fake_openai.vector = lambda text, dimensions: np.roll(word_vector(text, dimensions), 7)  # another model under the same name
+    sent = len(fake_openai.calls)
+    stopped = run("run", "-c", str(config))
+    assert stopped.exit_code == 1 and "the provider now embeds text differently than when this space's vectors were cached" in stopped.output
+    assert "nothing was embedded or published" in stopped.output and "index run --reembed" in stopped.output, stopped.output
+    assert len(fake_openai.calls) == sent + 1, "only the probe's two sentences were sent: no chunk was paid for"
+    assert (tmp_path / "artifacts" / "CURRENT").read_text() == served
+
+    plan = run_json("run", "-c", str(config), "--reembed", "--dry-run")["spaces"][OPENAI_SPACE]
+    assert (plan["chunks_to_embed"], plan["chunks_reused"]) == (4, 0), plan
+    report = run_json("run", "-c", str(config), "--reembed")["spaces"][OPENAI_SPACE]
+    assert (report["embedded"], report["reused"]) == (4, 0), report
+    with TestClient(create_app(Settings(artifacts=tmp_path / "artifacts"))) as client:
+        hits = client.post("/v1/search", json={"query": "how long until refunds reach the original card", "mode": "dense"}).json()["hits"]
+    assert "ninety days" in hits[0]["text"], "the new model's query finds the new model's vectors"
+    (tmp_path / "docs" / "shipping.md").write_text("# Shipping\n\nParcels leave the Porto warehouse within one business day.\n")
+    assert run_json("run", "-c", str(config))["spaces"][OPENAI_SPACE]["embedded"] == 1, "checked against the new model from now on"
 
 
 def test_max_cost_stops_before_spending_and_publishes_nothing(tmp_path, fake_openai):

@@ -11,6 +11,7 @@
 #   FULL_REFRESH, DRY_RUN "true" to pass --full-refresh / --dry-run
 #   MAX_COST              USD: passed as --max-cost, what one night may spend on embeddings at most
 #   ALLOW_MASS_DELETE     "true" to pass --allow-mass-delete (a run by hand, after the delete guard stopped a night)
+#   REEMBED               "true" to pass --reembed (a run by hand, after a night stopped because the provider's model changed)
 #   EVAL_GATE             a floors TOML: the new generation must pass `index eval --gate` to be packed,
 #                         on EVAL_DATASET, EVAL_OFF_TOPIC or both
 #   EVAL_DATASET          a BEIR folder labeled against your own documents
@@ -58,6 +59,7 @@ args=(run --provider "${PROVIDER:-gemini}" --json)
 [[ ${DRY_RUN:-false} == true ]] && args+=(--dry-run)
 [[ -n ${MAX_COST:-} ]] && args+=(--max-cost "$MAX_COST")
 [[ ${ALLOW_MASS_DELETE:-false} == true ]] && args+=(--allow-mass-delete)
+[[ ${REEMBED:-false} == true ]] && args+=(--reembed)
 
 # What is there to build on? A run from nothing reads and embeds everything: on a night after others,
 # the cache that carries artifacts/ was lost, and the summary says so, not only the bill.
@@ -94,6 +96,11 @@ case $status in
         echo
         echo "If these deletions are intended, run this workflow by hand (Actions → nightly-ingest → Run workflow) with"
         echo "\`allow_mass_delete\` ticked; if not, check the source: the nights after keep stopping here, serving the last generation."
+      fi
+      if grep -q "index run --reembed" "$OUT/run.log"; then
+        echo
+        echo "The provider's model changed under its name: run this workflow by hand with \`reembed\` ticked to embed every"
+        echo "chunk anew (a dry run with it ticked shows the cost); until then each night stops here, serving the last generation."
       fi
     } >>"$SUMMARY"
     echo "::error::index run exited $status; nothing was published (see the job summary)"

@@ -30,7 +30,8 @@ from indexer.errors import ConfigError, StaticRagError
 @click.option("--allow-mass-delete", is_flag=True, help="Publish even if a source loses more than max_delete_fraction of its documents (deleted, or left with under a quarter of their text).")
 @click.option("-n", "--dry-run", is_flag=True, help="Show the plan (decisions, chunks and tokens to embed, cost); write nothing, call no provider.")
 @click.option("--full-refresh", is_flag=True, help="Fetch everything again (no conditional requests, every Notion page's blocks); unchanged text still reuses its vectors.")
-def run(config_path, artifacts, as_json, silent, providers, max_cost, allow_mass_delete, dry_run, full_refresh):
+@click.option("--reembed", is_flag=True, help="Embed every chunk of the rebuilt spaces anew, reusing no vector: after the provider's model changed (the run stops and says so).")
+def run(config_path, artifacts, as_json, silent, providers, max_cost, allow_mass_delete, dry_run, full_refresh, reembed):
     """Crawl every source, embed each chunk per space, and publish a new generation.
 
     The generation is written beside the current one and published by an atomic
@@ -50,6 +51,7 @@ def run(config_path, artifacts, as_json, silent, providers, max_cost, allow_mass
         index run --config index.toml --provider gemini --max-cost 2.50
         index run --config index.toml --dry-run        # what would change, and its cost
         index run --config index.toml --full-refresh   # fetch every page again
+        index run --config index.toml --reembed --dry-run   # the cost of embedding everything anew
 
     \b
     Exit codes:
@@ -74,7 +76,7 @@ def run(config_path, artifacts, as_json, silent, providers, max_cost, allow_mass
     try:
         outcome.report = _index(
             config, outcome, silent or as_json, providers=providers or None, max_cost_usd=max_cost, allow_mass_delete=allow_mass_delete,
-            dry_run=dry_run, full_refresh=full_refresh, run_id=run_id,
+            dry_run=dry_run, full_refresh=full_refresh, run_id=run_id, reembed=reembed,
         )
     finally:
         if not dry_run:

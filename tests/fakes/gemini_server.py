@@ -22,6 +22,8 @@ STATUS_NAMES = {400: "INVALID_ARGUMENT", 403: "PERMISSION_DENIED", 404: "NOT_FOU
 
 
 class FakeGemini(FakeService):
+    vector = staticmethod(word_vector)  # text, dimensions → vector; swap for other behaviour (another model under the same name)
+
     def error_body(self, status: int, message: str) -> dict:
         return {"error": {"code": status, "message": message, "status": STATUS_NAMES.get(status, "UNKNOWN")}}
 
@@ -56,7 +58,7 @@ class FakeGemini(FakeService):
             size = request.get("outputDimensionality", MODELS[model])
             if size not in DIMENSIONS:
                 return bad(f"outputDimensionality must be one of {DIMENSIONS}; got {size}")
-            vector = word_vector(text, wrong_dimensions or size)
+            vector = self.vector(text, wrong_dimensions or size)
             if size == MODELS[model]:
                 vector = vector / (vector**2).sum() ** 0.5  # only full-size vectors come back normalized
             else:
