@@ -57,10 +57,9 @@ def run_index(
     keep their chunks and vectors; a document this run could not read keeps its last good
     version; changed documents are re-chunked and only chunk texts the current generation has
     not embedded are embedded. `providers` limits which spaces are rebuilt (`--provider`); the
-    others keep their chunks of documents that did not change. Raises PublishRefused,
-    DeleteGuard, BudgetExceeded, EmbeddingsFailed, MissingCredentials, NoRoom (the disk cannot
-    hold what it would write: checked before embedding) or EmbeddingDrift (the provider no longer
-    embeds as it did for the vectors a space keeps: indexer/probe.py); in every case nothing is published.
+    others keep their chunks of documents that did not change. Raises PublishRefused, DeleteGuard,
+    BudgetExceeded, EmbeddingsFailed, MissingCredentials, NoRoom (checked before embedding) or
+    EmbeddingDrift (indexer/probe.py); in every case nothing is published.
 
     `dry_run` stops after the plan and chunking: the report says what would be embedded and what
     it would cost; nothing is written and no provider is called (no key needed). `full_refresh`
@@ -73,9 +72,7 @@ def run_index(
     timer = _Timer(report.seconds)
     rebuilt = _spaces_to_rebuild(config, providers, dry_run)
     embedder_for = _Embedders(Budget(max_cost_usd), timer)
-    previous = PreviousGeneration.open(config.artifacts, report.warnings, dry_run)
-    if previous is not None and reembed:
-        previous.forgotten = frozenset(s.space_id for s in rebuilt)
+    previous = _forgetting(PreviousGeneration.open(config.artifacts, report.warnings, dry_run), rebuilt if reembed else ())
     updatable = not dry_run and _updates_meta(previous)
     with ExitStack() as cleanup:  # on every way out: the early copy removed (unless the write took it), the previous generation closed
         if previous is not None:
@@ -110,9 +107,7 @@ def run_index(
         check_room(config.artifacts, needs, early.copied() if early else 0)
         fresh, unembedded, probes = embed_spaces(rebuilt, new_chunks, documents, embedder_for, previous, progress, timer, config.artifacts)
         if unembedded:
-            documents, kept = _fall_back(unembedded, decisions, versions, new_chunks, fresh, report)
-            if not documents:
-                raise PublishRefused(_nothing_found(config, report.errors + report.warnings))
+            documents, kept = _fall_back(unembedded, decisions, versions, new_chunks, fresh, report, config)
 
         builds = _space_builds(config, previous, fresh, new_chunks, carries, stale_before, kept, decisions, documents, report, probes)
         fresh = {}  # the builds hold the vectors now; writing them lets them go (artifacts.write_generation)
@@ -195,13 +190,24 @@ def _drop_chunks_of_fallbacks(new_chunks: dict[str, list[Chunk]], documents: lis
 
 
 def _fall_back(unembedded: dict[str, IngestError], decisions: dict[str, Decision], versions: _Versions, new_chunks: dict[str, list[Chunk]],
-               fresh: dict, report: RunReport) -> tuple[list[Document], set[str]]:
-    """Documents whose chunks could not be embedded fail: each keeps its last good version, in every space."""
+               fresh: dict, report: RunReport, config: Config) -> tuple[list[Document], set[str]]:
+    """Documents whose chunks could not be embedded fail: each keeps its last good version, in every
+    space. Raises PublishRefused when no document is left to publish."""
     for doc_id, error in unembedded.items():
         report.errors.append(replace(error, source=decisions[doc_id].source))
         decisions[doc_id] = Decision(doc_id, decisions[doc_id].source, Action.FAILED, str(error.code))
     drop_chunks_of(unembedded, new_chunks, fresh)
-    return versions.assemble(decisions)
+    documents, kept = versions.assemble(decisions)
+    if not documents:
+        raise PublishRefused(_nothing_found(config, report.errors + report.warnings))
+    return documents, kept
+
+
+def _forgetting(previous: PreviousGeneration | None, spaces) -> PreviousGeneration | None:
+    """`previous`, its vectors in `spaces` not to be reused (`--reembed`: they are embedded anew)."""
+    if previous is not None:
+        previous.forgotten = frozenset(s.space_id for s in spaces)
+    return previous
 
 
 def _spaces_to_rebuild(config: Config, providers: Collection[str] | None, dry_run: bool) -> list:
