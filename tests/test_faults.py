@@ -82,6 +82,29 @@ def test_hostile_front_matter_and_oversized_or_outside_files_fail_alone(tmp_path
     assert report["documents"]["added"] == 1 and not any(w["doc_id"] == "file:link.md" for w in report["warnings"]), "followed when asked"
 
 
+def test_a_link_whose_target_moved_is_warned_about_not_dropped_silently(tmp_path, local_embedder):
+    """`latest.md -> versions/v2.md`, and v2 renamed to v3: the link's page vanished from search at
+    the next run, and nothing in the report said why."""
+    docs = tmp_path / "docs"
+    (docs / "versions").mkdir(parents=True)
+    (docs / "refunds.md").write_text("# Refunds\n\nRefunds take five days.\n")
+    (docs / "versions" / "v2.md").write_text("# Release 2\n\nRelease 2 adds gift cards.\n")
+    (docs / "latest.md").symlink_to("versions/v2.md")
+    config = files_config(tmp_path)
+    code, report = run(config)
+    assert code == 0 and report["documents"]["added"] == 3, report
+    (docs / "versions" / "v2.md").rename(docs / "versions" / "v3.md")
+    (docs / "old.md").symlink_to("versions/v1.md")  # never there: a new link to nothing
+    code, report = run(config)
+    warnings = {w["doc_id"]: w for w in report["warnings"]}
+    assert code == 0 and warnings["file:latest.md"]["code"] == "FILE_LINK_BROKEN", report
+    assert "a link to versions/v2.md, which does not exist" in warnings["file:latest.md"]["message"]
+    assert warnings["file:old.md"]["code"] == "FILE_LINK_BROKEN" and report["documents"]["failed"] == 0
+    served = tmp_path / "artifacts" / "generations" / (tmp_path / "artifacts" / "CURRENT").read_text().strip()
+    decided = {d["doc_id"]: d["decision"] for d in json.loads((served / "report.json").read_text())["decisions"]}
+    assert decided["file:latest.md"] == "delete" and decided["file:versions/v3.md"] == "full" and "file:old.md" not in decided, decided
+
+
 def test_a_folder_source_lists_what_a_reader_expects_and_reads_whole_files(tmp_path):
     import os
 
@@ -95,11 +118,11 @@ def test_a_folder_source_lists_what_a_reader_expects_and_reads_whole_files(tmp_p
     for name in ("a.md", "b.txt", "guide/c.MD", "guide/deep/d.md", ".drafts/e.md", ".f.md", "image.png", "../elsewhere/x.md"):
         (docs / name).write_text("# Text\n\nWords.\n")
     (docs / "alias.md").symlink_to(docs / "a.md")  # a link to a file is a file
-    (docs / "gone.md").symlink_to(tmp_path / "nothing.md")  # a dangling link is not
+    (docs / "gone.md").symlink_to(tmp_path / "nothing.md")  # a dangling link is listed, to be warned about (FILE_LINK_BROKEN)
     (docs / "linked").symlink_to(tmp_path / "elsewhere")  # a linked folder is not entered
     source = load_config(files_config(tmp_path)).sources[0]
     listed = [os.path.relpath(path, docs) for path in list_files(source)]
-    assert listed == ["a.md", "alias.md", "b.txt", "guide/c.MD", "guide/deep/d.md"]
+    assert listed == ["a.md", "alias.md", "b.txt", "gone.md", "guide/c.MD", "guide/deep/d.md"]
 
     big = docs / "big.txt"
     big.write_bytes(os.urandom(3 << 20))

@@ -63,8 +63,8 @@ def list_files(source: SourceConfig) -> list[str]:
                 if entry.is_dir(follow_symlinks=False):  # linked folders are not entered
                     if entry.name not in PACKAGE_FOLDERS and entry.name not in SITE_BUILD_FOLDERS:
                         folders.append(entry.path)
-                elif os.path.splitext(entry.name)[1].lower() in source.extensions and _is_file(entry):
-                    found.append(entry.path)
+                elif os.path.splitext(entry.name)[1].lower() in source.extensions and (_is_file(entry) or _dangling(entry)):
+                    found.append(entry.path)  # a dangling link is listed to be warned about (FILE_LINK_BROKEN)
     if source.respect_gitignore:
         found = _not_ignored(source.path, found)
     if source.url_rules == "antora":  # only modules/<module>/pages/ holds pages; partials are read where included
@@ -98,6 +98,14 @@ def git_output(folder: Path, *args: str) -> str | None:
 def _is_file(entry: os.DirEntry) -> bool:
     try:
         return entry.is_file()  # a link to a file counts, a dangling link does not
+    except OSError:
+        return False
+
+
+def _dangling(entry: os.DirEntry) -> bool:
+    """A link whose target does not exist (moved, renamed, or on a disk not mounted here)."""
+    try:
+        return entry.is_symlink() and not os.path.exists(entry.path)
     except OSError:
         return False
 
@@ -156,6 +164,9 @@ def crawl_files(source: SourceConfig, progress=None, fetch_state: dict[str, Fetc
         try:
             stat = os.stat(path, follow_symlinks=False)
             if S_ISLNK(stat.st_mode):
+                if not os.path.exists(path):
+                    problem(ErrorCode.FILE_LINK_BROKEN, f"a link to {os.readlink(path)}, which does not exist; not indexed", "warning")
+                    continue
                 # Linked folders are never entered, so only a linked file can lead outside.
                 if not source.follow_symlinks and not Path(path).resolve().is_relative_to(root):
                     problem(ErrorCode.FILE_OUTSIDE_SOURCE, f"a link to {Path(path).resolve()}, outside the source folder; skipped (set follow_symlinks = true to index it)", "warning")
