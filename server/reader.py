@@ -17,6 +17,7 @@ from indexer.chunkstore import SegmentStores
 from indexer.dense import DenseSegments
 from indexer.documents import utc_aware
 from indexer.segments import open_chunks, open_dense, open_lexical, read_layout
+from indexer.probe import read_probe
 from indexer.sql import load_sql, read_as_current
 from server.answers import load_curated
 from server.fusion import DENSE_WEIGHT
@@ -34,6 +35,7 @@ class SpaceIndex:
     rebuilt_at: str = ""  # when a run last embedded this space (ISO 8601)
     search: dict = field(default_factory=dict)  # hybrid_weight / min_relevance / min_lexical_relevance set in the config
     chance: ChanceLevel | None = None  # what a question without an answer scores here (indexer/chance.py); None: not measured
+    probe: dict | None = None  # the probe sentences as the space's model embedded them (indexer/probe.py); None: none kept
 
     @property
     def size(self) -> int:
@@ -74,7 +76,7 @@ class Generation:
             layout = read_layout(space_dir)
             self.spaces[space_id] = SpaceIndex(space_id, manifest, open_dense(layout, int(manifest["dimension"])), open_lexical(layout), open_chunks(layout),
                                                read_stale(space_dir), space_rebuilt_at(self.manifest, space_id), info.get("search", {}),
-                                               ChanceLevel.of(read_level(space_dir)))
+                                               ChanceLevel.of(read_level(space_dir)), read_probe(space_dir))
 
     @classmethod
     def open_current(cls, artifacts: Path) -> "Generation":

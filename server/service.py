@@ -20,6 +20,7 @@ from indexer.embedders import Embedder, load_embedder, same_space
 from indexer.embedders.remote import EmbeddingsFailed, MissingCredentials
 from indexer.errors import ArtifactError, MissingDependency
 from indexer.models import MODELS
+from indexer.probe import DRIFT_COSINE, TEXTS as PROBE_TEXTS, similarity
 from server.degraded import DegradedLog
 from server.reader import Generation, SpaceIndex
 from server.observe import REFUSED, record_generation
@@ -29,7 +30,7 @@ from server.warming import warm
 log = logging.getLogger("static_rag.server")
 QUERY_TIMEOUT_SECONDS = 10.0  # per query-embedding request: a chatbot user is waiting
 VISIBLE = frozenset("LNPS")  # Unicode categories a reader sees: letters, numbers, punctuation, symbols
-EMBEDDING_FAILURES = ("EMBEDDINGS_FAILED", "PROVIDER_UNAVAILABLE")  # query-embedding errors a lexical answer can stand in for
+EMBEDDING_FAILURES = ("EMBEDDINGS_FAILED", "PROVIDER_UNAVAILABLE", "MODEL_CHANGED")  # query-embedding errors a lexical answer can stand in for
 
 
 class ServiceError(Exception):
@@ -59,6 +60,7 @@ class SearchService:
         self.refused: dict[str, str] = {}  # generation id -> why it could not be served (not retried every poll)
         self._stop = threading.Event()
         self.degraded = DegradedLog(log)
+        self.changed_models: dict[str, str] = {}  # space id → why its queries no longer compare with its vectors (`_check_probe`)
         self._watcher: threading.Thread | None = None
 
     def load(self, ready_models: bool = True, fall_back: bool = False) -> Generation:
@@ -80,6 +82,7 @@ class SearchService:
                     embedder = self._embedder_for(space)
                     if ready_models:
                         embedder.ready()
+                        self._check_probe(space, embedder)
                 except MissingDependency as exc:  # a model whose packages or files fail: its space answers lexically
                     self.degraded.unavailable(space.space_id, _unavailable(space, exc).message)
                 except ServiceError as exc:
@@ -221,6 +224,8 @@ class SearchService:
 
     def query_vector(self, space: SpaceIndex, query: str) -> np.ndarray:
         """The query embedded by the space's own provider and query task type; repeated questions come from an LRU cache."""
+        if (changed := self.changed_models.get(space.space_id)) is not None:
+            raise ServiceError("MODEL_CHANGED", changed, 503)
         key = (space.space_id, query)
         with self._lock:
             if key in self._vectors:
@@ -238,6 +243,28 @@ class SearchService:
             if len(self._vectors) > self.settings.query_cache_size:
                 self._vectors.popitem(last=False)
         return vector
+
+    def _check_probe(self, space: SpaceIndex, embedder: Embedder) -> None:
+        """Does the space's provider still embed as it did for the vectors served (indexer/probe.py)?
+        The model behind a name can change while a generation is served — a provider's update, other
+        versions of the local model's libraries on this machine — and every query vector is then
+        compared with vectors of another model: dense ranking at random, and nothing said. Such a
+        space answers by keywords (`degraded`, the reason given) until a generation embedded anew is
+        served. A provider that does not answer here is not checked: its queries will say why."""
+        self.changed_models.pop(space.space_id, None)
+        if space.probe is None:
+            return
+        try:
+            vectors = embedder.embed_queries(list(PROBE_TEXTS))
+        except (EmbeddingsFailed, MissingDependency):
+            return
+        cosine = similarity(space.probe, vectors)
+        if cosine < DRIFT_COSINE:
+            self.changed_models[space.space_id] = reason = (
+                f"space {space.space_id}: its provider now embeds text differently than when this generation embedded it (the probe "
+                f"sentences come back at cosine {cosine:.3f}), so query vectors would not compare with its vectors; answering by keywords "
+                "until `index run --reembed` publishes it embedded anew")
+            self.degraded.unavailable(space.space_id, reason)
 
     def _embedder_for(self, space: SpaceIndex) -> Embedder:
         """Reuse a loaded embedder only if it makes vectors the way this space's were made."""

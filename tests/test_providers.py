@@ -286,6 +286,26 @@ def test_a_provider_whose_model_changed_stops_the_run_until_the_space_is_embedde
     assert run_json("run", "-c", str(config))["spaces"][OPENAI_SPACE]["embedded"] == 1, "checked against the new model from now on"
 
 
+def test_a_server_whose_provider_changed_its_model_answers_by_keywords_and_says_why(tmp_path, fake_openai):
+    """Queries embedded by a changed model were compared with the served vectors of the old one:
+    dense ranking at random, answered as if nothing were wrong."""
+    from tests.fakes.service import word_vector
+
+    run_json("run", "-c", str(corpus(tmp_path, '[[spaces]]\nprovider = "openai"\n')))
+    with TestClient(create_app(Settings(artifacts=tmp_path / "artifacts"))) as client:
+        assert "degraded" not in client.post("/v1/search", json={"query": "parcel shipping time"}).json(), "the same model: dense as usual"
+    fake_openai.vector = lambda text, dimensions: np.roll(word_vector(text, dimensions), 7)
+    with TestClient(create_app(Settings(artifacts=tmp_path / "artifacts"))) as client:
+        body = client.post("/v1/search", json={"query": "parcel shipping time"}).json()
+        assert body["degraded"] == "lexical" and "provider now embeds text differently" in body["degraded_reason"], body
+        assert "index run --reembed" in body["degraded_reason"] and body["hits"][0]["title"] == "Shipping"
+        (space,) = client.get("/v1/info").json()["spaces"]
+        assert "embeds text differently" in space["degraded_reason"]
+    with TestClient(create_app(Settings(artifacts=tmp_path / "artifacts", server=ServerConfig(on_embedding_failure="error")))) as client:
+        refused = client.post("/v1/search", json={"query": "parcel shipping time"})
+        assert refused.status_code == 503 and refused.json()["code"] == "MODEL_CHANGED"
+
+
 def test_max_cost_stops_before_spending_and_publishes_nothing(tmp_path, fake_openai):
     config = corpus(tmp_path, '[[spaces]]\nprovider = "openai"\n')
     result = run("run", "-c", str(config), "--max-cost", "0.0000001")
@@ -338,7 +358,7 @@ def test_repeated_queries_are_embedded_once(tmp_path, fake_openai):
         for _ in range(3):
             assert client.post("/v1/search", json={"query": "parcel shipping time"}).status_code == 200
         client.post("/v1/search", json={"query": "another question"})
-    assert len(fake_openai.calls) == before + 2
+    assert len(fake_openai.calls) == before + 1 + 2, "the probe's sentences when the server loads (indexer/probe.py), then two questions"
 
 
 def test_a_provider_outage_answers_lexically_or_as_a_retryable_503_when_configured(tmp_path, fake_openai):
