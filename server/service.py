@@ -47,6 +47,7 @@ class Settings:
     server: ServerConfig = ServerConfig()  # the config file's [server] table: CORS, API keys, limits
     query_cache_size: int = 4096  # query vectors kept; a 768-d vector is 3 KB
     poll_seconds: float = 1.0  # how often CURRENT is checked for a newly published generation
+    probe_seconds: float = 3600.0  # how often each space's model is checked again while a generation is served (`_check_probe`)
 
 
 class SearchService:
@@ -80,6 +81,9 @@ class SearchService:
             for space in generation.spaces.values():
                 try:
                     embedder = self._embedder_for(space)
+                    if self.generation is not None and space.space_id in self.generation.spaces \
+                            and self.generation.spaces[space.space_id].probe != space.probe:
+                        self._forget_queries(space.space_id)  # embedded anew (--reembed): its cached query vectors are the old model's
                     if ready_models:
                         embedder.ready()
                         self._check_probe(space, embedder)
@@ -148,7 +152,11 @@ class SearchService:
         self._watcher.start()
 
     def _watch(self) -> None:
+        probe_due = time.monotonic() + self.settings.probe_seconds
         while not self._stop.wait(self.settings.poll_seconds):
+            if time.monotonic() >= probe_due:  # a model can change under its name while nothing is published
+                probe_due = time.monotonic() + self.settings.probe_seconds
+                self._check_probes()
             try:
                 named = read_current_id(self.settings.artifacts)
             except OSError:
@@ -244,27 +252,46 @@ class SearchService:
                 self._vectors.popitem(last=False)
         return vector
 
+    def _check_probes(self) -> None:
+        """`_check_probe` for every space of the generation served (the watcher, every `probe_seconds`)."""
+        generation = self.generation
+        for space in generation.spaces.values() if generation is not None else ():
+            try:
+                self._check_probe(space, self._embedder_for(space))
+            except (ServiceError, ArtifactError):  # no key or no model here: its queries say so already
+                continue
+
     def _check_probe(self, space: SpaceIndex, embedder: Embedder) -> None:
         """Does the space's provider still embed as it did for the vectors served (indexer/probe.py)?
         The model behind a name can change while a generation is served — a provider's update, other
         versions of the local model's libraries on this machine — and every query vector is then
         compared with vectors of another model: dense ranking at random, and nothing said. Such a
         space answers by keywords (`degraded`, the reason given) until a generation embedded anew is
-        served. A provider that does not answer here is not checked: its queries will say why."""
-        self.changed_models.pop(space.space_id, None)
+        served, or the provider answers as before. A provider that does not answer is not checked:
+        its queries say why, and what the last check found stands."""
         if space.probe is None:
+            self.changed_models.pop(space.space_id, None)
             return
         try:
             vectors = embedder.embed_queries(list(PROBE_TEXTS))
         except (EmbeddingsFailed, MissingDependency):
             return
         cosine = similarity(space.probe, vectors)
-        if cosine < DRIFT_COSINE:
+        if cosine >= DRIFT_COSINE:
+            if self.changed_models.pop(space.space_id, None) is not None:
+                log.info("space %s: its provider embeds as this generation's vectors were made again", space.space_id)
+        else:
             self.changed_models[space.space_id] = reason = (
                 f"space {space.space_id}: its provider now embeds text differently than when this generation embedded it (the probe "
                 f"sentences come back at cosine {cosine:.3f}), so query vectors would not compare with its vectors; answering by keywords "
                 "until `index run --reembed` publishes it embedded anew")
             self.degraded.unavailable(space.space_id, reason)
+            self._forget_queries(space.space_id)  # cached ones may be either model's
+
+    def _forget_queries(self, space_id: str) -> None:
+        with self._lock:
+            for key in [k for k in self._vectors if k[0] == space_id]:
+                del self._vectors[key]
 
     def _embedder_for(self, space: SpaceIndex) -> Embedder:
         """Reuse a loaded embedder only if it makes vectors the way this space's were made."""

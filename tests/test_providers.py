@@ -306,6 +306,53 @@ def test_a_server_whose_provider_changed_its_model_answers_by_keywords_and_says_
         assert refused.status_code == 503 and refused.json()["code"] == "MODEL_CHANGED"
 
 
+def test_a_model_that_changes_while_the_server_runs_is_noticed_within_probe_seconds(tmp_path, fake_openai):
+    """No generation is published while the nightly stops on the changed model: a server that only
+    checked when it loaded one kept answering with query vectors of the new model for days."""
+    from tests.fakes.service import word_vector
+
+    run_json("run", "-c", str(corpus(tmp_path, '[[spaces]]\nprovider = "openai"\n')))
+
+    def degraded(client) -> bool:
+        return "degraded" in client.post("/v1/search", json={"query": "parcel shipping time"}).json()
+
+    def waited_for(client, expected: bool) -> bool:
+        deadline = time.monotonic() + 10
+        while degraded(client) != expected and time.monotonic() < deadline:
+            time.sleep(0.1)
+        return degraded(client) == expected
+
+    with TestClient(create_app(Settings(artifacts=tmp_path / "artifacts", poll_seconds=0.05, probe_seconds=0.2))) as client:
+        assert not degraded(client)
+        fake_openai.vector = lambda text, dimensions: np.roll(word_vector(text, dimensions), 7)
+        assert waited_for(client, True), "the changed model is noticed while the generation is served"
+        del fake_openai.vector  # the provider answers as before: dense again
+        assert waited_for(client, False)
+
+
+def test_after_the_space_is_embedded_anew_no_query_vector_of_the_old_model_is_used(tmp_path, fake_openai):
+    """The server's query cache outlived the generation: after `--reembed` a popular question kept
+    its vector from the old model, compared with vectors of the new one."""
+    from tests.fakes.service import word_vector
+
+    config = corpus(tmp_path, '[[spaces]]\nprovider = "openai"\n')
+    run_json("run", "-c", str(config))
+    question = {"query": "parcel shipping time", "mode": "dense"}
+    with TestClient(create_app(Settings(artifacts=tmp_path / "artifacts", poll_seconds=0.05))) as client:
+        assert client.post("/v1/search", json=question).json()["hits"][0]["title"] == "Shipping"
+        served = client.get("/v1/info").json()["generation"]
+        fake_openai.vector = lambda text, dimensions: np.roll(word_vector(text, dimensions), 7)
+        run_json("run", "-c", str(config), "--reembed")
+        deadline = time.monotonic() + 10
+        while client.get("/v1/info").json()["generation"] == served and time.monotonic() < deadline:
+            time.sleep(0.05)
+        asked = sum(c.body.get("input") == [question["query"]] or c.body.get("input") == question["query"] for c in fake_openai.calls)
+        body = client.post("/v1/search", json=question).json()
+        assert "degraded" not in body and body["hits"][0]["title"] == "Shipping", body
+        assert sum(c.body.get("input") == [question["query"]] or c.body.get("input") == question["query"] for c in fake_openai.calls) == asked + 1, \
+            "the question is embedded again, by the new model"
+
+
 def test_max_cost_stops_before_spending_and_publishes_nothing(tmp_path, fake_openai):
     config = corpus(tmp_path, '[[spaces]]\nprovider = "openai"\n')
     result = run("run", "-c", str(config), "--max-cost", "0.0000001")
