@@ -26,7 +26,7 @@ TEXTS = (
     "Refunds are paid to the card used for the order within five business days of the return.",
     "The lighthouse keeper climbed the spiral stairs at dusk to light the lamp for passing ships.",
 )
-# A provider answers the same text with the same vector up to float noise (cosine > 0.999); a
+# A model answers the same text with the same vector up to float noise (the local model: 1.000000); a
 # changed model moves it far more. Below this the cached vectors and new ones do not compare.
 DRIFT_COSINE = 0.98
 
