@@ -375,10 +375,12 @@ def _space_builds(config: Config, previous: PreviousGeneration | None, fresh: di
             report.spaces[space_id] = {"skipped": "not rebuilt (--provider) and not in the current generation"}
             continue
         # The previous space's segments are shared where its chunks are kept (indexer/segments.py).
-        kept_probe = read_probe(previous.space_folder(space_id)) if previous is not None and previous.compatible(space_id, manifest) else None
+        probe = probes.get(space_id)  # else the one it had: read once more only where nothing was embedded
+        if probe is None and previous is not None and previous.compatible(space_id, manifest):
+            probe = read_probe(previous.space_folder(space_id))
         builds.append(artifacts.SpaceBuild(
             space_id, manifest, carried, added, vectors, previous=previous.space_folder(space_id) if len(carried) else None,
-            unchanged=whole and not added, stale=stale, rebuilt_at=rebuilt_at, search=search_settings, probe=probes.get(space_id, kept_probe),
+            unchanged=whole and not added, stale=stale, rebuilt_at=rebuilt_at, search=search_settings, probe=probe,
         ))
         report.spaces[space_id] = stats
     return builds

@@ -49,6 +49,11 @@ def read_probe(space_dir: Path | None) -> dict | None:
     return probe
 
 
+def embed(embedder) -> np.ndarray:
+    """The sentences as `embedder` (indexer.embedders.Embedder) embeds them now, as queries: one request."""
+    return embedder.embed_queries(list(TEXTS))
+
+
 def new_probe(vectors: np.ndarray) -> dict:
     return {"texts": list(TEXTS), "vectors": [[round(float(x), 7) for x in row] for row in vectors],
             "measured_at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
@@ -64,10 +69,16 @@ def similarity(probe: dict, vectors: np.ndarray) -> float:
     return float(np.min(np.sum(stored * now, axis=1) / np.maximum(norms, 1e-12)))
 
 
+def moved(probe: dict, vectors: np.ndarray) -> float | None:
+    """How far the sentences embedded now (`vectors`) lie from `probe`'s, as `similarity`, when the
+    model changed (below DRIFT_COSINE); None while it embeds as it did."""
+    cosine = similarity(probe, vectors)
+    return cosine if cosine < DRIFT_COSINE else None
+
+
 def check(space_id: str, probe: dict, vectors: np.ndarray) -> None:
     """Raise EmbeddingDrift when the sentences embedded now (`vectors`) moved away from `probe`'s."""
-    cosine = similarity(probe, vectors)
-    if cosine < DRIFT_COSINE:
+    if (cosine := moved(probe, vectors)) is not None:
         raise EmbeddingDrift(
             f"{space_id}: the provider now embeds text differently than when this space's vectors were cached "
             f"(the same sentences as on {probe.get('measured_at', 'an earlier run')} come back at cosine {cosine:.3f}; "

@@ -78,7 +78,7 @@ def _check_probe(embedder: Embedder, kept: dict) -> None:
     """Raise EmbeddingDrift when the provider answers the probe sentences unlike `kept` (indexer/probe.py).
     A provider that does not answer is not checked: the chunks' own embedding then says why."""
     try:
-        vectors = embedder.embed_queries(list(probe.TEXTS))
+        vectors = probe.embed(embedder)
     except (EmbeddingsFailed, BudgetExceeded):
         return
     probe.check(embedder.space.space_id, kept, vectors)
@@ -88,7 +88,7 @@ def _new_probe(embedder: Embedder) -> dict | None:
     """The probe sentences as the provider embeds them now (None when it does not answer, or the
     budget is spent: the next run that embeds tries again)."""
     try:
-        return probe.new_probe(embedder.embed_queries(list(probe.TEXTS)))
+        return probe.new_probe(probe.embed(embedder))
     except (EmbeddingsFailed, BudgetExceeded):
         return None
 

@@ -20,7 +20,7 @@ from indexer.embedders import Embedder, load_embedder, same_space
 from indexer.embedders.remote import EmbeddingsFailed, MissingCredentials
 from indexer.errors import ArtifactError, MissingDependency
 from indexer.models import MODELS
-from indexer.probe import DRIFT_COSINE, TEXTS as PROBE_TEXTS, similarity
+from indexer import probe
 from server.degraded import DegradedLog
 from server.reader import Generation, SpaceIndex
 from server.observe import REFUSED, record_generation
@@ -273,11 +273,11 @@ class SearchService:
             self.changed_models.pop(space.space_id, None)
             return
         try:
-            vectors = embedder.embed_queries(list(PROBE_TEXTS))
+            vectors = probe.embed(embedder)
         except (EmbeddingsFailed, MissingDependency):
             return
-        cosine = similarity(space.probe, vectors)
-        if cosine >= DRIFT_COSINE:
+        cosine = probe.moved(space.probe, vectors)
+        if cosine is None:
             if self.changed_models.pop(space.space_id, None) is not None:
                 log.info("space %s: its provider embeds as this generation's vectors were made again", space.space_id)
         else:
