@@ -112,6 +112,11 @@ class TimeFilterBody(msgspec.Struct):
     only_time: Annotated[bool, msgspec.Meta(description="The query asked only what changed: hits are the documents updated in the range, newest first")]
 
 
+class FallbackBody(msgspec.Struct):
+    instead_of: Annotated[str, msgspec.Meta(description="The generation CURRENT names, which this server cannot read")]
+    reason: str
+
+
 class SearchResponse(msgspec.Struct, omit_defaults=True):
     answers: Annotated[list[Answer], msgspec.Meta(description="Curated answers (sources of type answers) that match the query, best first; [] when none does")]
     hits: list[Hit]
@@ -125,6 +130,9 @@ class SearchResponse(msgspec.Struct, omit_defaults=True):
     degraded: Annotated[Literal["lexical"], msgspec.Meta(description="Present when the query could not be embedded and BM25 alone answered")] | None = None
     degraded_reason: str | None = None
     time_filter: Annotated[TimeFilterBody, msgspec.Meta(description="With parse_time: the range read from the query")] | None = None
+    fallback: Annotated[FallbackBody, msgspec.Meta(description=(
+        "Present when the generation CURRENT names cannot be read (damaged, half copied) and an older kept one answered: "
+        "the hits may miss the latest changes until a readable generation is published"))] | None = None
 
 
 class ErrorBody(msgspec.Struct):
@@ -160,6 +168,7 @@ def search_response(result: SearchResult, offset: int) -> SearchResponse:
         answerable=result.answerable,
         degraded="lexical" if result.degraded_reason else None,
         degraded_reason=result.degraded_reason,
+        fallback=FallbackBody(result.fallback.instead_of, result.fallback.reason) if result.fallback else None,
     )
 
 
@@ -240,6 +249,7 @@ class SearchController(Controller):
             "mode": result.mode, "generation": result.generation, "hits": len(result.hits), "candidates": result.candidates,
             "took_ms": round(result.took_ms, 2), "query_chars": len(data.query), "answerable": result.answerable,
             **({"degraded": "lexical"} if result.degraded_reason else {}),
+            **({"fallback": result.fallback.instead_of} if result.fallback else {}),
         }
         return search_response(result, data.offset)
 

@@ -34,6 +34,10 @@ CANDIDATES = Histogram(
 GENERATION = Gauge("static_rag_generation_info", "The generation being served (1) and ones served before (0)", ["generation"], multiprocess_mode="max")
 SWAPS = Counter("static_rag_generation_swaps", "Generations swapped in without a restart")
 REFUSED = Counter("static_rag_generation_refusals", "Published generations that could not be opened")
+FALLBACK = Gauge(
+    "static_rag_generation_fallback", "1 while the generation CURRENT names cannot be opened and an older one is served instead",
+    multiprocess_mode="max",
+)
 # A nightly that stopped publishing leaves servers answering from an ever older generation, and nothing
 # else says so: alert on `time() - static_rag_generation_built_timestamp_seconds > 2 * 86400`.
 BUILT = Gauge("static_rag_generation_built_timestamp_seconds", "When the generation being served was built (Unix time)", multiprocess_mode="max")

@@ -80,6 +80,15 @@ class SearchHit:
 
 
 @dataclass(frozen=True)
+class Fallback:
+    """The generation CURRENT names could not be opened, so an older one answers: each search
+    response says so (`fallback`), as a chatbot cannot read the log or /v1/info."""
+
+    instead_of: str  # the generation CURRENT names
+    reason: str  # why it could not be served
+
+
+@dataclass(frozen=True)
 class SearchResult:
     hits: list[SearchHit]
     generation: str
@@ -92,6 +101,7 @@ class SearchResult:
     degraded_reason: str | None = None  # set when a dense or hybrid request was answered lexically
     answers: list[AnswerHit] = field(default_factory=list)  # curated answers that match, before the hits
     time_filter: TimeFilter | None = None  # what parse_time read from the query
+    fallback: Fallback | None = None  # set when an older generation answered because CURRENT's cannot be read
 
 
 def search(

@@ -23,8 +23,8 @@ from indexer.models import MODELS
 from indexer import probe
 from server.degraded import DegradedLog
 from server.reader import Generation, SpaceIndex
-from server.observe import REFUSED, record_generation
-from server.search import MAX_CHUNKS_PER_DOC, SearchFilters, SearchResult, embed_query, recent, search
+from server.observe import FALLBACK, REFUSED, record_generation
+from server.search import MAX_CHUNKS_PER_DOC, Fallback, SearchFilters, SearchResult, embed_query, recent, search
 from server.warming import warm
 
 log = logging.getLogger("static_rag.server")
@@ -59,6 +59,7 @@ class SearchService:
         self._lock = threading.Lock()
         self._swap_lock = threading.Lock()
         self.refused: dict[str, str] = {}  # generation id -> why it could not be served (not retried every poll)
+        self.fallback: Fallback | None = None  # while what CURRENT names is refused and another generation answers
         self._stop = threading.Event()
         self.degraded = DegradedLog(log)
         self.changed_models: dict[str, str] = {}  # space id → why its queries no longer compare with its vectors (`_check_probe`)
@@ -105,7 +106,7 @@ class SearchService:
         A server restarted over a damaged generation answered 503 to every request until the
         next run published."""
         try:
-            return Generation.open_current(self.settings.artifacts)
+            generation = Generation.open_current(self.settings.artifacts)
         except ArtifactError as exc:
             named = read_current_id(self.settings.artifacts)
             if not fall_back or named is None:
@@ -115,11 +116,29 @@ class SearchService:
                     generation = Generation(self.settings.artifacts / GENERATIONS / generation_id)
                 except ArtifactError:
                     continue
-                self.refused[named] = str(exc)
-                REFUSED.inc()
+                self._refuse(named, exc, generation_id)
                 log.error("generation %s refused, serving %s (kept) instead until a readable one is published: %s", named, generation_id, exc)
                 return generation
             raise
+        self._serving_current()
+        return generation
+
+    def _refuse(self, named: str, exc: Exception, serving: str | None) -> None:
+        """What CURRENT names cannot be served: remember why, and flag the answers of `serving`."""
+        self.refused[named] = str(exc)
+        REFUSED.inc()
+        if serving is not None:
+            self._serving_instead(named)
+
+    def _serving_instead(self, named: str) -> None:
+        if self.fallback is None or self.fallback.instead_of != named:
+            self.fallback = Fallback(named, self.refused[named])
+            FALLBACK.set(1)
+
+    def _serving_current(self) -> None:
+        if self.fallback is not None:
+            self.fallback = None
+            FALLBACK.set(0)
 
     def current(self) -> Generation:
         """The generation being served (without a lease: for quick reads such as /v1/info)."""
@@ -162,13 +181,19 @@ class SearchService:
             except OSError:
                 continue
             serving = self.generation.id if self.generation is not None else None
-            if not named or named == serving or named in self.refused:
+            if named == serving:
+                self._serving_current()  # e.g. `index rollback` to the generation served
+                continue
+            if not named:
+                continue
+            if named in self.refused:
+                if serving is not None:
+                    self._serving_instead(named)  # CURRENT pointed back at a generation refused before
                 continue
             try:
                 self.load()
             except Exception as exc:  # a broken generation must not take the server down: keep serving the old one
-                self.refused[named] = str(exc)
-                REFUSED.inc()
+                self._refuse(named, exc, serving)
                 log.error("generation %s refused, still serving %s: %s", named, serving, exc)
 
     def space(self, generation: Generation, space_id: str | None) -> SpaceIndex:
@@ -211,9 +236,10 @@ class SearchService:
         with self.leased() as generation:
             space = self.space(generation, space_id)
             check_filters(generation, filters)
+            fallback = self.fallback if self.fallback is not None and self.fallback.instead_of != generation.id else None
             if list_recent:
                 result = recent(generation, space, filters, top_k=top_k, offset=offset)
-                return replace(result, took_ms=(time.perf_counter() - started) * 1000, time_filter=parsed)
+                return replace(result, took_ms=(time.perf_counter() - started) * 1000, time_filter=parsed, fallback=fallback)
             vector = None
             if mode != "lexical":
                 try:
@@ -228,7 +254,7 @@ class SearchService:
             result = search(generation, space, vector, query, top_k=top_k, mode=mode, filters=filters, offset=offset,
                             max_chunks_per_doc=max_chunks_per_doc, min_score=min_score, recency_weight=recency_weight)
         # took_ms is what the caller waited for, query embedding included.
-        return replace(result, took_ms=(time.perf_counter() - started) * 1000, degraded_reason=degraded, time_filter=parsed)
+        return replace(result, took_ms=(time.perf_counter() - started) * 1000, degraded_reason=degraded, time_filter=parsed, fallback=fallback)
 
     def query_vector(self, space: SpaceIndex, query: str) -> np.ndarray:
         """The query embedded by the space's own provider and query task type; repeated questions come from an LRU cache."""

@@ -7,7 +7,7 @@ import time
 import pytest
 from litestar.testing import TestClient
 
-from indexer.config import load_config
+from indexer.config import ServerConfig, load_config
 from indexer.pipeline import run_index
 from server.app import create_app
 from server.service import Settings
@@ -82,10 +82,54 @@ def test_a_server_started_over_a_damaged_generation_serves_the_kept_one_before_i
         assert "the generation is damaged" in info["refused"][0]["error"]
         top = client.post("/v1/search", json={"query": "when are refunds paid", "top_k": 1})
         assert top.status_code == 200 and "30 days" in top.json()["hits"][0]["text"]
+        assert top.json()["fallback"]["instead_of"] == damaged and "the generation is damaged" in top.json()["fallback"]["reason"]
         assert client.get("/readyz").status_code == 200
         newer = run_index(corpus(tmp_path, "Refunds are paid within 14 days.")).generation_id
         assert wait_for(lambda: client.get("/v1/info").json()["generation"] == newer), "the next good generation is served"
-        assert "14 days" in client.post("/v1/search", json={"query": "when are refunds paid", "top_k": 1}).json()["hits"][0]["text"]
+        answer = client.post("/v1/search", json={"query": "when are refunds paid", "top_k": 1}).json()
+        assert "14 days" in answer["hits"][0]["text"] and "fallback" not in answer
+
+
+def test_answers_from_an_older_generation_say_so_while_current_cannot_be_read(tmp_path, local_embedder):
+    """A server that refuses what CURRENT names keeps answering from the generation before it, and
+    said so only in /v1/info and its log: a chatbot got the older documents as if they were the
+    latest. Every search response now carries `fallback` (which generation, why), the metrics a
+    gauge to alert on, until CURRENT names a generation that is served."""
+    import re
+
+    config = corpus(tmp_path, "Refunds are paid within 30 days.")
+    good = run_index(config).generation_id
+    broken = config.artifacts / "generations" / "20991231T000000.000000Z-broken"
+    broken.mkdir(parents=True)
+    (broken / "manifest.json").write_text("{ half written")
+    current = config.artifacts / "CURRENT"
+
+    def answer() -> dict:
+        response = client.post("/v1/search", json={"query": "when are refunds paid", "top_k": 1, "parse_time": True})
+        assert response.status_code == 200, response.text
+        return response.json()
+
+    def gauge() -> float:
+        return float(re.search(r"^static_rag_generation_fallback (\S+)$", client.get("/metrics").text, re.M).group(1))
+
+    unlimited = ServerConfig(requests_per_minute=0)  # polled until each change shows: more requests than a browser's budget
+    with TestClient(create_app(Settings(artifacts=config.artifacts, server=unlimited, poll_seconds=0.1))) as client:
+        assert "fallback" not in answer() and gauge() == 0
+        current.write_text(broken.name + "\n")
+        assert wait_for(lambda: "fallback" in answer()), "the refusal shows in the answers"
+        said = answer()
+        assert said["generation"] == good and "30 days" in said["hits"][0]["text"]
+        assert said["fallback"]["instead_of"] == broken.name and "manifest.json is corrupt" in said["fallback"]["reason"], said
+        assert gauge() == 1
+        listed = client.post("/v1/search", json={"query": "what changed this week", "parse_time": True}).json()
+        assert listed["time_filter"]["only_time"] and listed["fallback"]["instead_of"] == broken.name, "a listing of recent changes says so too"
+        current.write_text(good + "\n")  # `index rollback` to the generation served
+        assert wait_for(lambda: "fallback" not in answer()) and gauge() == 0
+        current.write_text(broken.name + "\n")  # pointed back at the refused one: not retried, flagged again
+        assert wait_for(lambda: "fallback" in answer()) and gauge() == 1
+        newer = run_index(corpus(tmp_path, "Refunds are paid within 14 days.")).generation_id
+        assert wait_for(lambda: answer()["generation"] == newer)
+        assert "fallback" not in answer() and "14 days" in answer()["hits"][0]["text"] and gauge() == 0
 
 
 def test_a_broken_generation_is_refused_and_the_old_one_keeps_serving(tmp_path, local_embedder):
