@@ -63,6 +63,7 @@ class SearchService:
         self._stop = threading.Event()
         self.degraded = DegradedLog(log)
         self.changed_models: dict[str, str] = {}  # space id → why its queries no longer compare with its vectors (`_check_probe`)
+        self._probed: set[str] = set()  # spaces of the generation served whose model `_check_probe` has checked
         self._watcher: threading.Thread | None = None
 
     def load(self, ready_models: bool = True, fall_back: bool = False) -> Generation:
@@ -80,6 +81,7 @@ class SearchService:
             generation = self._open(fall_back and self.generation is None)
             warm(generation.folder)  # its first queries read from memory, not the disk (server/warming.py)
             for space in generation.spaces.values():
+                self._probed.discard(space.space_id)  # its model is checked again, now or before its first query
                 try:
                     embedder = self._embedder_for(space)
                     if self.generation is not None and space.space_id in self.generation.spaces \
@@ -258,6 +260,8 @@ class SearchService:
 
     def query_vector(self, space: SpaceIndex, query: str) -> np.ndarray:
         """The query embedded by the space's own provider and query task type; repeated questions come from an LRU cache."""
+        if space.space_id not in self._probed:  # a model loaded on its first query (`index search`) is checked before it is trusted
+            self._check_probe(space, self._embedder_for(space))
         if (changed := self.changed_models.get(space.space_id)) is not None:
             raise ServiceError("MODEL_CHANGED", changed, 503)
         key = (space.space_id, query)
@@ -295,6 +299,7 @@ class SearchService:
         space answers by keywords (`degraded`, the reason given) until a generation embedded anew is
         served, or the provider answers as before. A provider that does not answer is not checked:
         its queries say why, and what the last check found stands."""
+        self._probed.add(space.space_id)
         if space.probe is None:
             self.changed_models.pop(space.space_id, None)
             return

@@ -306,6 +306,27 @@ def test_a_server_whose_provider_changed_its_model_answers_by_keywords_and_says_
         assert refused.status_code == 503 and refused.json()["code"] == "MODEL_CHANGED"
 
 
+def test_index_search_from_the_shell_checks_the_model_before_it_trusts_a_query_vector(tmp_path, fake_openai):
+    """`index search` loads a space's model on its first query, and the server's check ran only when
+    models were readied at load: from the shell a changed model ranked the old vectors at random
+    with nothing said — where an admin looks first after a night stopped by that change."""
+    from tests.fakes.service import word_vector
+
+    config = str(corpus(tmp_path, '[[spaces]]\nprovider = "openai"\n'))
+    run_json("run", "-c", config)
+    before = len(fake_openai.calls)
+    same = run("search", "parcel shipping time", "-c", config)
+    assert same.exit_code == 0 and "keywords only" not in same.output and "1. Shipping" in same.output, same.output
+    assert len(fake_openai.calls) == before + 2, "the probe's request, then the query's"
+    fake_openai.vector = lambda text, dimensions: np.roll(word_vector(text, dimensions), 7)
+    changed = run("search", "parcel shipping time", "-c", config)
+    assert changed.exit_code == 0 and "Answered by keywords only" in changed.output, changed.output
+    assert "embeds text differently" in changed.output and "index run --reembed" in changed.output and "1. Shipping" in changed.output
+    before = len(fake_openai.calls)
+    assert run("search", "parcel shipping time", "-c", config, "--mode", "lexical").exit_code == 0
+    assert len(fake_openai.calls) == before, "a search by keywords sends nothing"
+
+
 def test_a_model_that_changes_while_the_server_runs_is_noticed_within_probe_seconds(tmp_path, fake_openai):
     """No generation is published while the nightly stops on the changed model: a server that only
     checked when it loaded one kept answering with query vectors of the new model for days."""
