@@ -25,6 +25,16 @@ from indexer.urlscope import UrlScope, compile_pattern
 
 SOURCE_TYPES = ("files", "urls", "notion", "answers")
 DEFAULT_EXTENSIONS = (".md", ".markdown", ".mdx", ".rst", ".adoc", ".asciidoc", ".ipynb", ".txt", ".html", ".htm", ".pdf", ".docx")
+# Office formats a folder of documents holds that this version does not read: the kind, and how to make them readable.
+# A files source leaves them out with a FILE_TYPE_UNREAD warning, not read as text (a .pptx "not UTF-8 text … save it as UTF-8").
+_AS_DOCX = "save it as DOCX or PDF to index it"
+_AS_PDF = "export it as PDF to index its text, with page numbers"
+UNREAD_FORMATS = {
+    ".doc": ("Word 97–2003", _AS_DOCX), ".rtf": ("Rich Text", _AS_DOCX), ".odt": ("OpenDocument text", _AS_DOCX),
+    ".pages": ("Pages", _AS_DOCX), ".ppt": ("PowerPoint", _AS_PDF), ".pptx": ("PowerPoint", _AS_PDF),
+    ".odp": ("OpenDocument presentation", _AS_PDF), ".xls": ("Excel", _AS_PDF), ".xlsx": ("Excel", _AS_PDF),
+    ".ods": ("OpenDocument spreadsheet", _AS_PDF), ".numbers": ("Numbers", _AS_PDF), ".epub": ("EPUB", _AS_PDF),
+}
 
 
 # Query parameters that only say where a visitor came from, dropped from URLs; `name*` matches a prefix.
@@ -299,6 +309,11 @@ def _parse_source(raw: dict, index: int, base_dir: Path) -> SourceConfig:
     if kind == "files":
         folder = _resolve(base_dir, values["path"])
         extensions = tuple(e.lower() if e.startswith(".") else f".{e.lower()}" for e in values["extensions"])
+        for suffix in extensions:
+            if suffix in UNREAD_FORMATS:
+                kind, advice = UNREAD_FORMATS[suffix]
+                raise ConfigError(f"{where}.extensions: {suffix} files ({kind}) are not text, and this version cannot read their format; "
+                                  f"leave {suffix} out: each such file is then listed with a FILE_TYPE_UNREAD warning that says how ({advice})")
         prefix = values["id_prefix"]
         if prefix != prefix.strip() or any(c in prefix for c in "\\\n\t#?"):
             raise ConfigError(f"{where}.id_prefix: no spaces at either end, backslashes, tabs, newlines, # or ?; got {prefix!r} (e.g. \"{values['name']}/\")")

@@ -240,7 +240,8 @@ class _Embedders:
 
 # Problems that keep no last good version: the source asks for the document to go (or it is indexed under another source).
 NO_LAST_VERSION = (ErrorCode.DUPLICATE_DOCUMENT, ErrorCode.WEB_NOINDEX, ErrorCode.WEB_GONE, ErrorCode.WEB_REFRESH, ErrorCode.FILE_DRAFT,
-                   ErrorCode.NOTION_DRAFT, ErrorCode.FILE_NAVIGATION, ErrorCode.FILE_LINK_BROKEN)
+                   ErrorCode.NOTION_DRAFT, ErrorCode.FILE_NAVIGATION, ErrorCode.FILE_LINK_BROKEN,
+                   ErrorCode.FILE_TYPE_UNREAD)
 
 
 def _decide(previous: PreviousGeneration | None, before: dict, crawled: dict[str, Document], complete: set[str], not_modified: set[str],

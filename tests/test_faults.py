@@ -105,6 +105,34 @@ def test_a_link_whose_target_moved_is_warned_about_not_dropped_silently(tmp_path
     assert decided["file:latest.md"] == "delete" and decided["file:versions/v3.md"] == "full" and "file:old.md" not in decided, decided
 
 
+def test_office_files_the_indexer_cannot_read_are_named_and_lock_files_are_not_failures(tmp_path, local_embedder):
+    """A shared folder of documents: a deck and a spreadsheet were left out without a word (a user
+    asks why the deck is never found), one listed in `extensions` failed as "not UTF-8 text … save
+    it as UTF-8", and the "~$" owner file Word keeps beside a document someone has open failed the
+    run (exit 4) as "not a readable Word (.docx) document"."""
+    import zipfile
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "refunds.md").write_text("# Refunds\n\nRefunds take five days.\n")
+    with zipfile.ZipFile(docs / "winter-sale.pptx", "w") as deck:
+        deck.writestr("ppt/slides/slide1.xml", "<p:sld><a:t>Winter sale</a:t></p:sld>")
+    (docs / "prices.xlsx").write_bytes(b"PK\x03\x04 a workbook")
+    (docs / "~$refunds.docx").write_bytes(b"\x0bJane Doe  ")  # Word's owner file, 162 bytes in life
+    (docs / "notes.png").write_bytes(b"\x89PNG")  # an image is no document: not listed at all
+    code, report = run(files_config(tmp_path))
+    warnings = {w["doc_id"]: w for w in report["warnings"]}
+    assert code == 0 and report["documents"] | {"added": 1, "failed": 0} == report["documents"], report
+    assert set(warnings) == {"file:winter-sale.pptx", "file:prices.xlsx"}, warnings
+    deck = warnings["file:winter-sale.pptx"]
+    assert deck["code"] == "FILE_TYPE_UNREAD" and "a PowerPoint file, a format this version does not read" in deck["message"]
+    assert "export it as PDF" in deck["message"] and "an Excel file" in warnings["file:prices.xlsx"]["message"]
+    config = write_config(tmp_path, '[[sources]]\nname = "docs"\ntype = "files"\npath = "docs"\nextensions = [".md", ".pptx"]\n'
+                                    '[[spaces]]\nprovider = "local"\n')
+    code, said = run(config)
+    assert code == 2 and ".pptx files (PowerPoint) are not text" in said["output"] and "UTF-8" not in said["output"], said
+
+
 def test_a_folder_source_lists_what_a_reader_expects_and_reads_whole_files(tmp_path):
     import os
 

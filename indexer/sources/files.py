@@ -14,7 +14,7 @@ from pathlib import Path
 from stat import S_ISLNK
 from typing import Callable
 
-from indexer.config import SourceConfig
+from indexer.config import UNREAD_FORMATS, SourceConfig
 from indexer.documents import Document, FetchState
 from indexer.errors import ErrorCode, IngestError
 from indexer.extract import (
@@ -38,6 +38,7 @@ PACKAGE_FOLDERS = frozenset({"node_modules", "bower_components", "site-packages"
 # A Jekyll site's folder holds its templates and build beside its pages: `_layouts/default.html`
 # indexed as a page is "{{ content }}" and its Liquid, `_site/` every page a second time; so does a
 # Sphinx project's (`_templates`, `_static`, `_build`).
+OFFICE_LOCK = "~$"  # "~$deck.docx": the owner file Word and PowerPoint keep beside a document open on a shared drive
 SITE_BUILD_FOLDERS = frozenset({"_layouts", "_includes", "_sass", "_data", "_plugins", "_site", "_templates", "_static", "_build"})
 MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdx")  # read as Markdown; .mdx as MDX
 _ANTORA_PAGE = re.compile(r"modules/[^/]+/pages/")
@@ -63,8 +64,12 @@ def list_files(source: SourceConfig) -> list[str]:
                 if entry.is_dir(follow_symlinks=False):  # linked folders are not entered
                     if entry.name not in PACKAGE_FOLDERS and entry.name not in SITE_BUILD_FOLDERS:
                         folders.append(entry.path)
-                elif os.path.splitext(entry.name)[1].lower() in source.extensions and (_is_file(entry) or _dangling(entry)):
+                elif entry.name.startswith(OFFICE_LOCK):
+                    continue
+                elif (suffix := os.path.splitext(entry.name)[1].lower()) in source.extensions and (_is_file(entry) or _dangling(entry)):
                     found.append(entry.path)  # a dangling link is listed to be warned about (FILE_LINK_BROKEN)
+                elif suffix in UNREAD_FORMATS and _is_file(entry):
+                    found.append(entry.path)  # listed to be warned about (FILE_TYPE_UNREAD): a deck left out in silence is a mystery
     if source.respect_gitignore:
         found = _not_ignored(source.path, found)
     if source.url_rules == "antora":  # only modules/<module>/pages/ holds pages; partials are read where included
@@ -161,6 +166,10 @@ def crawl_files(source: SourceConfig, progress=None, fetch_state: dict[str, Fetc
             (result.warnings if level == "warning" else result.errors).append(
                 IngestError(code, "extract", f"{relative}: {message}", doc_id=doc_id, source=source.name, level=level))
 
+        if (unread := UNREAD_FORMATS.get(os.path.splitext(path)[1].lower())) is not None:
+            article = "an" if unread[0][0] in "AEIOU" else "a"
+            problem(ErrorCode.FILE_TYPE_UNREAD, f"{article} {unread[0]} file, a format this version does not read; not indexed ({unread[1]})", "warning")
+            continue
         try:
             stat = os.stat(path, follow_symlinks=False)
             if S_ISLNK(stat.st_mode):
