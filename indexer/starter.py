@@ -97,18 +97,52 @@ def _web_or_notion(url: str) -> Place:
         words = parts.path.rsplit("/", 1)[-1].rsplit("-", 1)[0]  # "Handbook-<id>": the page's title
         return _notion(url, "notion" if NOTION_ID.fullmatch(words) or not _slug(words) else _slug(words))
     last = parts.path.rsplit("/", 1)[-1].lower()
-    site = _slug(host.removeprefix("www.").split(".")[0]) or "site"
+    local = _private_networks(host)
+    site = "site" if _ip(host) else _slug(host.removeprefix("www.").split(".")[0]) or "site"
+    where = "this machine" if _loopback(host) else "a private address"
+    allow = [_line(f"allow_private_networks = [{', '.join(map(_quote, local))}]", f"{host} is {where}: a crawl may reach it")] if local else []
+    said = f" ({where}: allowed in allow_private_networks)" if local else ""
     if last.endswith((".xml", ".xml.gz")) or "sitemap" in last:
-        return Place(site, "urls", [f"sitemaps = [{_quote(url)}]"], f"the pages listed in {url}",
+        return Place(site, "urls", [f"sitemaps = [{_quote(url)}]", *allow], f"the pages listed in {url}{said}",
                      [_line('# include = ["/help/"]', "only the pages below /help/")])
     folder = parts.path if parts.path.endswith("/") else parts.path.rsplit("/", 1)[0] + "/"
-    lines = [f"urls = [{_quote(url)}]", _line("crawl = true", "follow its links to pages on the same site")]
+    lines = [f"urls = [{_quote(url)}]", _line("crawl = true", "follow its links to pages on the same site"), *allow]
     if folder != "/":
         lines.append(_line(f"include = [{_quote(folder)}]", f"only the pages below {folder}"))
     name = _slug(folder.strip("/").rsplit("/", 1)[-1]) or site
     below = f" below {folder}" if folder != "/" else ""
-    return Place(name, "urls", lines, f"a crawl of {parts.scheme}://{parts.netloc}{below}",
+    return Place(name, "urls", lines, f"a crawl of {parts.scheme}://{parts.netloc}{below}{said}",
                  [_line("# max_pages = 250", "raise it for a larger site"), _line('# exclude = ["*/print"]', "pages never fetched")])
+
+
+def _private_networks(host: str) -> list[str]:
+    """The networks a crawl of `host` must be allowed to reach, when the URL itself says it is not
+    on the internet — a site served on this machine while it is built (`localhost:3000`), an
+    intranet address — which the address guard refuses unless listed. Only what the URL names:
+    no name is looked up (a wiki.corp name is refused at the run, with the key to set)."""
+    from indexer.sources.netguard import refused_reason
+
+    if _loopback(host) and not _ip(host):
+        return ["127.0.0.0/8", "::1/128"]
+    ip = _ip(host)
+    if ip is None or refused_reason(str(ip)) is None:
+        return []
+    if ip.is_loopback:
+        return ["127.0.0.0/8"] if ip.version == 4 else ["::1/128"]
+    return [f"{ip}/{ip.max_prefixlen}"]
+
+
+def _ip(host: str):
+    import ipaddress
+
+    try:
+        return ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        return None
+
+
+def _loopback(host: str) -> bool:
+    return host == "localhost" or host.endswith(".localhost") or bool((ip := _ip(host)) and ip.is_loopback)
 
 
 def _notion(spec: str, name: str) -> Place:

@@ -147,3 +147,20 @@ def test_a_docs_sites_own_config_gives_its_files_their_urls(tmp_path, monkeypatc
         unnamed.output
     written = (tmp_path / "index.toml").read_text()
     assert '# url_template = "https://YOUR-SITE/{slug}.html"' in written and '# url_rules = "mkdocs"' in written, written
+
+
+def test_a_site_served_on_this_machine_is_crawled_three_commands_after_init(tmp_path, monkeypatch, local_embedder, site):
+    """A website owner tries it first on the site they are building (`localhost:3000`): init wrote a
+    crawl the address guard then refused — "the generation would be empty … a loopback address"."""
+    page = "<html><head><title>{0}</title></head><body><main><h1>{0}</h1><p>{1}</p>{2}</main></body></html>"
+    site.routes["/"] = (200, "text/html", page.format("Acme", "Running shoes made in Porto.", "<a href='/returns'>Returns</a>").encode())
+    site.routes["/returns"] = (200, "text/html", page.format("Returns", "Return unworn shoes within 60 days for a refund.", "").encode())
+    started = init(tmp_path, monkeypatch, f"http://localhost:{site.base.rsplit(':', 1)[1]}/")
+    assert started.exit_code == 0 and "(this machine: allowed in allow_private_networks)" in started.output, started.output
+    assert [str(n) for n in load_config(tmp_path / "index.toml").sources[0].allow_private_networks] == ["127.0.0.0/8", "::1/128"]
+    run = CliRunner().invoke(cli, ["run", "--json"])
+    assert run.exit_code == 0 and json.loads(run.output)["total_documents"] == 2, run.output
+    search = CliRunner().invoke(cli, ["search", "can I send shoes back?", "--json"])
+    assert search.exit_code == 0 and json.loads(search.output)["hits"][0]["title"] == "Returns", search.output
+    public = init(tmp_path, monkeypatch, "https://example.com/help/", "-c", "public.toml")
+    assert public.exit_code == 0 and "allow_private_networks" not in (tmp_path / "public.toml").read_text(), "a public site's crawl stays guarded"
