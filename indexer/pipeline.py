@@ -247,7 +247,8 @@ NO_LAST_VERSION = (ErrorCode.DUPLICATE_DOCUMENT, ErrorCode.WEB_NOINDEX, ErrorCod
 def _decide(previous: PreviousGeneration | None, before: dict, crawled: dict[str, Document], complete: set[str], not_modified: set[str],
             report: RunReport, config: Config, allow_mass_delete: bool, dry_run: bool) -> dict[str, Decision]:
     """Each document's decision (indexer/plan.py). Raises DeleteGuard when the run would delete
-    more than `max_delete_fraction` (counting documents left with a small remnant of their text)
+    more than `max_delete_fraction` (counting documents left with a small remnant of their text, or
+    with one text that several, different before, now share)
     and at least `mass_delete_min` documents of a source, or all of them,
     unless allowed; a dry run records it in `report` instead."""
     _leave_out_empty_new_pages(report, before)
@@ -262,9 +263,9 @@ def _decide(previous: PreviousGeneration | None, before: dict, crawled: dict[str
     try:
         if not allow_mass_delete:
             updated = {d.doc_id for d in decisions.values() if d.action is Action.FULL and d.doc_id in before}
-            lengths = previous.text_lengths(updated) if previous is not None else {}
+            stored = previous.stored_texts(updated) if previous is not None else {}
             check_deletions(list(decisions.values()), before, config.max_delete_fraction,
-                            emptied(list(decisions.values()), lengths, crawled), config.mass_delete_min)
+                            emptied(list(decisions.values()), stored, crawled), config.mass_delete_min)
     except DeleteGuard as exc:
         if not dry_run:
             raise

@@ -13,8 +13,8 @@ A source whose listing failed deletes nothing. A run that would delete more than
 
 from __future__ import annotations
 
-from collections import Counter
-from dataclasses import dataclass
+from collections import Counter, defaultdict
+from dataclasses import dataclass, replace
 from enum import StrEnum
 
 from indexer.documents import Document
@@ -111,36 +111,60 @@ def plan(
 
 EMPTIED_SHARE = 0.25  # a changed document left with less than this share of its text counts as lost to the delete guard
 EMPTIED_MIN_CHARS = 200  # … when it had at least this much: a short note edited shorter is an edit
+SAME_PAGE_MIN = 3  # changed documents of a source, different before, that now read one same text count as lost too
+LONG_TEXT = 100_000  # characters: no login or error page is longer, and a longer text is not read again to compare it
 
 
 @dataclass(frozen=True)
 class Emptied:
-    """A changed document that kept less than EMPTIED_SHARE of its text."""
+    """A changed document that kept less than EMPTIED_SHARE of its text, or that now reads the
+    text SAME_PAGE_MIN or more changed documents of its source, different before, now read."""
 
     doc_id: str
     source: str
     chars_before: int
     chars_now: int
     text_key: int  # hash of the new text: many documents with one new text are one page served for all of them
+    opening: str = ""  # the new text's first words, to show what the source answered with
+    shared: bool = False  # counted for the text it shares, not for its length
 
 
-def emptied(decisions: list[Decision], lengths_before: dict[str, int], crawled: dict[str, Document]) -> list[Emptied]:
-    """The documents this run would update to a small remnant of their stored text."""
-    out = []
+def emptied(decisions: list[Decision], stored: dict[str, tuple[int, str]], crawled: dict[str, Document]) -> list[Emptied]:
+    """The documents this run would update to a small remnant of their stored text, or to one text
+    served for many of them: a login page or an error page answered with status 200 in place of
+    each page is as long as the pages it replaces as often as not. `stored`: doc_id → (length,
+    digest) of the stored text (PreviousGeneration.stored_texts)."""
+    out, shared = [], defaultdict(list)
     for d in decisions:
-        before = lengths_before.get(d.doc_id, 0)
-        if d.action is Action.FULL and before >= EMPTIED_MIN_CHARS and d.doc_id in crawled:
-            text = text_holder(crawled[d.doc_id])  # a text waiting on disk knows its length without being read
-            if len(text) < EMPTIED_SHARE * before:
-                out.append(Emptied(d.doc_id, d.source, before, len(text), hash(str(text))))
+        if d.action is not Action.FULL or d.doc_id not in stored or d.doc_id not in crawled:
+            continue
+        before, digest = stored[d.doc_id]
+        text = text_holder(crawled[d.doc_id])  # a text waiting on disk knows its length without being read
+        remnant = before >= EMPTIED_MIN_CHARS and len(text) < EMPTIED_SHARE * before
+        if remnant or len(text) < LONG_TEXT:  # one page served for all: a page's length, read as it is
+            words = str(text)
+            found = Emptied(d.doc_id, d.source, before, len(text), hash(words), opening=_opening(words))
+            shared[d.source, found.text_key].append((found, digest, remnant))
+            if remnant:
+                out.append(found)
+    for group in shared.values():
+        if len({digest for _, digest, _ in group}) >= SAME_PAGE_MIN:  # not copies of one page, edited alike
+            out += [replace(found, shared=True) for found, _, remnant in group if not remnant]
     return out
+
+
+def _opening(text: str) -> str:
+    """The first words of a text, as a person reads them: no heading or list marks, one line."""
+    lines = (line.strip().lstrip("#>*-").strip() for line in text[:400].splitlines())
+    return " ".join(" ".join(lines).split())[:80]
 
 
 def check_deletions(decisions: list[Decision], previous: dict[str, PreviousDocument], max_fraction: float,
                     emptied_documents: list[Emptied] = (), min_count: int = 3) -> None:
     """Raise DeleteGuard when a source would lose more than `max_fraction` of its documents,
-    counting as lost those that keep less than a quarter of their text (`emptied`): a consent
-    wall, a login page or an error page answered with status 200 in place of every page.
+    counting as lost those that keep less than a quarter of their text or now read one text with
+    others (`emptied`): a consent wall, a login page or an error page answered with status 200 in
+    place of every page.
     A loss of fewer than `min_count` documents passes unless it is all of the source's: on a
     site of three pages, removing one is an edit, not an outage (config `mass_delete_min`)."""
     before = Counter(p.source for p in previous.values())
@@ -150,20 +174,22 @@ def check_deletions(decisions: list[Decision], previous: dict[str, PreviousDocum
         count = deleted[source] + hollowed[source]
         if count / before[source] > max_fraction and (count >= min_count or count == before[source]):
             raise DeleteGuard(
-                f"this run would {_losses(source, deleted[source], hollowed[source], before[source])}, "
+                f"this run would {_losses(source, deleted[source], [e for e in emptied_documents if e.source == source], before[source])}, "
                 f"more than max_delete_fraction {max_fraction:.0%}; nothing was published."
                 f"{_emptied_hint([e for e in emptied_documents if e.source == source])} "
                 "If that is intended, run again with --allow-mass-delete."
             )
 
 
-def _losses(source: str, deleted: int, hollowed: int, total: int) -> str:
-    share = f"{(deleted + hollowed) / total:.0%}"
+def _losses(source: str, deleted: int, hollowed: list[Emptied], total: int) -> str:
+    share = f"{(deleted + len(hollowed)) / total:.0%}"
     if not hollowed:
         return f"delete {deleted} of {total} documents ({share}) of source {source!r}"
+    how = " or ".join(way for way, found in (("with less than a quarter of their text", not all(e.shared for e in hollowed)),
+                                              ("reading one and the same text", any(e.shared for e in hollowed))) if found)
     if not deleted:
-        return f"leave {hollowed} of the {total} documents of source {source!r} ({share}) with less than a quarter of their text"
-    return f"delete {deleted} of the {total} documents of source {source!r} and leave {hollowed} more with less than a quarter of their text ({share} in all)"
+        return f"leave {len(hollowed)} of the {total} documents of source {source!r} ({share}) {how}"
+    return f"delete {deleted} of the {total} documents of source {source!r} and leave {len(hollowed)} more {how} ({share} in all)"
 
 
 def _emptied_hint(source_emptied: list[Emptied]) -> str:
@@ -174,7 +200,8 @@ def _emptied_hint(source_emptied: list[Emptied]) -> str:
     hint = f" E.g. {first.doc_id}: {first.chars_before:,} characters → {first.chars_now:,}."
     same = Counter(e.text_key for e in source_emptied).most_common(1)[0][1]
     if same > 1:
-        hint += (f" {same} of them now read the same text: a consent wall, a login page or an error page"
+        opening = next(e.opening for e in source_emptied if Counter(x.text_key for x in source_emptied)[e.text_key] == same)
+        hint += (f" {same} of them now read the same text (\"{opening}…\"): a consent wall, a login page or an error page"
                  " answered with status 200? `index extract URL` shows what the indexer reads.")
     return hint
 

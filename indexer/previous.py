@@ -79,11 +79,12 @@ class PreviousGeneration:
     def documents_state(self) -> dict[str, PreviousDocument]:
         return {row[0]: PreviousDocument(*row) for row in self.db.execute(load_sql("documents_state")).fetchall()}
 
-    def text_lengths(self, doc_ids: set[str]) -> dict[str, int]:
-        """doc_id → the length in characters of its stored text, for those of `doc_ids` stored here."""
+    def stored_texts(self, doc_ids: set[str]) -> dict[str, tuple[int, str]]:
+        """doc_id → (its stored text's length in characters, a digest of it), for those of `doc_ids` stored here."""
         if not doc_ids:
             return {}
-        return dict(self.db.execute(load_sql("document_lengths_by_ids"), {"doc_ids": sorted(doc_ids)}).fetchall())
+        rows = self.db.execute(load_sql("document_lengths_by_ids"), {"doc_ids": sorted(doc_ids)}).fetchall()
+        return {doc_id: (length, digest) for doc_id, length, digest in rows}
 
     def documents(self, doc_ids: set[str], spill: TextSpill | None = None) -> list[Document]:
         """Whole documents as the previous generation stored them (their last good version), read

@@ -389,11 +389,49 @@ def test_a_consent_wall_in_place_of_every_page_is_stopped_by_the_delete_guard(tm
     assert code == 3, report
     message = last_logged(config)["error"]
     assert "leave 3 of the 4 documents of source 'web' (75%) with less than a quarter of their text" in message
-    assert "3 of them now read the same text: a consent wall, a login page or an error page" in message and "--allow-mass-delete" in message
+    assert '3 of them now read the same text ("Before you continue' in message and "--allow-mass-delete" in message
+    assert "…\"): a consent wall, a login page or an error page" in message
     found = json.loads(CliRunner().invoke(cli, ["search", "how long do refunds take?", "-c", str(config), "--json"]).output)
     assert "five business days" in found["hits"][0]["text"], "nothing was published: the chatbot still reads the pages"
     code, allowed = run(config, "--allow-mass-delete")
     assert code == 0 and allowed["documents"]["updated"] == 3, "what the admin asks for, the run does"
+
+
+
+def test_a_login_page_as_long_as_the_pages_it_replaces_is_stopped_too(tmp_path, local_embedder, site):
+    """A site behind a single sign-on page, or in maintenance, answers 200 with one page for every
+    address. The guard counted only pages left with less than a quarter of their text, so a login
+    page with a screenful of terms, as long as the help pages, replaced all of them: "4 updated",
+    exit 0, and the chatbot quoted the terms of use. Documents that were different and now read
+    one same text count as lost too; pages that were copies of each other, edited alike, do not."""
+    from tests.conftest import LOOPBACK_WEB
+
+    def page(title: str, text: str) -> tuple:
+        return 200, "text/html", f"<html><head><title>{title}</title></head><body><main><h1>{title}</h1><p>{text}</p></main></body></html>".encode()
+
+    topics = ["Refunds take five business days to reach your card.", "Parcels leave the Lisbon warehouse every weekday.",
+              "Gift cards never expire and work in every store.", "Boots run small: order half a size up."]
+    for i, line in enumerate(topics):
+        site.routes[f"/p{i}"] = page(f"Page {i}", line * 4)
+    for i in range(3):  # the same notice on three pages, as a site's versions of one page may be
+        site.routes[f"/v{i}"] = page("Notice", "Our offices close at noon on public holidays. " * 4)
+    urls = ", ".join(f'"{site.url(p)}"' for p in [*(f"/p{i}" for i in range(4)), *(f"/v{i}" for i in range(3))])
+    config = write_config(tmp_path, f'[[sources]]\nname = "web"\ntype = "urls"\nurls = [{urls}]\n{LOOPBACK_WEB}[[spaces]]\nprovider = "local"\n')
+    assert run(config)[0] == 0
+    for i in range(3):
+        site.routes[f"/v{i}"] = page("Notice", "Our offices close at one on public holidays. " * 4)
+    code, edited = run(config)
+    assert code == 0 and edited["documents"]["updated"] == 3, "copies of one page edited alike are an edit"
+    login = page("Sign in", "Sign in with your company account to continue. By signing in you accept the terms of use. " * 3)
+    for i in range(4):
+        site.routes[f"/p{i}"] = login
+    code, report = run(config)
+    assert code == 3, report
+    message = last_logged(config)["error"]
+    assert "leave 4 of the 7 documents of source 'web' (57%) reading one and the same text" in message, message
+    assert '4 of them now read the same text ("Sign in Sign in with your company account' in message, message
+    found = json.loads(CliRunner().invoke(cli, ["search", "how long do refunds take?", "-c", str(config), "--json"]).output)
+    assert "five business days" in found["hits"][0]["text"], "nothing was published"
 
 
 # ---------------------------------------------------------------- time limits are totals
