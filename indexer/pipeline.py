@@ -94,6 +94,8 @@ def run_index(
         documents, kept = versions.assemble(decisions)  # a document that failed to chunk falls back to its last good version
         _drop_chunks_of_fallbacks(new_chunks, documents, decisions)
         if not documents:
+            if report.delete_guard:  # a dry run: the real run stops at the guard first, and says why
+                raise DeleteGuard(report.delete_guard)
             raise PublishRefused(_nothing_found(config, report.errors + report.warnings))
 
         needs = _least_written(rebuilt, new_chunks, meta_copied)
@@ -264,8 +266,9 @@ def _decide(previous: PreviousGeneration | None, before: dict, crawled: dict[str
         if not allow_mass_delete:
             updated = {d.doc_id for d in decisions.values() if d.action is Action.FULL and d.doc_id in before}
             stored = previous.stored_texts(updated) if previous is not None else {}
+            causes = {e.doc_id: (str(e.code), e.message) for e in problems if e.doc_id and e.code in NO_LAST_VERSION}  # why each goes
             check_deletions(list(decisions.values()), before, config.max_delete_fraction,
-                            emptied(list(decisions.values()), stored, crawled), config.mass_delete_min)
+                            emptied(list(decisions.values()), stored, crawled), config.mass_delete_min, causes)
     except DeleteGuard as exc:
         if not dry_run:
             raise

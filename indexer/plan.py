@@ -160,13 +160,15 @@ def _opening(text: str) -> str:
 
 
 def check_deletions(decisions: list[Decision], previous: dict[str, PreviousDocument], max_fraction: float,
-                    emptied_documents: list[Emptied] = (), min_count: int = 3) -> None:
+                    emptied_documents: list[Emptied] = (), min_count: int = 3, causes: dict[str, tuple[str, str]] | None = None) -> None:
     """Raise DeleteGuard when a source would lose more than `max_fraction` of its documents,
     counting as lost those that keep less than a quarter of their text or now read one text with
     others (`emptied`): a consent wall, a login page or an error page answered with status 200 in
     place of every page.
     A loss of fewer than `min_count` documents passes unless it is all of the source's: on a
-    site of three pages, removing one is an edit, not an outage (config `mass_delete_min`)."""
+    site of three pages, removing one is an edit, not an outage (config `mass_delete_min`).
+    `causes`: doc_id → (code, message) of a problem that removes the document rather than its
+    source no longer listing it (a noindex tag, 410 Gone, a draft), for the message to say why."""
     before = Counter(p.source for p in previous.values())
     deleted = Counter(d.source for d in decisions if d.action is Action.DELETE)
     hollowed = Counter(e.source for e in emptied_documents)
@@ -176,6 +178,7 @@ def check_deletions(decisions: list[Decision], previous: dict[str, PreviousDocum
             raise DeleteGuard(
                 f"this run would {_losses(source, deleted[source], [e for e in emptied_documents if e.source == source], before[source])}, "
                 f"more than max_delete_fraction {max_fraction:.0%}; nothing was published."
+                f"{_deleted_hint([d.doc_id for d in decisions if d.action is Action.DELETE and d.source == source], causes or {})}"
                 f"{_emptied_hint([e for e in emptied_documents if e.source == source])} "
                 "If that is intended, run again with --allow-mass-delete."
             )
@@ -190,6 +193,17 @@ def _losses(source: str, deleted: int, hollowed: list[Emptied], total: int) -> s
     if not deleted:
         return f"leave {len(hollowed)} of the {total} documents of source {source!r} ({share}) {how}"
     return f"delete {deleted} of the {total} documents of source {source!r} and leave {len(hollowed)} more {how} ({share} in all)"
+
+
+def _deleted_hint(doc_ids: list[str], causes: dict[str, tuple[str, str]]) -> str:
+    """Why the documents go, when their source says so: all pages marked noindex at once is a
+    staging setting deployed to the live site more often than a decision."""
+    by_code: dict[str, list[str]] = defaultdict(list)
+    for doc_id in doc_ids:
+        if doc_id in causes:
+            by_code[causes[doc_id][0]].append(doc_id)
+    said = [f"{len(ids)} of them for {code} (e.g. {causes[ids[0]][1]})" for code, ids in sorted(by_code.items(), key=lambda item: -len(item[1]))]
+    return f" {'; '.join(said)}." if said else ""
 
 
 def _emptied_hint(source_emptied: list[Emptied]) -> str:

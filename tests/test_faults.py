@@ -434,6 +434,31 @@ def test_a_login_page_as_long_as_the_pages_it_replaces_is_stopped_too(tmp_path, 
     assert "five business days" in found["hits"][0]["text"], "nothing was published"
 
 
+
+def test_a_site_that_asks_not_to_be_indexed_all_at_once_is_stopped_and_told_why(tmp_path, local_embedder, site):
+    """A staging site's `noindex` deployed to the live one: the guard stopped the run, and said only
+    "would delete 4 of 4 documents" — the admin could not tell an outage from a robots tag."""
+    from tests.conftest import LOOPBACK_WEB
+
+    def page(i: int, robots: str = "") -> tuple:
+        return 200, "text/html", (f"<html><head><title>Page {i}</title>{robots}</head><body><main><h1>Page {i}</h1>"
+                                  f"<p>Help topic number {i} explains one thing well.</p></main></body></html>").encode()
+
+    for i in range(4):
+        site.routes[f"/p{i}"] = page(i)
+    urls = ", ".join(f'"{site.url(f"/p{i}")}"' for i in range(4))
+    config = write_config(tmp_path, f'[[sources]]\nname = "web"\ntype = "urls"\nurls = [{urls}]\n{LOOPBACK_WEB}[[spaces]]\nprovider = "local"\n')
+    assert run(config)[0] == 0
+    for i in range(4):
+        site.routes[f"/p{i}"] = page(i, '<meta name="robots" content="noindex">')
+    code, _ = run(config)
+    message = last_logged(config)["error"]
+    assert code == 3 and "would delete 4 of 4 documents (100%) of source 'web'" in message, message
+    assert "4 of them for WEB_NOINDEX (e.g. " in message and "its robots meta tag says noindex" in message
+    dry = CliRunner().invoke(cli, ["run", "-c", str(config), "--dry-run"])  # said "the generation would be empty", exit 1
+    assert dry.exit_code == 3 and "4 of them for WEB_NOINDEX" in dry.output, dry.output
+
+
 # ---------------------------------------------------------------- time limits are totals
 
 @pytest.fixture
