@@ -133,6 +133,32 @@ def test_office_files_the_indexer_cannot_read_are_named_and_lock_files_are_not_f
     assert code == 2 and ".pptx files (PowerPoint) are not text" in said["output"] and "UTF-8" not in said["output"], said
 
 
+def test_git_lfs_pointers_are_named_and_never_indexed_as_the_text(tmp_path, local_embedder):
+    """The nightly job checks the repository out without LFS (actions/checkout's default): a PDF kept
+    in LFS failed as "not a readable PDF (… Data format error)", and a Markdown page in LFS was
+    indexed as its pointer — "version https://git-lfs.github.com/spec/v1 oid sha256:…" — cited as
+    the answer, over its last good version."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "refunds.md").write_text("# Refunds\n\nRefunds reach the card within five business days.\n")
+    (docs / "hours.md").write_text("# Hours\n\nThe shop opens at nine.\n")
+    config = files_config(tmp_path)
+    assert run(config)[0] == 0
+    pointer = b"version https://git-lfs.github.com/spec/v1\noid sha256:" + b"4d7a2146" * 8 + b"\nsize 48213\n"
+    (docs / "refunds.md").write_bytes(pointer)
+    (docs / "manual.pdf").write_bytes(pointer)
+    code, report = run(config)
+    errors = {e["doc_id"]: e for e in report["errors"]}
+    assert code == 4 and set(errors) == {"file:refunds.md", "file:manual.pdf"}, report
+    assert all(e["code"] == "FILE_LFS_POINTER" for e in errors.values())
+    said = errors["file:manual.pdf"]["message"]
+    assert "a Git LFS pointer to a 48,213-byte file, not the file itself" in said and "`lfs: true`" in said and "git lfs pull" in said
+    found = json.loads(CliRunner().invoke(cli, ["search", "how long do refunds take?", "-c", str(config), "--json"]).output)
+    assert "five business days" in found["hits"][0]["text"] and not any("git-lfs" in h["text"] for h in found["hits"]), found["hits"]
+    extracted = CliRunner().invoke(cli, ["extract", str(docs / "manual.pdf")])
+    assert extracted.exit_code == 1 and "FILE_LFS_POINTER" in extracted.output and "Traceback" not in extracted.output
+
+
 def test_a_folder_source_lists_what_a_reader_expects_and_reads_whole_files(tmp_path):
     import os
 

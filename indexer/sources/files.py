@@ -224,6 +224,18 @@ def crawl_files(source: SourceConfig, progress=None, fetch_state: dict[str, Fetc
     return result
 
 
+# A file kept in Git LFS, checked out without LFS (actions/checkout's default): three lines that name
+# the content. A PDF failed as "Data format error"; a Markdown page was indexed as "version https://…".
+LFS_POINTER = b"version https://git-lfs.github.com/spec/v1\n"
+
+
+def _lfs_pointer(raw: bytes) -> str:
+    size = re.search(rb"^size (\d+)$", raw, re.M)
+    what = f"a {int(size.group(1)):,}-byte file" if size else "a file"
+    return (f"a Git LFS pointer to {what}, not the file itself: the checkout did not fetch LFS content. Run `git lfs pull` "
+            "(in the nightly workflow, give the checkout step `lfs: true`)")
+
+
 FALLBACK_HINT = ('; or, if the folder\'s files were saved in one other encoding, set fallback_encoding on the source (Windows "ANSI" '
                  'in Western Europe and the Americas: fallback_encoding = "cp1252")')
 
@@ -346,6 +358,8 @@ def read_file(path: Path, relative: str, doc_id: str, source_name: str, raw: byt
     words = path.stem.replace("-", " ").replace("_", " ").strip()
     fallback_title = words[:1].upper() + words[1:]  # "API keys.md" stays "API keys" (capitalize() made it "Api keys")
     raw = path.read_bytes() if raw is None else raw
+    if raw.startswith(LFS_POINTER) and len(raw) < 1024:
+        raise ExtractionError(_lfs_pointer(raw), code=ErrorCode.FILE_LFS_POINTER)
     published = url({}) if callable(url) else url  # where a file without front matter is published
     extracted: Extracted
     if suffix in (".html", ".htm"):
