@@ -328,3 +328,64 @@ def search_in_page_again(driver, query: str):
     box = driver.find_element(By.CSS_SELECTOR, ".srag-input")
     box.clear()
     return search_in_page(driver, query)
+
+
+# Every text the widget shows, with its contrast against what is behind it (WCAG 2 ratios: 4.5 is AA).
+CONTRASTS = """
+function rgba(s) { var m = s.match(/[\\d.]+/g).map(Number); return m.length > 3 ? m : m.concat([1]); }
+function over(top, under) { var a = top[3]; return [0, 1, 2].map(function (i) { return top[i] * a + under[i] * (1 - a); }).concat([1]); }
+function behind(el) {  // the colour under an element: its and its ancestors' backgrounds, composed onto white
+  var layers = [];
+  for (var e = el; e && e.nodeType === 1; e = e.parentElement) layers.push(rgba(getComputedStyle(e).backgroundColor));
+  return layers.reverse().reduce(function (under, top) { return over(top, under); }, [255, 255, 255, 1]);
+}
+function luminance(c) {
+  var v = c.slice(0, 3).map(function (x) { x /= 255; return x <= 0.03928 ? x / 12.92 : Math.pow((x + 0.055) / 1.055, 2.4); });
+  return 0.2126 * v[0] + 0.7152 * v[1] + 0.0722 * v[2];
+}
+var out = [];
+document.querySelectorAll(".srag *").forEach(function (el) {
+  var own = Array.prototype.some.call(el.childNodes, function (n) { return n.nodeType === 3 && n.textContent.trim(); });
+  if (!own || !el.getClientRects().length || el.matches("input, button")) return;
+  var bg = behind(el), alpha = 1;
+  for (var e = el; e && e.nodeType === 1; e = e.parentElement) alpha *= Number(getComputedStyle(e).opacity);
+  var fg = rgba(getComputedStyle(el).color); fg = over([fg[0], fg[1], fg[2], fg[3] * alpha], bg);
+  var a = luminance(fg), b = luminance(bg);
+  out.push([el.className || el.tagName.toLowerCase(), (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05), el.textContent.trim().slice(0, 40)]);
+});
+return out;
+"""
+
+
+@pytest.mark.parametrize("page_colours", ["", "background:#121212;color:#e8e8e8"], ids=["light", "dark"])
+def test_every_text_of_the_widget_is_readable_on_a_light_or_a_dark_site(browser, tmp_path, local_embedder, site, page_colours):
+    """On a dark site the widget's curated answer was the site's light text on the widget's
+    near-white box (1.1:1), highlighted words light on yellow (1.3:1) and the status grey on black:
+    a frontend developer with a dark theme had to restyle it before visitors could read it. (One hit
+    was "1 results".)"""
+    from indexer.config import load_config
+    from indexer.pipeline import run_index
+    from tests.conftest import write_config
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "manual.md").write_text("# Manual\n\n## Lacing\n\nLace the boots from the toe up and double-knot them.\n")
+    (tmp_path / "faq.toml").write_text('[[answers]]\nquestions = ["How long does a refund take?"]\nanswer = "Three to five business days."\n')
+    config = load_config(write_config(tmp_path, '[[sources]]\nname = "docs"\ntype = "files"\npath = "docs"\n'
+                                                '[[sources]]\nname = "faq"\ntype = "answers"\npath = "faq.toml"\n[[spaces]]\nprovider = "local"\n'))
+    assert not run_index(config).errors
+    (tmp_path / "server").mkdir()
+    with running_server(config.artifacts, tmp_path / "server", server_table=f'requests_per_minute = 0\ncors_origins = ["{site.base}"]\n') as server:
+        page = (f'<!doctype html><title>Help</title><body style="{page_colours}"><div id="help"></div>'
+                f'<script src="{server.base}/widget.js" data-target="#help" defer></script></body>')
+        site.routes["/help.html"] = (200, "text/html; charset=utf-8", page.encode())
+        browser.get(site.url("/help.html"))
+        shown, statuses = [], []
+        for question in ("how long does a refund take", "lace the boots", "what is the capital of Mongolia?"):
+            statuses.append((search_in_page_again(browser, question) if shown else search_in_page(browser, question))[1])
+            shown += browser.execute_script(CONTRASTS)
+        assert statuses[1] == "1 result", statuses  # was "1 results"
+        kinds = {kind for kind, _, _ in shown}
+        assert {"srag-answer-question", "srag-answer-text", "srag-status", "srag-path"} <= kinds and "mark" in kinds, kinds
+        unreadable = [(kind, round(ratio, 2), text) for kind, ratio, text in shown if ratio < 4.5]
+        assert not unreadable, unreadable

@@ -46,7 +46,13 @@
     topK = 5;
   }
 
+  function counted(n, more, word) {  // "1 result", "5+ results"
+    return n + (more ? "+ " : " ") + word + (n === 1 && !more ? "" : "s");
+  }
+
   // The default look: every rule inside :where(), so a page's own CSS overrides it at any specificity.
+  // Text takes the page's own colour (secondary text a little fainter), and tints are translucent,
+  // so the widget reads as well on a dark site as on a light one.
   var STYLE = [
     ":where(.srag){display:block;max-width:100%;box-sizing:border-box}",
     ":where(.srag) :where(*){box-sizing:border-box}",
@@ -55,19 +61,18 @@
     ":where(.srag-button){flex:0 0 auto;font:inherit;padding:.55rem 1rem;border:0;border-radius:6px;background:#2a5bd7;color:#fff;cursor:pointer}",
     ":where(.srag-more:disabled){opacity:.6;cursor:progress}",
     ":where(.srag-more,.srag-show-anyway){font:inherit;font-size:.9em;padding:.4rem .9rem;margin:.25rem 0;border:1px solid #c9ccd2;border-radius:6px;background:#f4f5f7;color:#222;cursor:pointer}",
-    ":where(.srag-status){margin:.5rem 0;color:#555;font-size:.9em}",
-    ":where(.srag-unanswered .srag-status){color:inherit;font-weight:600}",
-    ":where(.srag-error .srag-status){color:#b00020}",
+    ":where(.srag-status){margin:.5rem 0;opacity:.8;font-size:.9em}",
+    ":where(.srag-unanswered .srag-status){opacity:1;font-weight:600}",
+    ":where(.srag-error .srag-status){opacity:1;font-weight:600;border-left:3px solid #d93025;padding-left:.5rem}",
     ":where(.srag-results){list-style:none;margin:0;padding:0}",
-    ":where(.srag-hit){padding:.6rem 0;border-top:1px solid #e4e6ea;overflow-wrap:anywhere}",
+    ":where(.srag-hit){padding:.6rem 0;border-top:1px solid rgba(128,128,128,.3);overflow-wrap:anywhere}",
     ":where(.srag-title){font-weight:600}",
-    ":where(.srag-path){color:#666;font-size:.85em}",
-    ":where(.srag-page){color:#666;font-size:.85em}",
+    ":where(.srag-path,.srag-page){opacity:.8;font-size:.85em}",
     ":where(.srag-snippet){margin:.2rem 0 0}",
-    ":where(.srag-answer){background:#f3f7ff;border-left:3px solid #3b6fd8;padding:.5rem .75rem;margin:.5rem 0}",
+    ":where(.srag-answer){background:rgba(59,111,216,.12);border-left:3px solid #3b6fd8;padding:.5rem .75rem;margin:.5rem 0}",
     ":where(.srag-answer-question){font-weight:600;margin:0}",
     ":where(.srag-answer-text){margin:.25rem 0}",
-    ":where(.srag mark){background:#ffe58a;color:inherit;padding:0 .1em}"
+    ":where(.srag mark){background:#ffe58a;color:#222;padding:0 .1em}"
   ].join("\n");
 
   function addStyle() {
@@ -220,7 +225,7 @@
           var when = res.data.time_filter;
           if (unanswered) status.textContent = "Nothing in these documents answers that.";
           else if (!shown && when && when.only_time) status.textContent = "Nothing was updated " + when.phrase + ".";  // "what changed yesterday?"
-          else status.textContent = (shown ? shown + (nextOffset === null ? "" : "+") + " results" : "No results for “" + query + "”.")
+          else status.textContent = (shown ? counted(shown, nextOffset !== null, "result") : "No results for “" + query + "”.")
             + (when ? " (updated " + when.phrase + ")" : "");
           // The query could not be embedded (provider down, key missing): BM25 alone answered. Say so; the reason is for the site's owner.
           keywordsOnly = res.data.degraded ? " · matched by keywords only" : "";
@@ -269,7 +274,7 @@
       anyway.hidden = true;
       list.hidden = false;
       more.hidden = nextOffset === null;
-      status.textContent = list.children.length + (nextOffset === null ? "" : "+") + " weak results (none seems to answer the question)" + keywordsOnly;
+      status.textContent = counted(list.children.length, nextOffset !== null, "weak result") + " (none seems to answer the question)" + keywordsOnly;
     });
   }
 
