@@ -389,6 +389,10 @@ def test_a_missing_key_is_a_config_error_naming_the_variable(tmp_path, monkeypat
     result = run("run", "-c", str(corpus(tmp_path, '[[spaces]]\nprovider = "gemini"\n')))
     assert result.exit_code == 2
     assert "the gemini embedding space needs an API key: set GEMINI_API_KEY or GOOGLE_API_KEY in the environment" in result.output
+    assert "--provider" not in result.output, "no other space to rebuild"
+    both = corpus(tmp_path, '[[spaces]]\nprovider = "gemini"\n[[spaces]]\nprovider = "local"\n')
+    result = run("run", "-c", str(both))  # the key is one space's problem: said how to build the rest meanwhile
+    assert result.exit_code == 2 and "or rebuild the other spaces alone: index run --provider local" in result.output, result.output
 
 
 def test_google_api_key_works_too(tmp_path, fake_gemini, monkeypatch):

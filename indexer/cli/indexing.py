@@ -109,6 +109,14 @@ class _Outcome:
     error: str = "stopped before it finished (interrupted?)"
 
 
+def _without(missing, config, providers) -> str:
+    """For a provider's missing key: how to rebuild the other spaces meanwhile."""
+    if getattr(missing, "provider", None) is None:
+        return ""
+    others = sorted({s.provider for s in config.spaces if s.provider != missing.provider and (not providers or s.provider in providers)})
+    return f"; or rebuild the other spaces alone: index run {' '.join(f'--provider {p}' for p in others)}" if others else ""
+
+
 def _index(config, outcome: _Outcome, quiet: bool, **options):
     """Run the pipeline with progress bars; a failure becomes its exit code and one-line message,
     noted in `outcome` for the run log."""
@@ -125,8 +133,8 @@ def _index(config, outcome: _Outcome, quiet: bool, **options):
             with stops_kept():
                 return run_index(config, progress=progress, **options)
         except (MissingCredentials, ConfigError) as exc:
-            outcome.code, outcome.error = 2, str(exc)
-            raise ConfigProblem(str(exc)) from None
+            outcome.code, outcome.error = 2, str(exc) + _without(exc, config, options.get("providers"))
+            raise ConfigProblem(outcome.error) from None
         except (BudgetExceeded, DeleteGuard) as exc:
             outcome.code, outcome.error = EXIT_BUDGET if isinstance(exc, BudgetExceeded) else EXIT_DELETE_GUARD, str(exc)
             click.echo(f"Error: {exc}", err=True)
