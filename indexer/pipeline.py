@@ -21,7 +21,8 @@ from indexer.embedders import Embedder, check_usable, import_client_soon, load_e
 from indexer.embedders.remote import Budget
 from indexer.errors import ConfigError, ErrorCode, IngestError, PublishRefused, StaticRagError
 from indexer.metadb import EarlyCopy, MetaUpdate
-from indexer.plan import Action, Decision, DeleteGuard, check_deletions, counts, emptied, plan
+from indexer.deciding import decide
+from indexer.plan import Action, Decision, DeleteGuard, counts
 from indexer.previous import PreviousGeneration
 from indexer.probe import read_probe
 from indexer.runreport import RunReport, new_run_id, peak_rss_mb, slowest
@@ -79,7 +80,7 @@ def run_index(
             cleanup.callback(previous.close)
         crawled, complete, not_modified, stored_fetch, texts = _crawl(config, previous, full_refresh, dry_run, progress, report, timer)
         before = previous.documents_state() if previous else {}
-        decisions = _decide(previous, before, crawled, complete, not_modified, report, config, allow_mass_delete, dry_run)
+        decisions = decide(previous, before, crawled, complete, not_modified, report, config, allow_mass_delete, dry_run)
         if not dry_run and any(d.action is Action.FULL for d in decisions.values()):
             for space in rebuilt:
                 import_client_soon(space)  # something will be embedded: its client loads while the rest is prepared
@@ -94,9 +95,7 @@ def run_index(
         documents, kept = versions.assemble(decisions)  # a document that failed to chunk falls back to its last good version
         _drop_chunks_of_fallbacks(new_chunks, documents, decisions)
         if not documents:
-            if report.delete_guard:  # a dry run: the real run stops at the guard first, and says why
-                raise DeleteGuard(report.delete_guard)
-            raise PublishRefused(_nothing_found(config, report.errors + report.warnings))
+            raise _nothing_found(config, report)
 
         needs = _least_written(rebuilt, new_chunks, meta_copied)
         if dry_run:
@@ -201,7 +200,7 @@ def _fall_back(unembedded: dict[str, IngestError], decisions: dict[str, Decision
     drop_chunks_of(unembedded, new_chunks, fresh)
     documents, kept = versions.assemble(decisions)
     if not documents:
-        raise PublishRefused(_nothing_found(config, report.errors + report.warnings))
+        raise _nothing_found(config, report)
     return documents, kept
 
 
@@ -238,42 +237,6 @@ class _Embedders:
             with self.timer(f"load_model:{space.space_id}"):
                 self.loaded[space.space_id] = load_embedder(space, self.budget)
         return self.loaded[space.space_id]
-
-
-# Problems that keep no last good version: the source asks for the document to go (or it is indexed under another source).
-NO_LAST_VERSION = (ErrorCode.DUPLICATE_DOCUMENT, ErrorCode.WEB_NOINDEX, ErrorCode.WEB_GONE, ErrorCode.WEB_REFRESH, ErrorCode.FILE_DRAFT,
-                   ErrorCode.NOTION_DRAFT, ErrorCode.FILE_NAVIGATION, ErrorCode.FILE_LINK_BROKEN,
-                   ErrorCode.FILE_TYPE_UNREAD)
-
-
-def _decide(previous: PreviousGeneration | None, before: dict, crawled: dict[str, Document], complete: set[str], not_modified: set[str],
-            report: RunReport, config: Config, allow_mass_delete: bool, dry_run: bool) -> dict[str, Decision]:
-    """Each document's decision (indexer/plan.py). Raises DeleteGuard when the run would delete
-    more than `max_delete_fraction` (counting documents left with a small remnant of their text, or
-    with one text that several, different before, now share)
-    and at least `mass_delete_min` documents of a source, or all of them,
-    unless allowed; a dry run records it in `report` instead."""
-    _leave_out_empty_new_pages(report, before)
-    # A page that was indexed and now fails, or now answers with something we skip (a warning), keeps its last good
-    # version; one that asks not to be indexed (noindex, a draft), answers 410 Gone or became a redirect stub is removed,
-    # as a page gone from its source is (NO_LAST_VERSION). A new one that we skip (a scan, a blank page: a warning) is
-    # left out, not counted as failed.
-    problems = report.errors + [w for w in report.warnings if w.doc_id in before]
-    unreadable = {e.doc_id: str(e.code) for e in problems
-                  if e.doc_id and e.code not in NO_LAST_VERSION and e.doc_id not in crawled}
-    decisions = {d.doc_id: d for d in plan(before, list(crawled.values()), complete, unreadable, not_modified)}
-    try:
-        if not allow_mass_delete:
-            updated = {d.doc_id for d in decisions.values() if d.action is Action.FULL and d.doc_id in before}
-            stored = previous.stored_texts(updated) if previous is not None else {}
-            causes = {e.doc_id: (str(e.code), e.message) for e in problems if e.doc_id and e.code in NO_LAST_VERSION}  # why each goes
-            check_deletions(list(decisions.values()), before, config.max_delete_fraction,
-                            emptied(list(decisions.values()), stored, crawled), config.mass_delete_min, causes)
-    except DeleteGuard as exc:
-        if not dry_run:
-            raise
-        report.delete_guard = str(exc)
-    return decisions
 
 
 def _summarized(report: RunReport, decisions: dict[str, Decision], documents: list[Document], before: dict,
@@ -391,16 +354,6 @@ def _space_builds(config: Config, previous: PreviousGeneration | None, fresh: di
     return builds
 
 
-def _leave_out_empty_new_pages(report: RunReport, before: dict) -> None:
-    """A page or file without text that was never indexed (a blank landing page, a redirect
-    stub) is left out with a warning, not an error that made every run exit 4; one that had text
-    stays an error: it keeps its last good version and someone should look."""
-    empty = [e for e in report.errors if e.code is ErrorCode.FILE_EXTRACTION_EMPTY and e.doc_id not in before]
-    if empty:
-        report.errors[:] = [e for e in report.errors if e not in empty]
-        report.warnings.extend(replace(e, level="warning", message=f"{e.message}; left out") for e in empty)
-
-
 def _nothing_changed(previous: PreviousGeneration, decisions: dict[str, Decision], documents: list[Document], builds: list, rewritten: frozenset[str],
                      report: RunReport) -> bool:
     """True when publishing would write the current generation again: no document row to write
@@ -467,14 +420,19 @@ class _Versions:
         return documents, kept
 
 
-def _nothing_found(config: Config, errors: list[IngestError]) -> str:
+def _nothing_found(config: Config, report: RunReport) -> PublishRefused | DeleteGuard:
+    """What stops a run that would publish no document."""
+    if report.delete_guard:  # a dry run: the real run stops at the guard first, and says why
+        return DeleteGuard(report.delete_guard)
+    errors = report.errors + report.warnings
+
     def where(source) -> str:  # what a person checks first: the folder, the addresses, the Notion pages
         named = [str(source.path)] if source.path else [*source.urls, *source.sitemaps, *(f"notion:{r}" for r in source.roots)]
         return f"{source.name} ({', '.join(named)})" if named else source.name
 
     sources = ", ".join(where(s) for s in config.sources)
     first = f"; first problem: {errors[0].code} {errors[0].message}" if errors else ""
-    return f"the generation would be empty: no document could be indexed{first}. Sources: {sources}. Nothing was published."
+    return PublishRefused(f"the generation would be empty: no document could be indexed{first}. Sources: {sources}. Nothing was published.")
 
 
 def _unique(documents: list[Document], errors: list[IngestError]) -> list[Document]:

@@ -63,7 +63,7 @@ def search(query, config_path, artifacts, as_json, top_k, mode, space, source, p
     if as_json:  # the API's own response body, field for field
         import msgspec
 
-        from server.app import search_response
+        from server.bodies import search_response
 
         click.echo(json.dumps(msgspec.to_builtins(search_response(result, offset=0)), indent=2, ensure_ascii=False))
         return

@@ -166,23 +166,10 @@ def crawl_files(source: SourceConfig, progress=None, fetch_state: dict[str, Fetc
             (result.warnings if level == "warning" else result.errors).append(
                 IngestError(code, "extract", f"{relative}: {message}", doc_id=doc_id, source=source.name, level=level))
 
-        if (unread := UNREAD_FORMATS.get(os.path.splitext(path)[1].lower())) is not None:
-            article = "an" if unread[0][0] in "AEIOU" else "a"
-            problem(ErrorCode.FILE_TYPE_UNREAD, f"{article} {unread[0]} file, a format this version does not read; not indexed ({unread[1]})", "warning")
-            continue
         try:
-            stat = os.stat(path, follow_symlinks=False)
-            if S_ISLNK(stat.st_mode):
-                if not os.path.exists(path):
-                    problem(ErrorCode.FILE_LINK_BROKEN, f"a link to {os.readlink(path)}, which does not exist; not indexed", "warning")
-                    continue
-                # Linked folders are never entered, so only a linked file can lead outside.
-                if not source.follow_symlinks and not Path(path).resolve().is_relative_to(root):
-                    problem(ErrorCode.FILE_OUTSIDE_SOURCE, f"a link to {Path(path).resolve()}, outside the source folder; skipped (set follow_symlinks = true to index it)", "warning")
-                    continue
-                stat = os.stat(path)
-            if stat.st_size > source.max_bytes:
-                problem(ErrorCode.FILE_TOO_LARGE, f"{stat.st_size:,} bytes, more than max_bytes ({source.max_bytes:,}); skipped")
+            stat = _stat_to_read(path, source, root)
+            if not isinstance(stat, os.stat_result):  # why it is not read
+                problem(*stat)
                 continue
             started = time.perf_counter()
             raw = read_bytes(path, stat.st_size)
@@ -234,6 +221,25 @@ def _lfs_pointer(raw: bytes) -> str:
     what = f"a {int(size.group(1)):,}-byte file" if size else "a file"
     return (f"a Git LFS pointer to {what}, not the file itself: the checkout did not fetch LFS content. Run `git lfs pull` "
             "(in the nightly workflow, give the checkout step `lfs: true`)")
+
+
+def _stat_to_read(path: str, source: SourceConfig, root: Path) -> os.stat_result | tuple[ErrorCode, str, str]:
+    """The stat of a listed file to read (of its target, for a link), or why it is not read: (code, message, level)."""
+    if (unread := UNREAD_FORMATS.get(os.path.splitext(path)[1].lower())) is not None:
+        article = "an" if unread[0][0] in "AEIOU" else "a"
+        return ErrorCode.FILE_TYPE_UNREAD, f"{article} {unread[0]} file, a format this version does not read; not indexed ({unread[1]})", "warning"
+    stat = os.stat(path, follow_symlinks=False)
+    if S_ISLNK(stat.st_mode):
+        if not os.path.exists(path):
+            return ErrorCode.FILE_LINK_BROKEN, f"a link to {os.readlink(path)}, which does not exist; not indexed", "warning"
+        # Linked folders are never entered, so only a linked file can lead outside.
+        if not source.follow_symlinks and not Path(path).resolve().is_relative_to(root):
+            return (ErrorCode.FILE_OUTSIDE_SOURCE, f"a link to {Path(path).resolve()}, outside the source folder; skipped "
+                    "(set follow_symlinks = true to index it)", "warning")
+        stat = os.stat(path)
+    if stat.st_size > source.max_bytes:
+        return ErrorCode.FILE_TOO_LARGE, f"{stat.st_size:,} bytes, more than max_bytes ({source.max_bytes:,}); skipped", "error"
+    return stat
 
 
 FALLBACK_HINT = ('; or, if the folder\'s files were saved in one other encoding, set fallback_encoding on the source (Windows "ANSI" '

@@ -1,0 +1,58 @@
+"""Each document's decision in a run: the plan (indexer/plan.py) over what the sources gave, the
+problems they reported, and the delete guard over the result."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from indexer.config import Config
+from indexer.documents import Document
+from indexer.errors import ErrorCode
+from indexer.plan import Action, Decision, DeleteGuard, check_deletions, emptied, plan
+from indexer.previous import PreviousGeneration
+from indexer.runreport import RunReport
+
+# Problems that keep no last good version: the source asks for the document to go (or it is indexed under another source).
+NO_LAST_VERSION = (ErrorCode.DUPLICATE_DOCUMENT, ErrorCode.WEB_NOINDEX, ErrorCode.WEB_GONE, ErrorCode.WEB_REFRESH, ErrorCode.FILE_DRAFT,
+                   ErrorCode.NOTION_DRAFT, ErrorCode.FILE_NAVIGATION, ErrorCode.FILE_LINK_BROKEN,
+                   ErrorCode.FILE_TYPE_UNREAD)
+
+
+def decide(previous: PreviousGeneration | None, before: dict, crawled: dict[str, Document], complete: set[str], not_modified: set[str],
+            report: RunReport, config: Config, allow_mass_delete: bool, dry_run: bool) -> dict[str, Decision]:
+    """Each document's decision (indexer/plan.py). Raises DeleteGuard when the run would delete
+    more than `max_delete_fraction` (counting documents left with a small remnant of their text, or
+    with one text that several, different before, now share)
+    and at least `mass_delete_min` documents of a source, or all of them,
+    unless allowed; a dry run records it in `report` instead."""
+    _leave_out_empty_new_pages(report, before)
+    # A page that was indexed and now fails, or now answers with something we skip (a warning), keeps its last good
+    # version; one that asks not to be indexed (noindex, a draft), answers 410 Gone or became a redirect stub is removed,
+    # as a page gone from its source is (NO_LAST_VERSION). A new one that we skip (a scan, a blank page: a warning) is
+    # left out, not counted as failed.
+    problems = report.errors + [w for w in report.warnings if w.doc_id in before]
+    unreadable = {e.doc_id: str(e.code) for e in problems
+                  if e.doc_id and e.code not in NO_LAST_VERSION and e.doc_id not in crawled}
+    decisions = {d.doc_id: d for d in plan(before, list(crawled.values()), complete, unreadable, not_modified)}
+    try:
+        if not allow_mass_delete:
+            updated = {d.doc_id for d in decisions.values() if d.action is Action.FULL and d.doc_id in before}
+            stored = previous.stored_texts(updated) if previous is not None else {}
+            causes = {e.doc_id: (str(e.code), e.message) for e in problems if e.doc_id and e.code in NO_LAST_VERSION}  # why each goes
+            check_deletions(list(decisions.values()), before, config.max_delete_fraction,
+                            emptied(list(decisions.values()), stored, crawled), config.mass_delete_min, causes)
+    except DeleteGuard as exc:
+        if not dry_run:
+            raise
+        report.delete_guard = str(exc)
+    return decisions
+
+
+def _leave_out_empty_new_pages(report: RunReport, before: dict) -> None:
+    """A page or file without text that was never indexed (a blank landing page, a redirect
+    stub) is left out with a warning, not an error that made every run exit 4; one that had text
+    stays an error: it keeps its last good version and someone should look."""
+    empty = [e for e in report.errors if e.code is ErrorCode.FILE_EXTRACTION_EMPTY and e.doc_id not in before]
+    if empty:
+        report.errors[:] = [e for e in report.errors if e not in empty]
+        report.warnings.extend(replace(e, level="warning", message=f"{e.message}; left out") for e in empty)
