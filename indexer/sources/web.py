@@ -6,7 +6,7 @@ import re
 import threading
 import time
 from datetime import datetime, timezone
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from functools import partial
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
@@ -14,7 +14,7 @@ import httpx
 from protego import Protego
 
 from indexer import __version__
-from indexer.config import TRACKING_PARAMETERS, SourceConfig
+from indexer.config import TRACKING_PARAMETERS, UNREAD_FORMATS, SourceConfig
 from indexer.documents import Document, FetchState
 from indexer.errors import ErrorCode, IngestError
 from indexer.extract import (
@@ -27,6 +27,7 @@ from indexer.word import extract_docx
 from indexer.retrying import backoff, retry_after_seconds
 from indexer.sources import SourceResult, limit_reached
 from indexer.sources.netguard import MAX_BYTES, TooLarge, guarded_transport, read_capped, refused, total_deadline
+from indexer.sources.polite import MAX_CRAWL_DELAY, PoliteTransport
 from indexer.sources.sitemaps import read_sitemap
 from indexer.urlscope import UrlScope
 
@@ -121,7 +122,7 @@ def crawl_urls(source: SourceConfig, progress=None, fetch_state: dict[str, Fetch
         if len(pages) > source.max_pages:
             pages = pages[: source.max_pages]
             result.warnings.append(limit_reached(source, "listed"))
-        seen, limited, disallowed = set(pages), False, {}
+        seen, limited, disallowed, unread = set(pages), False, {}, {}
         site = {urlsplit(u).netloc for u in pages}
         indexed: set[str] = set()
         frontier, depth = pages, 0
@@ -149,6 +150,9 @@ def crawl_urls(source: SourceConfig, progress=None, fetch_state: dict[str, Fetch
                 for link in links if follow and not limited else ():
                     if link in seen or link in disallowed or urlsplit(link).netloc not in site or not scope(link):
                         continue
+                    if _unread_format(link):  # a deck or a spreadsheet the site links: named once, not fetched
+                        unread[link] = None
+                        continue
                     if robots is not None and not robots.allowed(link):  # not a failure, and no page of the budget: the site asks us not to
                         disallowed[link] = None
                         continue
@@ -161,11 +165,26 @@ def crawl_urls(source: SourceConfig, progress=None, fetch_state: dict[str, Fetch
                 if progress:
                     progress(1)
             frontier, depth = discovered, depth + 1
-    if disallowed:
-        examples = ", ".join(list(disallowed)[:3]) + (", …" if len(disallowed) > 3 else "")
-        message = f"{len(disallowed)} linked page(s) not crawled: robots.txt disallows them for {ROBOTS_AGENT} ({examples})"
-        result.warnings.append(IngestError(ErrorCode.WEB_ROBOTS_DISALLOWED, "list", message, source=source.name, level="warning"))
+    result.warnings += _not_crawled(source, list(disallowed), list(unread))
     return result
+
+
+def _not_crawled(source: SourceConfig, disallowed: list[str], unread: list[str]) -> list[IngestError]:
+    """One warning for the linked pages robots.txt keeps us from, one for the linked office files
+    this version does not read (a sales deck, a price list: "why is it never found?")."""
+    def examples(urls: list[str]) -> str:
+        return ", ".join(urls[:3]) + (", …" if len(urls) > 3 else "")
+
+    out = []
+    if disallowed:
+        message = f"{len(disallowed)} linked page(s) not crawled: robots.txt disallows them for {ROBOTS_AGENT} ({examples(disallowed)})"
+        out.append(IngestError(ErrorCode.WEB_ROBOTS_DISALLOWED, "list", message, source=source.name, level="warning"))
+    if unread:
+        kinds = sorted({UNREAD_FORMATS[_unread_format(u)][0] for u in unread})
+        message = (f"{len(unread)} linked file(s) not fetched: {', '.join(kinds)} files, formats this version does not read "
+                   f"({examples(unread)}); publish them as PDF (or Word .docx) to make them searchable")
+        out.append(IngestError(ErrorCode.WEB_FILES_UNREAD, "list", message, source=source.name, level="warning"))
+    return out
 
 
 def _scoped(normalize, scope: UrlScope, url: str) -> str | None:
@@ -204,72 +223,15 @@ NOT_PAGES = re.compile(
 )
 
 
+def _unread_format(url: str) -> str | None:
+    """The suffix of a link to an office file of a format we do not read (indexer.config.UNREAD_FORMATS)."""
+    suffix = urlsplit(url).path.rpartition(".")[2].lower()
+    return f".{suffix}" if f".{suffix}" in UNREAD_FORMATS else None
+
+
 def _not_a_page(url: str) -> bool:
     """Links a crawl does not spend its page budget on: files whose extension says they are not pages."""
     return bool(NOT_PAGES.search(urlsplit(url).path))
-
-
-MAX_CRAWL_DELAY = 10.0  # seconds; a larger robots.txt Crawl-delay is capped
-
-
-class PoliteTransport(httpx.BaseTransport):
-    """Every request, redirect hops and robots.txt included, waits for a free slot of its host
-    (at most `per_host` open at once) and starts at least `delay` seconds after the previous
-    request to that host started. A slot is held until the response body is closed."""
-
-    def __init__(self, inner: httpx.BaseTransport, per_host: int, delay: float):
-        self.inner, self.per_host, self.delay = inner, per_host, delay
-        self.lock = threading.Lock()
-        self.hosts: dict[str, _Host] = {}
-
-    def host(self, name: str) -> _Host:
-        with self.lock:
-            if name not in self.hosts:
-                self.hosts[name] = _Host(threading.BoundedSemaphore(self.per_host), self.delay)
-            return self.hosts[name]
-
-    def handle_request(self, request: httpx.Request) -> httpx.Response:
-        host = self.host(request.url.netloc.decode("ascii"))
-        host.slots.acquire()
-        try:
-            with host.lock:
-                wait = host.next_start - time.monotonic()
-                if wait > 0:
-                    time.sleep(wait)
-                host.next_start = time.monotonic() + host.delay
-            response = self.inner.handle_request(request)
-        except BaseException:
-            host.slots.release()
-            raise
-        response.stream = _Releasing(response.stream, host.slots.release)
-        return response
-
-    def close(self) -> None:
-        self.inner.close()
-
-
-@dataclass
-class _Host:
-    slots: threading.BoundedSemaphore
-    delay: float
-    next_start: float = 0.0
-    lock: threading.Lock = field(default_factory=threading.Lock)
-
-
-class _Releasing(httpx.SyncByteStream):
-    def __init__(self, stream, release):
-        self.stream, self.release = stream, release
-
-    def __iter__(self):
-        yield from self.stream
-
-    def close(self) -> None:
-        try:
-            self.stream.close()
-        finally:
-            release, self.release = self.release, None
-            if release is not None:
-                release()
 
 
 class RobotsRules:
@@ -476,7 +438,7 @@ def _extract(body: bytes, media_type: str, response: httpx.Response, url: str, d
     if media_type in HTML_TYPES:
         extracted = extract_html(body, url=str(response.url), fallback_title=url, encoding=response.charset_encoding)
         normalized = (try_normalize_url(link, drop_parameters) for link in extracted.links)
-        links = tuple(dict.fromkeys(link for link in normalized if link and not _not_a_page(link)))
+        links = tuple(dict.fromkeys(link for link in normalized if link and (not _not_a_page(link) or _unread_format(link))))
     elif media_type in FILE_TYPES:
         extract = extract_pdf if FILE_TYPES[media_type] == "pdf" else extract_docx
         extracted = extract(body, urlsplit(str(response.url)).path.rsplit("/", 1)[-1] or url)
