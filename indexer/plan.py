@@ -175,11 +175,12 @@ def check_deletions(decisions: list[Decision], previous: dict[str, PreviousDocum
     for source in sorted(set(deleted) | set(hollowed)):
         count = deleted[source] + hollowed[source]
         if count / before[source] > max_fraction and (count >= min_count or count == before[source]):
+            source_emptied = [e for e in emptied_documents if e.source == source]
             raise DeleteGuard(
-                f"this run would {_losses(source, deleted[source], [e for e in emptied_documents if e.source == source], before[source])}, "
+                f"this run would {_losses(source, deleted[source], source_emptied, before[source])}, "
                 f"more than max_delete_fraction {max_fraction:.0%}; nothing was published."
                 f"{_deleted_hint([d.doc_id for d in decisions if d.action is Action.DELETE and d.source == source], causes or {})}"
-                f"{_emptied_hint([e for e in emptied_documents if e.source == source])} "
+                f"{_emptied_hint(source_emptied)} "
                 "If that is intended, run again with --allow-mass-delete."
             )
 
@@ -212,9 +213,9 @@ def _emptied_hint(source_emptied: list[Emptied]) -> str:
         return ""
     first = max(source_emptied, key=lambda e: e.chars_before - e.chars_now)
     hint = f" E.g. {first.doc_id}: {first.chars_before:,} characters → {first.chars_now:,}."
-    same = Counter(e.text_key for e in source_emptied).most_common(1)[0][1]
+    key, same = Counter(e.text_key for e in source_emptied).most_common(1)[0]
     if same > 1:
-        opening = next(e.opening for e in source_emptied if Counter(x.text_key for x in source_emptied)[e.text_key] == same)
+        opening = next(e.opening for e in source_emptied if e.text_key == key)
         hint += (f" {same} of them now read the same text (\"{opening}…\"): a consent wall, a login page or an error page"
                  " answered with status 200? `index extract URL` shows what the indexer reads.")
     return hint

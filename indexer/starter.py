@@ -122,14 +122,12 @@ def _private_networks(host: str) -> list[str]:
     no name is looked up (a wiki.corp name is refused at the run, with the key to set)."""
     from indexer.sources.netguard import refused_reason
 
-    if _loopback(host) and not _ip(host):
-        return ["127.0.0.0/8", "::1/128"]
     ip = _ip(host)
-    if ip is None or refused_reason(str(ip)) is None:
-        return []
+    if ip is None:  # a name: only localhost's are known without a lookup
+        return ["127.0.0.0/8", "::1/128"] if _loopback(host) else []
     if ip.is_loopback:
         return ["127.0.0.0/8"] if ip.version == 4 else ["::1/128"]
-    return [f"{ip}/{ip.max_prefixlen}"]
+    return [f"{ip}/{ip.max_prefixlen}"] if refused_reason(str(ip)) else []
 
 
 def _ip(host: str):
