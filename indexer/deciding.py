@@ -13,9 +13,9 @@ from indexer.previous import PreviousGeneration
 from indexer.runreport import RunReport
 
 # Problems that keep no last good version: the source asks for the document to go (or it is indexed under another source).
-NO_LAST_VERSION = (ErrorCode.DUPLICATE_DOCUMENT, ErrorCode.WEB_NOINDEX, ErrorCode.WEB_GONE, ErrorCode.WEB_REFRESH, ErrorCode.FILE_DRAFT,
-                   ErrorCode.NOTION_DRAFT, ErrorCode.FILE_NAVIGATION, ErrorCode.FILE_LINK_BROKEN,
-                   ErrorCode.FILE_TYPE_UNREAD)
+NO_LAST_VERSION = (ErrorCode.DUPLICATE_DOCUMENT, ErrorCode.WEB_NOINDEX, ErrorCode.WEB_GONE, ErrorCode.WEB_REFRESH,
+                   ErrorCode.WEB_REDIRECTED_AWAY, ErrorCode.FILE_DRAFT, ErrorCode.NOTION_DRAFT, ErrorCode.FILE_NAVIGATION,
+                   ErrorCode.FILE_LINK_BROKEN, ErrorCode.FILE_TYPE_UNREAD)
 
 
 def decide(previous: PreviousGeneration | None, before: dict, crawled: dict[str, Document], complete: set[str], not_modified: set[str],
@@ -34,18 +34,30 @@ def decide(previous: PreviousGeneration | None, before: dict, crawled: dict[str,
     unreadable = {e.doc_id: str(e.code) for e in problems
                   if e.doc_id and e.code not in NO_LAST_VERSION and e.doc_id not in crawled}
     decisions = {d.doc_id: d for d in plan(before, list(crawled.values()), complete, unreadable, not_modified)}
+    moved = _moved(decisions, crawled, report.moved)
     try:
         if not allow_mass_delete:
-            updated = {d.doc_id for d in decisions.values() if d.action is Action.FULL and d.doc_id in before}
-            stored = previous.stored_texts(updated) if previous is not None else {}
+            changed = [(d.doc_id, crawled[d.doc_id]) for d in decisions.values() if d.action is Action.FULL and d.doc_id in before]
+            changed += [(old, crawled[new]) for old, new in moved.items()]  # a moved page compared with what it read before the move
+            stored = previous.stored_texts({old for old, _ in changed}) if previous is not None else {}
             causes = {e.doc_id: (str(e.code), e.message) for e in problems if e.doc_id and e.code in NO_LAST_VERSION}  # why each goes
-            check_deletions(list(decisions.values()), before, config.max_delete_fraction,
-                            emptied(list(decisions.values()), stored, crawled), config.mass_delete_min, causes)
+            check_deletions(list(decisions.values()), before, config.max_delete_fraction, emptied(changed, stored), config.mass_delete_min,
+                            causes, moved=set(moved))
     except DeleteGuard as exc:
         if not dry_run:
             raise
         report.delete_guard = str(exc)
     return decisions
+
+
+def _moved(decisions: dict[str, Decision], crawled: dict[str, Document], found: dict[str, str]) -> dict[str, str]:
+    """Indexed documents this run found at another address (`found`: a redirect, a canonical link),
+    each with the one that replaces it: removed under the old id, not lost (their decisions say
+    where they went)."""
+    moved = {old: new for old, new in found.items() if new in crawled and old in decisions and decisions[old].action is Action.DELETE}
+    for old, new in moved.items():
+        decisions[old] = replace(decisions[old], reason=f"moved: now indexed as {new}")
+    return moved
 
 
 def _leave_out_empty_new_pages(report: RunReport, before: dict) -> None:

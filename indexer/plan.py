@@ -129,22 +129,23 @@ class Emptied:
     shared: bool = False  # counted for the text it shares, not for its length
 
 
-def emptied(decisions: list[Decision], stored: dict[str, tuple[int, str]], crawled: dict[str, Document]) -> list[Emptied]:
+def emptied(changed: list[tuple[str, Document]], stored: dict[str, tuple[int, str]]) -> list[Emptied]:
     """The documents this run would update to a small remnant of their stored text, or to one text
     served for many of them: a login page or an error page answered with status 200 in place of
-    each page is as long as the pages it replaces as often as not. `stored`: doc_id → (length,
-    digest) of the stored text (PreviousGeneration.stored_texts)."""
+    each page is as long as the pages it replaces as often as not. `changed`: (stored doc_id, the
+    document that replaces it: itself, or where it moved); `stored`: doc_id → (length, digest) of
+    the stored text (PreviousGeneration.stored_texts)."""
     out, shared = [], defaultdict(list)
-    for d in decisions:
-        if d.action is not Action.FULL or d.doc_id not in stored or d.doc_id not in crawled:
+    for doc_id, document in changed:
+        if doc_id not in stored:
             continue
-        before, digest = stored[d.doc_id]
-        text = text_holder(crawled[d.doc_id])  # a text waiting on disk knows its length without being read
+        before, digest = stored[doc_id]
+        text = text_holder(document)  # a text waiting on disk knows its length without being read
         remnant = before >= EMPTIED_MIN_CHARS and len(text) < EMPTIED_SHARE * before
         if remnant or len(text) < LONG_TEXT:  # one page served for all: a page's length, read as it is
             words = str(text)
-            found = Emptied(d.doc_id, d.source, before, len(text), hash(words), opening=_opening(words))
-            shared[d.source, found.text_key].append((found, digest, remnant))
+            found = Emptied(doc_id, document.source, before, len(text), hash(words), opening=_opening(words))
+            shared[document.source, found.text_key].append((found, digest, remnant))
             if remnant:
                 out.append(found)
     for group in shared.values():
@@ -160,7 +161,8 @@ def _opening(text: str) -> str:
 
 
 def check_deletions(decisions: list[Decision], previous: dict[str, PreviousDocument], max_fraction: float,
-                    emptied_documents: list[Emptied] = (), min_count: int = 3, causes: dict[str, tuple[str, str]] | None = None) -> None:
+                    emptied_documents: list[Emptied] = (), min_count: int = 3, causes: dict[str, tuple[str, str]] | None = None,
+                    moved: set[str] = frozenset()) -> None:
     """Raise DeleteGuard when a source would lose more than `max_fraction` of its documents,
     counting as lost those that keep less than a quarter of their text or now read one text with
     others (`emptied`): a consent wall, a login page or an error page answered with status 200 in
@@ -168,9 +170,11 @@ def check_deletions(decisions: list[Decision], previous: dict[str, PreviousDocum
     A loss of fewer than `min_count` documents passes unless it is all of the source's: on a
     site of three pages, removing one is an edit, not an outage (config `mass_delete_min`).
     `causes`: doc_id → (code, message) of a problem that removes the document rather than its
-    source no longer listing it (a noindex tag, 410 Gone, a draft), for the message to say why."""
+    source no longer listing it (a noindex tag, 410 Gone, a draft), for the message to say why.
+    `moved`: documents removed because they are indexed at another address now: not lost (what
+    they read there is in `emptied_documents`)."""
     before = Counter(p.source for p in previous.values())
-    deleted = Counter(d.source for d in decisions if d.action is Action.DELETE)
+    deleted = Counter(d.source for d in decisions if d.action is Action.DELETE and d.doc_id not in moved)
     hollowed = Counter(e.source for e in emptied_documents)
     for source in sorted(set(deleted) | set(hollowed)):
         count = deleted[source] + hollowed[source]
@@ -179,7 +183,7 @@ def check_deletions(decisions: list[Decision], previous: dict[str, PreviousDocum
             raise DeleteGuard(
                 f"this run would {_losses(source, deleted[source], source_emptied, before[source])}, "
                 f"more than max_delete_fraction {max_fraction:.0%}; nothing was published."
-                f"{_deleted_hint([d.doc_id for d in decisions if d.action is Action.DELETE and d.source == source], causes or {})}"
+                f"{_deleted_hint([d.doc_id for d in decisions if d.action is Action.DELETE and d.source == source and d.doc_id not in moved], causes or {})}"
                 f"{_emptied_hint(source_emptied)} "
                 "If that is intended, run again with --allow-mass-delete."
             )

@@ -34,6 +34,7 @@ class RunReport:
     retries: dict[str, int] = field(default_factory=dict)  # source → fetches tried again after a retryable failure
     unchanged: bool = False  # nothing changed: no generation written, `generation_id` is the served one
     peak_rss_mb: float | None = None  # the process's peak resident memory when the run ended (peak_rss_mb())
+    moved: dict[str, str] = field(default_factory=dict)  # doc_id a source asked for → the doc_id it found there (a redirect)
 
     def as_dict(self) -> dict:
         """The summary `index run --json` prints and `ingest_runs.report` stores."""

@@ -7,7 +7,7 @@ import shutil
 from click.testing import CliRunner
 
 from indexer.cli import cli
-from tests.conftest import LOOPBACK_WEB, write_config
+from tests.conftest import LOOPBACK_WEB, Site, write_config
 
 LOCAL = '[[spaces]]\nprovider = "local"\n'
 
@@ -377,6 +377,84 @@ def test_a_crawl_follows_the_links_of_pages_that_did_not_change(tmp_path, site, 
     code, report = run_json("run", "-c", str(config))
     assert code == 0 and sorted(site.not_modified) == ["/", "/returns"], "both fetched conditionally"
     assert report["total_documents"] == 2 and report["documents"]["deleted"] == 0, "the 304 home page's stored links still lead to /returns"
+
+
+def test_pages_that_moved_are_indexed_at_their_new_address_and_the_guard_sees_a_move_not_a_loss(tmp_path, site, local_embedder):
+    """A help site restructured with 301s: every page stayed indexed at its old address, so the
+    chatbot cited links that redirect, and a page listed at two addresses was indexed twice."""
+    topics = {"returns": "Shoes can be returned within sixty days.", "sizes": "Our boots run half a size small.",
+              "care": "Clean leather with a damp cloth.", "gifts": "Gift cards never expire."}
+
+    def article(name: str) -> tuple:
+        html = f"<html><head><title>{name}</title></head><body><article><h1>{name}</h1><p>{topics[name]}</p></article></body></html>"
+        return 200, "text/html", html.encode(), {"ETag": f'"{name}"'}
+
+    def redirect(to: str) -> tuple:
+        return 301, "text/html", b"", {"Location": to}
+
+    for name in topics:  # each page served at two addresses, both listed (a sitemap with old and new URLs)
+        site.routes[f"/{name}"] = site.routes[f"/help/{name}"] = article(name)
+    urls = ", ".join(f'"{site.url(p)}"' for name in topics for p in (f"/{name}", f"/help/{name}"))
+    config = write_config(tmp_path, f'[[sources]]\nname = "w"\ntype = "urls"\n{LOOPBACK_WEB}urls = [{urls}]\n' + LOCAL)
+    assert run_json("run", "-c", str(config))[1]["total_documents"] == 8
+
+    def hit_urls() -> list[str]:
+        result = run("search", "how long can shoes be returned", "-c", str(config), "--json", "--top-k", "10")
+        return sorted(h["url"].removeprefix(site.base) for h in json.loads(result.output)["hits"])
+
+    for name in topics:
+        site.routes[f"/{name}"] = redirect(f"/help/{name}")
+    code, report = run_json("run", "-c", str(config))
+    assert code == 0 and report["total_documents"] == 4 and report["documents"]["deleted"] == 4, "half of the source, moved: not stopped"
+    assert report["chunks"]["embedded"] == 0, "their vectors are reused"
+    reasons = {d["doc_id"].removeprefix(f"url:{site.base}"): d["reason"] for d in report_decisions(tmp_path, report)}
+    assert reasons["/returns"] == f"moved: now indexed as url:{site.url('/help/returns')}"
+    assert hit_urls() == ["/help/care", "/help/gifts", "/help/returns", "/help/sizes"], "cited where they live"
+
+    for name in topics:  # every page moves again
+        site.routes[f"/help/{name}"], site.routes[f"/guide/{name}"] = redirect(f"/guide/{name}"), article(name)
+    code, report = run_json("run", "-c", str(config))
+    assert code == 0 and report["documents"]["deleted"] == 4 and hit_urls() == ["/guide/care", "/guide/gifts", "/guide/returns", "/guide/sizes"]
+    site.not_modified.clear()
+    code, report = run_json("run", "-c", str(config))
+    assert code == 0 and report["unchanged"], "nothing changed"
+    assert sorted(set(site.not_modified)) == [f"/guide/{name}" for name in sorted(topics)], "asked with each address's own validators"
+
+    for name in topics:  # a sign-in wall in front of every page: moved to pages that all read alike — lost, not moved
+        site.routes[f"/guide/{name}"] = 302, "text/html", b"", {"Location": f"/login?next=/guide/{name}"}
+        site.routes[f"/login?next=/guide/{name}"] = (200, "text/html", b"<html><head><title>Sign in</title></head><body><main><h1>Sign in</h1>"
+                                                     b"<p>Sign in with your work account to read the help centre.</p></main></body></html>")
+    result = run("run", "-c", str(config))
+    assert result.exit_code == 3 and "reading one and the same text" in result.output, result.output
+
+
+def test_a_site_that_moved_to_a_new_domain_is_crawled_there_without_a_loss(tmp_path, site, local_embedder):
+    """The help centre moved to a new domain and redirects every old address: the crawl stayed on
+    the old host, found only the home page there, and the delete guard stopped every night."""
+    new = Site()
+    try:
+        pages = {"/": ("Help", "Welcome to the help centre."), "/returns": ("Returns", "Shoes can be returned within sixty days."),
+                 "/sizes": ("Sizes", "Our boots run half a size small."), "/care": ("Care", "Clean leather with a damp cloth.")}
+        links = "".join(f"<a href='{path}'>{title}</a>" for path, (title, _) in pages.items())
+        for path, (title, text) in pages.items():
+            site.routes[path] = new.routes[path] = (200, "text/html", f"<html><head><title>{title}</title></head><body><article><h1>{title}</h1>"
+                                                                     f"<p>{text}</p>{links}</article></body></html>".encode())
+        config = write_config(tmp_path, f'[[sources]]\nname = "w"\ntype = "urls"\n{LOOPBACK_WEB}urls = ["{site.url("/")}"]\ncrawl = true\n' + LOCAL)
+        assert run_json("run", "-c", str(config))[1]["total_documents"] == 4
+        for path in pages:
+            site.routes[path] = (301, "text/html", b"", {"Location": new.url(path)})
+        code, report = run_json("run", "-c", str(config))
+        assert code == 0 and report["total_documents"] == 4 and report["chunks"]["embedded"] == 0, report.get("errors")
+        assert {d["reason"] for d in report_decisions(tmp_path, report) if d["decision"] == "delete"} == {
+            f"moved: now indexed as url:{new.url(path)}" for path in pages}
+        hits = json.loads(run("search", "how long can shoes be returned", "-c", str(config), "--json").output)["hits"]
+        assert hits[0]["url"] == new.url("/returns")
+    finally:
+        new.close()
+
+
+def report_decisions(tmp_path, report: dict) -> list[dict]:
+    return json.loads((tmp_path / "artifacts" / "generations" / report["generation"] / "report.json").read_text())["decisions"]
 
 
 def test_a_generation_written_before_fetch_state_columns_is_still_reused(tmp_path, local_embedder):

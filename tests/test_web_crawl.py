@@ -4,7 +4,9 @@ every hop, and pages that are not pages left out with a warning."""
 import threading
 import time
 
+from indexer.documents import FetchState
 from indexer.sources.web import crawl_urls
+from tests.conftest import Site
 from tests.fakes.pdfs import make_pdf
 
 
@@ -75,6 +77,39 @@ def test_a_redirect_stub_is_not_indexed_and_its_target_is_followed(site):
     reloading = page("Scores", head='<meta http-equiv="refresh" content="300">')  # reloads itself: a page
     serve(site, {"/scores": reloading})
     assert [d.title for d in crawl_urls(site.source(["/scores"])).documents] == ["Scores"]
+
+
+def test_a_page_reached_through_a_redirect_is_indexed_once_at_the_address_it_redirects_to(site):
+    """A page linked at its old address (a 301) was indexed there and again where it lives now, and
+    the chatbot cited the old link; a "Sign in" link redirecting to the company's login service
+    was indexed as a page of the help site."""
+    login = Site()
+    try:
+        serve(login, {"/signin": page("Sign in to Acme")})
+        serve(site, {"/": page("Home", "/old-returns", "/returns", "/login", "/shipping"), "/returns": page("Returns"), "/shipping": page("Shipping")})
+        site.routes["/old-returns"] = (301, "text/html", b"", {"Location": "/returns"})
+        site.routes["/login"] = (302, "text/html", b"", {"Location": login.url("/signin")})
+        result = crawl_urls(site.source(["/"], crawl=True))
+        assert sorted((d.title, d.url) for d in result.documents) == [
+            ("Home", site.url("/")), ("Returns", site.url("/returns")), ("Shipping", site.url("/shipping"))], "once, where it lives"
+        assert [(w.code, w.level) for w in result.warnings] == [("WEB_REDIRECTED_AWAY", "warning")] and not result.errors
+        assert f"{site.url('/login')} → {login.url('/signin')}" in result.warnings[0].message
+        indexed_before = crawl_urls(site.source(["/"], crawl=True), fetch_state={f"url:{site.url('/login')}": FetchState()})
+        assert [(w.code, w.doc_id) for w in indexed_before.warnings] == [("WEB_REDIRECTED_AWAY", f"url:{site.url('/login')}")], \
+            "indexed before: named on its own, as the page its removal is about"
+
+        serve(site, {"/": page("Home", "/old-returns"), "/returns": page("Returns", "/shipping")})
+        budget = crawl_urls(site.source(["/"], crawl=True, max_pages=3))
+        assert [d.title for d in budget.documents] == ["Home", "Returns", "Shipping"] and not budget.warnings, "the address it moved from is no page of max_pages"
+
+        site.routes["/moved"] = (301, "text/html", b"", {"Location": login.url("/signin")})  # a listed page that moved to another host
+        serve(login, {"/signin": page("Sign in to Acme", "/reset"), "/reset": page("Reset your password")})
+        moved = crawl_urls(site.source(["/moved"], crawl=True))
+        assert [(d.title, d.url) for d in moved.documents] == [("Sign in to Acme", login.url("/signin")), ("Reset your password", login.url("/reset"))], \
+            "listed: indexed where it leads, and the crawl goes on there"
+        assert moved.moved == {f"url:{site.url('/moved')}": f"url:{login.url('/signin')}"} and not moved.warnings
+    finally:
+        login.close()
 
 
 def test_a_crawl_stops_at_max_pages_and_says_so(site):

@@ -137,6 +137,8 @@ def extract(target, as_json, allow):
             message = problem.message.replace(ALLOW_HINT, "pass --allow-private-network with its network")
             raise click.ClickException(f"{problem.code}: {message}")
         document = result.documents[0]
+        if result.moved and not as_json:
+            click.echo(f"(indexed as {document.url}: {target} leads there)", err=True)
     else:
         path = Path(target)
         if not path.is_file():

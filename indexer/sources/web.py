@@ -28,6 +28,7 @@ from indexer.retrying import backoff, retry_after_seconds
 from indexer.sources import SourceResult, limit_reached
 from indexer.sources.netguard import MAX_BYTES, TooLarge, guarded_transport, read_capped, refused, total_deadline
 from indexer.sources.polite import MAX_CRAWL_DELAY, PoliteTransport
+from indexer.sources.redirects import VALIDATORS, Whereabouts, ask_conditionally, conditional
 from indexer.sources.sitemaps import read_sitemap
 from indexer.urlscope import UrlScope
 
@@ -79,6 +80,8 @@ class Fetched:
     links: tuple[str, ...] = ()
     retry_after: float | None = None  # what a 429 / 503 asked for (Retry-After), in seconds
     attempts: int = 1
+    url: str | None = None  # NOT_MODIFIED: the address that answered 304, after redirects
+    via: tuple[str, ...] = ()  # a Document found at another address: the ones that led to it (asked for, redirects, a canonical link)
 
 
 class RobotsDisallowed(Exception):
@@ -101,14 +104,7 @@ def crawl_urls(source: SourceConfig, progress=None, fetch_state: dict[str, Fetch
     fetch_state = fetch_state or {}
     normalize = partial(try_normalize_url, drop_parameters=source.drop_parameters)  # None for a URL that cannot be parsed
     polite = PoliteTransport(guarded_transport(source.allow_private_networks), source.per_host_concurrency, source.per_host_delay_seconds)
-    timeout = httpx.Timeout(source.timeout_seconds, connect=min(10.0, source.timeout_seconds))
-    with httpx.Client(
-        transport=polite,
-        timeout=timeout,
-        follow_redirects=True,
-        max_redirects=MAX_REDIRECTS,
-        headers={"User-Agent": USER_AGENT, "Accept": "text/html, text/plain;q=0.9, text/markdown;q=0.9, application/pdf;q=0.8, */*;q=0.1"},
-    ) as client, thread_pool(source.concurrency, f"fetch-{source.name}") as pool:
+    with _client(source, polite) as client, thread_pool(source.concurrency, f"fetch-{source.name}") as pool:
         robots = RobotsRules(client, polite) if source.respect_robots else None
         if robots is not None:
             client.event_hooks["request"].append(robots.check)
@@ -122,8 +118,8 @@ def crawl_urls(source: SourceConfig, progress=None, fetch_state: dict[str, Fetch
         if len(pages) > source.max_pages:
             pages = pages[: source.max_pages]
             result.warnings.append(limit_reached(source, "listed"))
-        seen, limited, disallowed, unread = set(pages), False, {}, {}
-        site = {urlsplit(u).netloc for u in pages}
+        seen, reached, limited, disallowed, unread = set(pages), set(), False, {}, {}
+        whereabouts = Whereabouts(source, pages, fetch_state, result)
         indexed: set[str] = set()
         frontier, depth = pages, 0
         fetch = partial(_fetch_page, client, source, fetch_state)
@@ -134,11 +130,16 @@ def crawl_urls(source: SourceConfig, progress=None, fetch_state: dict[str, Fetch
                 result.retries += fetched.attempts - 1
                 document = fetched.document
                 links = fetched.links
+                if isinstance(document, Document) and fetched.via:  # found at another address
+                    reached.update((document.url, *fetched.via))  # not fetched again when a page links to them (nor counted as pages)
+                    if not whereabouts.keeps(url, document, fetched.via):  # a link to another site
+                        document, links = None, ()
                 if document is NOT_MODIFIED:
-                    if scope(url):
-                        result.not_modified.append(f"url:{url}")
-                    links = fetch_state[f"url:{url}"].links  # unchanged: its links as the last fetch found them
-                elif document is not None and not scope(url):
+                    found = fetched.url or url
+                    if scope(found):
+                        result.not_modified.append(f"url:{found}")
+                    links = fetch_state[f"url:{found}"].links  # unchanged: its links as the last fetch found them
+                elif document is not None and not (scope(url) and scope(document.url)):
                     pass  # a listed page outside include / exclude: a crawl's start, read for its links only
                 elif document is not None and document.doc_id not in indexed:  # a canonical duplicate counts once
                     indexed.add(document.doc_id)
@@ -148,7 +149,7 @@ def crawl_urls(source: SourceConfig, progress=None, fetch_state: dict[str, Fetch
                     if follow and fetched.problem.retryable:
                         result.listing_complete = False  # what this page links to is unknown this run: delete nothing
                 for link in links if follow and not limited else ():
-                    if link in seen or link in disallowed or urlsplit(link).netloc not in site or not scope(link):
+                    if link in seen or link in reached or link in disallowed or not whereabouts.on_site(link) or not scope(link):
                         continue
                     if _unread_format(link):  # a deck or a spreadsheet the site links: named once, not fetched
                         unread[link] = None
@@ -165,24 +166,39 @@ def crawl_urls(source: SourceConfig, progress=None, fetch_state: dict[str, Fetch
                 if progress:
                     progress(1)
             frontier, depth = discovered, depth + 1
-    result.warnings += _not_crawled(source, list(disallowed), list(unread))
+    result.warnings += _not_crawled(source, list(disallowed), list(unread)) + whereabouts.warnings(_examples)
+    result.moved.update(whereabouts.moved_with_the_site(indexed))
     return result
+
+
+def _client(source: SourceConfig, transport: httpx.BaseTransport) -> httpx.Client:
+    """The source's HTTP client: redirects followed (each hop asked with its own validators)."""
+    client = httpx.Client(
+        transport=transport,
+        timeout=httpx.Timeout(source.timeout_seconds, connect=min(10.0, source.timeout_seconds)),
+        follow_redirects=True,
+        max_redirects=MAX_REDIRECTS,
+        headers={"User-Agent": USER_AGENT, "Accept": "text/html, text/plain;q=0.9, text/markdown;q=0.9, application/pdf;q=0.8, */*;q=0.1"},
+    )
+    client.event_hooks["request"].append(ask_conditionally)
+    return client
+
+
+def _examples(urls: list[str]) -> str:
+    return ", ".join(urls[:3]) + (", …" if len(urls) > 3 else "")
 
 
 def _not_crawled(source: SourceConfig, disallowed: list[str], unread: list[str]) -> list[IngestError]:
     """One warning for the linked pages robots.txt keeps us from, one for the linked office files
     this version does not read (a sales deck, a price list: "why is it never found?")."""
-    def examples(urls: list[str]) -> str:
-        return ", ".join(urls[:3]) + (", …" if len(urls) > 3 else "")
-
     out = []
     if disallowed:
-        message = f"{len(disallowed)} linked page(s) not crawled: robots.txt disallows them for {ROBOTS_AGENT} ({examples(disallowed)})"
+        message = f"{len(disallowed)} linked page(s) not crawled: robots.txt disallows them for {ROBOTS_AGENT} ({_examples(disallowed)})"
         out.append(IngestError(ErrorCode.WEB_ROBOTS_DISALLOWED, "list", message, source=source.name, level="warning"))
     if unread:
         kinds = sorted({UNREAD_FORMATS[_unread_format(u)][0] for u in unread})
         message = (f"{len(unread)} linked file(s) not fetched: {', '.join(kinds)} files, formats this version does not read "
-                   f"({examples(unread)}); publish them as PDF (or Word .docx) to make them searchable")
+                   f"({_examples(unread)}); publish them as PDF (or Word .docx) to make them searchable")
         out.append(IngestError(ErrorCode.WEB_FILES_UNREAD, "list", message, source=source.name, level="warning"))
     return out
 
@@ -195,12 +211,10 @@ def _scoped(normalize, scope: UrlScope, url: str) -> str | None:
 def _fetch_page(client: httpx.Client, source: SourceConfig, fetch_state: dict[str, FetchState], url: str) -> Fetched:
     """One page, tried again after a retryable failure (429, 5xx, timeout, dropped connection) up to
     `PAGE_ATTEMPTS` times, waiting what Retry-After asks or the shared backoff, at most MAX_RETRY_WAIT_SECONDS."""
-    state = fetch_state.get(f"url:{url}", FetchState())
     started = time.perf_counter()
     for attempt in range(1, PAGE_ATTEMPTS + 1):
         try:
-            fetched = fetch_document(client, url, source.name, state.etag, state.last_modified, source.drop_parameters, source.max_bytes,
-                                     source.respect_robots)
+            fetched = fetch_document(client, url, source.name, fetch_state, source.drop_parameters, source.max_bytes, source.respect_robots)
         except Exception as exc:  # whatever one page does to a parser, it is that page's error, never the run's
             message = f"{url}: {type(exc).__name__}: {exc}"
             return Fetched(problem=IngestError(ErrorCode.FILE_EXTRACTION_FAILED, "extract", message, doc_id=f"url:{url}", source=source.name))
@@ -287,29 +301,30 @@ NOT_MODIFIED = object()  # the server answered 304: keep the stored version, dow
 
 
 def fetch_document(
-    client: httpx.Client, url: str, source_name: str, etag: str | None = None, last_modified: str | None = None,
+    client: httpx.Client, url: str, source_name: str, fetch_state: dict[str, FetchState] | None = None,
     drop_parameters: tuple[str, ...] = TRACKING_PARAMETERS, max_bytes: int = MAX_BYTES, respect_robots: bool = True,
 ) -> Fetched:
-    """One page as a Document (under its same-site `rel=canonical` URL when it declares one),
-    NOT_MODIFIED, or a coded error; a content type we do not index is a warning, its body unread,
-    and so (`respect_robots`) is a page whose robots meta or X-Robots-Tag says noindex."""
+    """One page as a Document — under the address it redirects to, or its same-site `rel=canonical`
+    URL when it declares one —, NOT_MODIFIED, or a coded
+    error; a content type we do not index is a warning, its body unread, and so (`respect_robots`) is
+    a page whose robots meta or X-Robots-Tag says noindex. Each hop asks conditionally with the
+    validators `fetch_state` holds for its own address (`_ask_conditionally`)."""
     doc_id = f"url:{url}"
+    fetch_state = fetch_state or {}
 
     def problem(code: ErrorCode, step: str, message: str, retryable: bool = False, level: str = "error") -> Fetched:
         return Fetched(problem=IngestError(code, step, f"{url}: {message}", retryable=retryable, doc_id=doc_id, source=source_name, level=level))
 
-    conditional = {k: v for k, v in (("If-None-Match", etag), ("If-Modified-Since", last_modified)) if v}
     try:
-        with total_deadline(client.timeout.read), client.stream("GET", url, headers=conditional, extensions={ROBOTS_CHECKED: True}) as response:
-            media_type = response.headers.get("content-type", "text/html").split(";")[0].strip().lower()
-            if response.status_code < 300 and media_type not in HTML_TYPES and media_type not in TEXT_TYPES and media_type not in FILE_TYPES:
-                return problem(ErrorCode.WEB_UNSUPPORTED_TYPE, "fetch", f"content type {media_type} is not HTML, plain text, Markdown, PDF or Word; skipped", level="warning")
-            body = read_capped(response, max_bytes)
+        response, body, found = _download(client, url, fetch_state, drop_parameters, max_bytes)
     except (NotHttp, httpx.UnsupportedProtocol, RobotsDisallowed, TooLarge, httpx.HTTPError) as exc:
         code, message, retryable = _download_problem(exc, url, max_bytes)
         return problem(code, "fetch", message, retryable=retryable)
-    if response.status_code == 304 and conditional:
-        return Fetched(document=NOT_MODIFIED)
+    media_type = _media_type(response)
+    if body is None:
+        return problem(ErrorCode.WEB_UNSUPPORTED_TYPE, "fetch", f"content type {media_type} is not HTML, plain text, Markdown, PDF or Word; skipped", level="warning")
+    if response.status_code == 304 and conditional(response.request):
+        return Fetched(document=NOT_MODIFIED, url=found)
     if response.status_code == 410:  # the site says it removed the page for good: no last version to keep
         return problem(ErrorCode.WEB_GONE, "fetch", "HTTP 410 Gone: the site removed it; not indexed", level="warning")
     if response.status_code >= 400:
@@ -317,7 +332,7 @@ def fetch_document(
         failed = problem(ErrorCode.WEB_HTTP_STATUS, "fetch", f"HTTP {response.status_code}{_status_hint(response, body)}", retryable=retryable)
         return replace(failed, retry_after=retry_after_seconds(response.headers)) if retryable else failed
     try:
-        extracted, links = _extract(body, media_type, response, url, drop_parameters)
+        extracted, links = _extract(body, media_type, response, found, drop_parameters)
     except ExtractionError as exc:
         return problem(exc.code or ErrorCode.FILE_EXTRACTION_FAILED, "extract", str(exc), level=exc.level)
     said = _soft_not_found(extracted) if media_type in HTML_TYPES else None
@@ -332,7 +347,7 @@ def fetch_document(
         message = f"its {said} says noindex: not indexed (set respect_robots = false for a site you own)"
         return replace(problem(ErrorCode.WEB_NOINDEX, "fetch", message, level="warning"), links=links)
     target = try_normalize_url(urljoin(str(response.url), extracted.refresh), drop_parameters) if extracted.refresh else None
-    if target and target != url:  # a redirect stub: what it says ("Redirecting…") is no page to cite; a crawl goes on to the target
+    if target and target not in (url, found):  # a redirect stub: what it says ("Redirecting…") is no page to cite; a crawl goes on to the target
         message = f"a meta refresh sends readers to {target}: not indexed (list that page instead)"
         return replace(problem(ErrorCode.WEB_REFRESH, "fetch", message, level="warning"), links=tuple(dict.fromkeys((target, *links))))
     if not extracted.text.strip():
@@ -340,14 +355,14 @@ def fetch_document(
         return replace(problem(ErrorCode.FILE_EXTRACTION_EMPTY, "extract", reason), links=links)
     canonical = try_normalize_url(extracted.url, drop_parameters) if extracted.url else None
     if canonical and urlsplit(canonical)[:2] == urlsplit(str(response.url))[:2]:  # same scheme and host only
-        url, doc_id = canonical, f"url:{canonical}"
+        found = canonical
     document = Document(
-        doc_id=doc_id,
+        doc_id=f"url:{found}",
         source=source_name,
         source_type="urls",
         title=extracted.title,
         text=extracted.text,
-        url=url,
+        url=found,
         tags=extracted.tags,
         authors=extracted.authors,
         updated_at=extracted.updated_at,
@@ -359,7 +374,29 @@ def fetch_document(
         fetched_at=datetime.now(timezone.utc),
         links=links,
     )
-    return Fetched(document=document, links=links)
+    hops = (try_normalize_url(str(hop), drop_parameters) for hop in (url, *(r.url for r in response.history), response.url))
+    return Fetched(document=document, links=links, via=tuple(dict.fromkeys(hop for hop in hops if hop and hop != found)))
+
+
+def _download(client: httpx.Client, url: str, fetch_state: dict[str, FetchState], drop_parameters: tuple[str, ...],
+              max_bytes: int) -> tuple[httpx.Response, bytes | None, str]:
+    """The page's last response, its body (None: a content type we do not index, never
+    downloaded) and the address it answered from, after redirects."""
+    normalize = partial(try_normalize_url, drop_parameters=drop_parameters)
+    for validators in (fetch_state, {}):
+        extensions = {ROBOTS_CHECKED: True, VALIDATORS: (validators, normalize)}
+        with total_deadline(client.timeout.read), client.stream("GET", url, extensions=extensions) as response:
+            media_type = _media_type(response)
+            unread = response.status_code < 300 and media_type not in HTML_TYPES and media_type not in TEXT_TYPES and media_type not in FILE_TYPES
+            body = None if unread else read_capped(response, max_bytes)
+        found = normalize(str(response.url)) or url
+        if response.status_code != 304 or found == url or f"url:{url}" not in fetch_state:
+            break  # else: indexed at this address, now redirected to a page indexed too — read once more, so it moves, not vanishes
+    return response, body, found
+
+
+def _media_type(response: httpx.Response) -> str:
+    return response.headers.get("content-type", "text/html").split(";")[0].strip().lower()
 
 
 # What a site's error page is titled when the server answers it with 200 (a "soft 404"): indexed,
