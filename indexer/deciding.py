@@ -3,6 +3,8 @@ problems they reported, and the delete guard over the result."""
 
 from __future__ import annotations
 
+import hashlib
+from collections import defaultdict
 from dataclasses import replace
 
 from indexer.config import Config
@@ -11,6 +13,7 @@ from indexer.errors import ErrorCode
 from indexer.plan import Action, Decision, DeleteGuard, check_deletions, emptied, plan
 from indexer.previous import PreviousGeneration
 from indexer.runreport import RunReport
+from indexer.textspill import text_holder
 
 # Problems that keep no last good version: the source asks for the document to go (or it is indexed under another source).
 NO_LAST_VERSION = (ErrorCode.DUPLICATE_DOCUMENT, ErrorCode.WEB_NOINDEX, ErrorCode.WEB_GONE, ErrorCode.WEB_REFRESH,
@@ -35,6 +38,7 @@ def decide(previous: PreviousGeneration | None, before: dict, crawled: dict[str,
                   if e.doc_id and e.code not in NO_LAST_VERSION and e.doc_id not in crawled}
     decisions = {d.doc_id: d for d in plan(before, list(crawled.values()), complete, unreadable, not_modified)}
     moved = _moved(decisions, crawled, report.moved)
+    moved.update(_renamed(decisions, crawled, before, previous, set(moved)))
     try:
         if not allow_mass_delete:
             changed = [(d.doc_id, crawled[d.doc_id]) for d in decisions.values() if d.action is Action.FULL and d.doc_id in before]
@@ -57,6 +61,30 @@ def _moved(decisions: dict[str, Decision], crawled: dict[str, Document], found: 
     moved = {old: new for old, new in found.items() if new in crawled and old in decisions and decisions[old].action is Action.DELETE}
     for old, new in moved.items():
         decisions[old] = replace(decisions[old], reason=f"moved: now indexed as {new}")
+    return moved
+
+
+def _renamed(decisions: dict[str, Decision], crawled: dict[str, Document], before: dict, previous: PreviousGeneration | None,
+             moved: set[str]) -> dict[str, str]:
+    """Removed documents whose very text a new document of their source now holds (a file renamed
+    or moved to another folder, a page republished at a new address without a redirect): moved,
+    not lost. Each new document stands for one removed one."""
+    gone = [d for d in decisions.values() if d.action is Action.DELETE and d.doc_id not in moved]
+    new = [crawled[d.doc_id] for d in decisions.values() if d.action is Action.FULL and d.doc_id not in before]
+    if not gone or not new or previous is None:
+        return {}
+    stored = previous.stored_texts({d.doc_id for d in gone})
+    lengths = {length for length, _ in stored.values()}
+    candidates = defaultdict(list)  # (source, length, digest) → new documents holding that text
+    for document in new:
+        text = text_holder(document)  # a text waiting on disk knows its length without being read
+        if len(text) in lengths:
+            candidates[document.source, len(text), hashlib.md5(str(text).encode()).hexdigest()].append(document.doc_id)
+    moved = {}
+    for d in gone:
+        if d.doc_id in stored and (found := candidates.get((d.source, *stored[d.doc_id]))):
+            moved[d.doc_id] = found.pop()
+            decisions[d.doc_id] = replace(d, reason=f"moved: now indexed as {moved[d.doc_id]} (the same text)")
     return moved
 
 

@@ -129,6 +129,27 @@ def test_an_early_copy_moves_into_place_or_fails_leaving_nothing(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["gen", "meta.duckdb"]
 
 
+def test_files_moved_to_another_folder_are_moved_not_lost_to_the_guard(tmp_path, local_embedder):
+    """Three of five pages moved into a subfolder (`git mv`): the delete guard stopped the night
+    ("would delete 3 of 5 documents") though nothing was lost, and an admin had to overrule it."""
+    config = corpus(tmp_path)
+    run("run", "-c", str(config))
+    (tmp_path / "docs" / "shop").mkdir()
+    for i in (0, 1, 2):
+        (tmp_path / "docs" / f"d{i}.md").rename(tmp_path / "docs" / "shop" / f"d{i}.md")
+    code, report = run_json("run", "-c", str(config))
+    assert code == 0 and report["documents"]["added"] == 3 and report["documents"]["deleted"] == 3, report
+    assert report["chunks"]["embedded"] == 0, "their vectors are reused"
+    assert {d["doc_id"]: d["reason"] for d in report_decisions(tmp_path, report) if d["decision"] == "delete"} == {
+        f"file:d{i}.md": f"moved: now indexed as file:shop/d{i}.md (the same text)" for i in (0, 1, 2)}
+    for i in (3, 4):  # moved and emptied: that is a loss
+        (tmp_path / "docs" / f"d{i}.md").rename(tmp_path / "docs" / "shop" / f"d{i}.md")
+        (tmp_path / "docs" / "shop" / f"d{i}.md").write_text(f"---\ntitle: Page {i}\n---\n# Page {i}\n\nGone.\n")
+    (tmp_path / "docs" / "shop" / "d0.md").unlink()
+    result = run("run", "-c", str(config))
+    assert result.exit_code == 3 and "would delete 3 of 5 documents" in result.output, result.output
+
+
 def test_a_source_that_cannot_be_listed_deletes_nothing(tmp_path, local_embedder):
     config = corpus(tmp_path)
     run("run", "-c", str(config))
