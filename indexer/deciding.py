@@ -60,7 +60,7 @@ def _moved(decisions: dict[str, Decision], crawled: dict[str, Document], found: 
     where they went)."""
     moved = {old: new for old, new in found.items() if new in crawled and old in decisions and decisions[old].action is Action.DELETE}
     for old, new in moved.items():
-        decisions[old] = replace(decisions[old], reason=f"moved: now indexed as {new}")
+        decisions[old] = replace(decisions[old], reason=f"moved: now indexed as {new}", moved_to=new)
     return moved
 
 
@@ -84,7 +84,7 @@ def _renamed(decisions: dict[str, Decision], crawled: dict[str, Document], befor
     for d in gone:
         if d.doc_id in stored and (found := candidates.get((d.source, *stored[d.doc_id]))):
             moved[d.doc_id] = found.pop()
-            decisions[d.doc_id] = replace(d, reason=f"moved: now indexed as {moved[d.doc_id]} (the same text)")
+            decisions[d.doc_id] = replace(d, reason=f"moved: now indexed as {moved[d.doc_id]} (the same text)", moved_to=moved[d.doc_id])
     return moved
 
 

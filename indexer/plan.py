@@ -45,6 +45,7 @@ class Decision:
     source: str
     action: Action
     reason: str
+    moved_to: str | None = None  # a deleted document found at another doc_id (indexer/deciding.py): moved, not lost
 
     def as_dict(self) -> dict:
         """As report.json and a dry run's --json list it."""

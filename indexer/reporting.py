@@ -70,6 +70,13 @@ def _summary_file(path: Path) -> dict:
     return summary
 
 
+def changed(counts: dict[str, int], moved: int = 0) -> str:
+    """"3 added, 2 skipped, 3 deleted, 3 of them moved": the documents of a run by decision."""
+    said = [f"{counts[k]} {k.replace('_', '-')}" + (f", {moved} of them moved" if k == "deleted" and moved else "")
+            for k in DECISIONS if counts.get(k)]
+    return ", ".join(said) or "no changes"
+
+
 def headline(summary: dict) -> str:
     if summary.get("status") == "failed":
         return f"Run {summary['run_id']} failed (exit {summary.get('exit_code')}) and published nothing: {summary.get('error')}"
@@ -80,8 +87,7 @@ def headline(summary: dict) -> str:
     }
     if summary.get("status") in unpublished:
         return f"Run {summary['run_id']} started {summary.get('started_at')} and {unpublished[summary['status']]}. Nothing was published by it."
-    counts = summary["documents"]
-    changes = ", ".join(f"{counts[k]} {k.replace('_', '-')}" for k in DECISIONS if counts.get(k)) or "no changes"
+    changes = changed(summary["documents"], summary.get("moved", 0))
     if summary.get("dry_run"):
         return (f"Dry run: {summary['total_documents']} documents would be published ({changes}); "
                 f"estimated cost {_dollars(summary['estimated_cost_usd'])}. Nothing was written.")

@@ -36,6 +36,11 @@ class RunReport:
     peak_rss_mb: float | None = None  # the process's peak resident memory when the run ended (peak_rss_mb())
     moved: dict[str, str] = field(default_factory=dict)  # doc_id a source asked for → the doc_id it found there (a redirect)
 
+    @property
+    def moved_documents(self) -> int:
+        """Of the deleted documents, those found at another doc_id (a redirect, a renamed file)."""
+        return sum(1 for d in self.decisions if d.moved_to)
+
     def as_dict(self) -> dict:
         """The summary `index run --json` prints and `ingest_runs.report` stores."""
         if self.dry_run:
@@ -43,6 +48,7 @@ class RunReport:
                 "dry_run": True,
                 "built_on": self.built_on,
                 "documents": self.counts,
+                "moved": self.moved_documents,
                 "total_documents": self.documents,
                 "spaces": self.spaces,
                 "estimated_cost_usd": round(sum(s["estimated_cost_usd"] for s in self.spaces.values()), 8),
@@ -58,6 +64,7 @@ class RunReport:
             "unchanged": self.unchanged,
             "built_on": self.built_on,
             "documents": self.counts,
+            "moved": self.moved_documents,
             "total_documents": self.documents,
             "chunks": {
                 "embedded": sum(s["embedded"] for s in built),

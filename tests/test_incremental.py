@@ -137,10 +137,12 @@ def test_files_moved_to_another_folder_are_moved_not_lost_to_the_guard(tmp_path,
     (tmp_path / "docs" / "shop").mkdir()
     for i in (0, 1, 2):
         (tmp_path / "docs" / f"d{i}.md").rename(tmp_path / "docs" / "shop" / f"d{i}.md")
-    code, report = run_json("run", "-c", str(config))
-    assert code == 0 and report["documents"]["added"] == 3 and report["documents"]["deleted"] == 3, report
-    assert report["chunks"]["embedded"] == 0, "their vectors are reused"
-    assert {d["doc_id"]: d["reason"] for d in report_decisions(tmp_path, report) if d["decision"] == "delete"} == {
+    result = run("run", "-c", str(config))
+    assert result.exit_code == 0 and "(3 added, 2 skipped, 3 deleted, 3 of them moved)" in result.output, result.output
+    generation = (tmp_path / "artifacts" / "CURRENT").read_text().strip()
+    report = json.loads((tmp_path / "artifacts" / "generations" / generation / "report.json").read_text())
+    assert report["summary"]["chunks"]["embedded"] == 0, "their vectors are reused"
+    assert {d["doc_id"]: d["reason"] for d in report["decisions"] if d["decision"] == "delete"} == {
         f"file:d{i}.md": f"moved: now indexed as file:shop/d{i}.md (the same text)" for i in (0, 1, 2)}
     for i in (3, 4):  # moved and emptied: that is a loss
         (tmp_path / "docs" / f"d{i}.md").rename(tmp_path / "docs" / "shop" / f"d{i}.md")

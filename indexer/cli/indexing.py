@@ -370,11 +370,11 @@ def _print_summary(report, artifacts: Path) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    from indexer.reporting import peak_memory
+    from indexer.reporting import changed, peak_memory
 
     seconds = sum(report.seconds.values())
     took = f"{seconds:.{1 if seconds >= 1 else 2}f}s{peak_memory(report.peak_rss_mb, ', ')}"
-    changes = ", ".join(f"{n} {name.replace('_', '-')}" for name, n in report.counts.items() if n) or "no changes"
+    changes = changed(report.counts, report.moved_documents)
     if report.unchanged:
         click.echo(f"Nothing changed: generation {report.generation_id} stays current ({report.documents} documents); "
                    f"nothing was written  ({took}).")
