@@ -227,3 +227,7 @@ def test_include_and_exclude_keep_a_crawl_to_the_help_centre(site):
     assert sorted(d.title for d in result.documents) == ["Help", "Returns", "Sizes"], "the listed home page is read for its links only"
     assert not {"/shop", "/cart", "/help/returns/print", "/help/sizes?print=1"} & set(site.requests), "pages outside are never fetched"
     assert result.listing_complete and not result.errors and not result.warnings
+    site.routes["/help"] = (301, "text/html", b"", {"Location": "/help/"})  # listed without its slash: indexed where it leads
+    assert sorted(d.title for d in crawl_urls(site.source(["/help"], crawl=True, **scoped)).documents) == ["Help", "Returns"]
+    site.routes["/help/old-sizes"] = (301, "text/html", b"", {"Location": "/shop"})  # led out of the help centre: not indexed
+    assert [d.title for d in crawl_urls(site.source(["/help/old-sizes"], **scoped)).documents] == []

@@ -139,7 +139,7 @@ def crawl_urls(source: SourceConfig, progress=None, fetch_state: dict[str, Fetch
                     if scope(found):
                         result.not_modified.append(f"url:{found}")
                     links = fetch_state[f"url:{found}"].links  # unchanged: its links as the last fetch found them
-                elif document is not None and not (scope(url) and scope(document.url)):
+                elif document is not None and not scope(document.url):  # where it is indexed
                     pass  # a listed page outside include / exclude: a crawl's start, read for its links only
                 elif document is not None and document.doc_id not in indexed:  # a canonical duplicate counts once
                     indexed.add(document.doc_id)
