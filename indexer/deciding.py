@@ -45,6 +45,7 @@ def decide(previous: PreviousGeneration | None, before: dict, crawled: dict[str,
             changed += [(old, crawled[new]) for old, new in moved.items()]  # a moved page compared with what it read before the move
             stored = previous.stored_texts({old for old, _ in changed}) if previous is not None else {}
             causes = {e.doc_id: (str(e.code), e.message) for e in problems if e.doc_id and e.code in NO_LAST_VERSION}  # why each goes
+            causes = {**report.why_gone, **causes}
             check_deletions(list(decisions.values()), before, config.max_delete_fraction, emptied(changed, stored), config.mass_delete_min,
                             causes, moved=set(moved))
     except DeleteGuard as exc:

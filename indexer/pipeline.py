@@ -270,6 +270,7 @@ def _crawl_sources(config: Config, stored_fetch: dict[str, FetchState], full_ref
         report.warnings.extend(result.warnings)
         not_modified.update(result.not_modified)
         report.moved.update(result.moved)
+        report.why_gone.update(result.why_gone)
         if result.retries:
             report.retries[source.name] = result.retries
         if result.listing_complete:

@@ -35,6 +35,7 @@ class RunReport:
     unchanged: bool = False  # nothing changed: no generation written, `generation_id` is the served one
     peak_rss_mb: float | None = None  # the process's peak resident memory when the run ended (peak_rss_mb())
     moved: dict[str, str] = field(default_factory=dict)  # doc_id a source asked for → the doc_id it found there (a redirect)
+    why_gone: dict[str, tuple[str, str]] = field(default_factory=dict)  # doc_id a source did not reach → (code, why): robots.txt
 
     @property
     def moved_documents(self) -> int:

@@ -552,7 +552,8 @@ def test_a_redirect_to_a_non_http_url_says_so(site):
     import httpx
 
     from indexer.sources.netguard import guarded_transport
-    from indexer.sources.web import RobotsRules, fetch_document
+    from indexer.sources.robots import RobotsRules
+    from indexer.sources.web import fetch_document
 
     site.routes["/to-file"] = (302, "text/plain", b"", {"Location": "file:///etc/hostname"})
     site.routes["/to-gopher"] = (301, "text/plain", b"", {"Location": "gopher://127.0.0.1/1"})

@@ -476,6 +476,24 @@ def test_a_site_that_moved_to_a_new_domain_is_crawled_there_without_a_loss(tmp_p
         new.close()
 
 
+def test_a_robots_txt_that_disallows_the_whole_site_is_stopped_and_the_guard_says_why(tmp_path, site, local_embedder):
+    """A staging site's `Disallow: /` deployed to the live one: the run stopped with "would delete
+    5 of 6 documents" and nothing about why."""
+    names = ["returns", "sizes", "care", "gifts", "hours"]
+    links = "".join(f"<a href='/{name}'>{name}</a>" for name in names)
+    site.routes["/"] = (200, "text/html", f"<html><head><title>Help</title></head><body><article><h1>Help</h1><p>Questions about orders.</p>{links}</article></body></html>".encode())
+    for name in names:
+        site.routes[f"/{name}"] = (200, "text/html", f"<html><head><title>{name}</title></head><body><article><h1>{name}</h1><p>All about {name} at the shoe shop.</p></article></body></html>".encode())
+    config = write_config(tmp_path, f'[[sources]]\nname = "w"\ntype = "urls"\n{LOOPBACK_WEB}urls = ["{site.url("/")}"]\ncrawl = true\n' + LOCAL)
+    assert run_json("run", "-c", str(config))[1]["total_documents"] == 6
+    site.routes["/robots.txt"] = (200, "text/plain", b"User-agent: *\nDisallow: /hours\n")  # one page: removed, as before
+    code, report = run_json("run", "-c", str(config))
+    assert code == 0 and report["documents"]["deleted"] == 1
+    site.routes["/robots.txt"] = (200, "text/plain", b"User-agent: *\nDisallow: /\n")
+    result = run("run", "-c", str(config))
+    assert result.exit_code == 3 and "4 of them for WEB_ROBOTS_DISALLOWED (e.g. " in result.output and "robots.txt now disallows it" in result.output, result.output
+
+
 def report_decisions(tmp_path, report: dict) -> list[dict]:
     return json.loads((tmp_path / "artifacts" / "generations" / report["generation"] / "report.json").read_text())["decisions"]
 

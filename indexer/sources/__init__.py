@@ -23,6 +23,7 @@ class SourceResult:
     not_modified: list[str] = field(default_factory=list)  # doc_ids known unchanged without a download (HTTP 304, Notion's last_edited_time)
     retries: int = 0  # fetches tried again after a retryable failure (web pages)
     moved: dict[str, str] = field(default_factory=dict)  # doc_id asked for → doc_id found there (a redirect, a canonical link)
+    why_gone: dict[str, tuple[str, str]] = field(default_factory=dict)  # doc_id indexed before, not reached now → (code, why): the guard's message
     keep: Callable[[Document], Document] | None = field(default=None, repr=False, compare=False)  # where documents' texts wait (indexer/textspill.py)
 
     def add(self, document: Document) -> None:

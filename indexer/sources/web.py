@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import threading
 import time
 from datetime import datetime, timezone
 from dataclasses import dataclass, replace
@@ -11,14 +10,13 @@ from functools import partial
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
 import httpx
-from protego import Protego
 
 from indexer import __version__
 from indexer.config import TRACKING_PARAMETERS, UNREAD_FORMATS, SourceConfig
 from indexer.documents import Document, FetchState
 from indexer.errors import ErrorCode, IngestError
 from indexer.extract import (
-    NOFOLLOW, NOINDEX, Extracted, ExtractionError, decode_text, directives, empty_page_reason, extract_html, extract_markdown, extract_text,
+    NOFOLLOW, NOINDEX, Extracted, ExtractionError, decode_text, empty_page_reason, extract_html, extract_markdown, extract_text,
     first_heading,
 )
 from indexer.pdf import extract_pdf
@@ -27,12 +25,12 @@ from indexer.word import extract_docx
 from indexer.retrying import backoff, retry_after_seconds
 from indexer.sources import SourceResult, limit_reached
 from indexer.sources.netguard import MAX_BYTES, TooLarge, guarded_transport, read_capped, refused, total_deadline
-from indexer.sources.polite import MAX_CRAWL_DELAY, PoliteTransport
+from indexer.sources.polite import PoliteTransport
 from indexer.sources.redirects import VALIDATORS, Whereabouts, ask_conditionally, conditional
+from indexer.sources.robots import ROBOTS_AGENT, ROBOTS_CHECKED, NotHttp, RobotsDisallowed, RobotsRules, disallowed_now, header_directives
 from indexer.sources.sitemaps import read_sitemap
 from indexer.urlscope import UrlScope
 
-ROBOTS_AGENT = "static-rag"  # the product token robots.txt groups are matched against
 USER_AGENT = f"static-rag/{__version__} (+https://github.com/static-rag/static-rag)"
 DEFAULT_PORTS = {"http": 80, "https": 443}
 MAX_REDIRECTS = 5
@@ -82,17 +80,6 @@ class Fetched:
     attempts: int = 1
     url: str | None = None  # NOT_MODIFIED: the address that answered 304, after redirects
     via: tuple[str, ...] = ()  # a Document found at another address: the ones that led to it (asked for, redirects, a canonical link)
-
-
-class RobotsDisallowed(Exception):
-    """robots.txt forbids a URL the fetch would request (the page itself or a redirect target)."""
-
-
-class NotHttp(Exception):
-    """A redirect to a URL that is not http(s): never followed."""
-
-
-ROBOTS_CHECKED = "static_rag.robots"  # request extension: check robots.txt before this request and its redirects
 
 
 def crawl_urls(source: SourceConfig, progress=None, fetch_state: dict[str, FetchState] | None = None, *, keep=None) -> SourceResult:
@@ -168,7 +155,11 @@ def crawl_urls(source: SourceConfig, progress=None, fetch_state: dict[str, Fetch
             frontier, depth = discovered, depth + 1
     result.warnings += _not_crawled(source, list(disallowed), list(unread)) + whereabouts.warnings(_examples)
     result.moved.update(whereabouts.moved_with_the_site(indexed))
+    if robots is not None:
+        result.why_gone.update(disallowed_now(robots, whereabouts, scope, fetch_state, indexed | set(result.not_modified)))
     return result
+
+
 
 
 def _client(source: SourceConfig, transport: httpx.BaseTransport) -> httpx.Client:
@@ -246,55 +237,6 @@ def _unread_format(url: str) -> str | None:
 def _not_a_page(url: str) -> bool:
     """Links a crawl does not spend its page budget on: files whose extension says they are not pages."""
     return bool(NOT_PAGES.search(urlsplit(url).path))
-
-
-class RobotsRules:
-    """robots.txt per origin (RFC 9309, parsed by Protego: longest match wins, `*` and `$`
-    patterns), fetched once per run through the same guarded client. No file or a 4xx:
-    everything allowed. A 5xx or a timeout: nothing allowed, as the RFC asks when the rules
-    cannot be known. A refused or failed connection: allowed here, so the page fetch reports it.
-    A Crawl-delay for our agent (or *) slows that host down, up to MAX_CRAWL_DELAY."""
-
-    ALLOW_ALL, DISALLOW_ALL = "", "User-agent: *\nDisallow: /\n"
-
-    def __init__(self, client: httpx.Client, polite: PoliteTransport | None = None):
-        self.client, self.polite = client, polite
-        self.rules: dict[str, Protego] = {}
-        self.lock = threading.Lock()
-
-    def allowed(self, url: str) -> bool:
-        parts = urlsplit(url)
-        origin = f"{parts.scheme}://{parts.netloc}"
-        with self.lock:  # one robots.txt request per origin, however many threads ask
-            if origin not in self.rules:
-                self.rules[origin] = rules = Protego.parse(self._fetch(origin))
-                delay = rules.crawl_delay(ROBOTS_AGENT)
-                if delay and self.polite is not None:
-                    host = self.polite.host(parts.netloc)
-                    host.delay = max(host.delay, min(float(delay), MAX_CRAWL_DELAY))
-        return self.rules[origin].can_fetch(url, ROBOTS_AGENT)
-
-    def check(self, request: httpx.Request) -> None:
-        """httpx request hook: runs before every hop of a page fetch, so a redirect into a
-        disallowed path is stopped before it is requested."""
-        if request.url.scheme not in ("http", "https"):
-            raise NotHttp(str(request.url))  # a redirect to file:, gopher:, … — httpx would refuse it too, with a vaguer error
-        if request.extensions.get(ROBOTS_CHECKED) and not self.allowed(str(request.url)):
-            raise RobotsDisallowed(str(request.url))
-
-    def _fetch(self, origin: str) -> str:
-        try:
-            with total_deadline(self.client.timeout.read), self.client.stream("GET", f"{origin}/robots.txt") as response:
-                body = read_capped(response)
-        except httpx.ConnectError:
-            return self.ALLOW_ALL
-        except (httpx.HTTPError, TooLarge):
-            return self.DISALLOW_ALL
-        if response.status_code >= 500:
-            return self.DISALLOW_ALL
-        if response.status_code >= 400:
-            return self.ALLOW_ALL
-        return body.decode("utf-8", errors="replace")
 
 
 NOT_MODIFIED = object()  # the server answered 304: keep the stored version, download nothing
@@ -455,17 +397,6 @@ def _download_problem(exc: Exception, url: str, max_bytes: int) -> tuple[ErrorCo
     return ErrorCode.WEB_FETCH_FAILED, f"{type(exc).__name__}: {exc}", True
 
 
-def header_directives(values: list[str]) -> frozenset[str]:
-    """X-Robots-Tag directives for every crawler ("noindex, nofollow") or ours ("static-rag: noindex")."""
-    ours = []
-    for value in values:
-        agent, colon, rest = value.partition(":")
-        if colon and " " not in agent.strip() and agent.strip().lower() != "unavailable_after":
-            if agent.strip().lower() != ROBOTS_AGENT:
-                continue  # another crawler's ("googlebot: noindex")
-            value = rest
-        ours.append(value)
-    return directives(ours)
 
 
 def _extract(body: bytes, media_type: str, response: httpx.Response, url: str, drop_parameters: tuple[str, ...]) -> tuple[Extracted, tuple[str, ...]]:
