@@ -38,16 +38,15 @@ def decide(previous: PreviousGeneration | None, before: dict, crawled: dict[str,
                   if e.doc_id and e.code not in NO_LAST_VERSION and e.doc_id not in crawled}
     decisions = {d.doc_id: d for d in plan(before, list(crawled.values()), complete, unreadable, not_modified)}
     moved = _moved(decisions, crawled, report.moved)
-    moved.update(_renamed(decisions, crawled, before, previous, set(moved)))
+    renamed = _renamed(decisions, crawled, before, previous, set(moved))  # the very text they had: nothing to compare
     try:
         if not allow_mass_delete:
             changed = [(d.doc_id, crawled[d.doc_id]) for d in decisions.values() if d.action is Action.FULL and d.doc_id in before]
             changed += [(old, crawled[new]) for old, new in moved.items()]  # a moved page compared with what it read before the move
             stored = previous.stored_texts({old for old, _ in changed}) if previous is not None else {}
-            causes = {e.doc_id: (str(e.code), e.message) for e in problems if e.doc_id and e.code in NO_LAST_VERSION}  # why each goes
-            causes = {**report.why_gone, **causes}
+            causes = {**report.why_gone, **{e.doc_id: (str(e.code), e.message) for e in problems if e.doc_id and e.code in NO_LAST_VERSION}}
             check_deletions(list(decisions.values()), before, config.max_delete_fraction, emptied(changed, stored), config.mass_delete_min,
-                            causes, moved=set(moved))
+                            causes, moved=set(moved) | set(renamed))
     except DeleteGuard as exc:
         if not dry_run:
             raise

@@ -160,8 +160,6 @@ def crawl_urls(source: SourceConfig, progress=None, fetch_state: dict[str, Fetch
     return result
 
 
-
-
 def _client(source: SourceConfig, transport: httpx.BaseTransport) -> httpx.Client:
     """The source's HTTP client: redirects followed (each hop asked with its own validators)."""
     client = httpx.Client(
@@ -250,7 +248,7 @@ def fetch_document(
     URL when it declares one —, NOT_MODIFIED, or a coded
     error; a content type we do not index is a warning, its body unread, and so (`respect_robots`) is
     a page whose robots meta or X-Robots-Tag says noindex. Each hop asks conditionally with the
-    validators `fetch_state` holds for its own address (`_ask_conditionally`)."""
+    validators `fetch_state` holds for its own address (redirects.ask_conditionally)."""
     doc_id = f"url:{url}"
     fetch_state = fetch_state or {}
 
