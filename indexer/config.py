@@ -53,6 +53,7 @@ class SourceConfig:
     timeout_seconds: float = 20.0
     allow_private_networks: tuple[str, ...] = ()  # CIDRs the SSRF guard lets web fetches reach
     respect_robots: bool = True  # robots.txt rules for the `static-rag` agent are obeyed
+    trust_lastmod: bool = True  # urls: a page whose sitemap <lastmod> says it is unchanged since it was read is not requested (for a few days)
     drop_parameters: tuple[str, ...] = TRACKING_PARAMETERS  # query parameters removed from URLs (`utm_*` = a prefix)
     crawl: bool = False  # also follow same-site links from the listed pages
     include: tuple[str, ...] = ()  # urls: URL patterns a page must match to be indexed (indexer/urlscope.py)
@@ -160,6 +161,7 @@ SOURCE_KEYS_BY_TYPE = {
         "include": Key(list, item_type=str, default=[]),
         "exclude": Key(list, item_type=str, default=[]),
         "respect_robots": Key(bool, default=True),
+        "trust_lastmod": Key(bool, default=True),
         "crawl": Key(bool, default=False),
         "max_depth": Key(int, min=0, max=20),
         "concurrency": Key(int, default=4, min=1, max=32),
@@ -353,6 +355,7 @@ def _parse_source(raw: dict, index: int, base_dir: Path) -> SourceConfig:
         allow_private_networks=check_networks(values["allow_private_networks"], f"{where}.allow_private_networks"),
         drop_parameters=tuple(p.lower() for p in values["drop_parameters"]),
         respect_robots=values["respect_robots"],
+        trust_lastmod=values["trust_lastmod"],
         crawl=values["crawl"],
         include=tuple(values["include"]),
         exclude=tuple(values["exclude"]),

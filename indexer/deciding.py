@@ -9,10 +9,11 @@ from dataclasses import replace
 
 from indexer.config import Config
 from indexer.documents import Document
-from indexer.errors import ErrorCode
+from indexer.errors import ErrorCode, IngestError
 from indexer.plan import Action, Decision, DeleteGuard, check_deletions, emptied, plan
 from indexer.previous import PreviousGeneration
 from indexer.runreport import RunReport
+from indexer.sources.sitemaps import TRUST_DAYS
 from indexer.textspill import text_holder
 
 # Problems that keep no last good version: the source asks for the document to go (or it is indexed under another source).
@@ -37,6 +38,7 @@ def decide(previous: PreviousGeneration | None, before: dict, crawled: dict[str,
     unreadable = {e.doc_id: str(e.code) for e in problems
                   if e.doc_id and e.code not in NO_LAST_VERSION and e.doc_id not in crawled}
     decisions = {d.doc_id: d for d in plan(before, list(crawled.values()), complete, unreadable, not_modified)}
+    _said_by_lastmod(decisions, report)
     moved = _moved(decisions, crawled, report.moved)
     renamed = _renamed(decisions, crawled, before, previous, set(moved))  # the very text they had: nothing to compare
     try:
@@ -86,6 +88,24 @@ def _renamed(decisions: dict[str, Decision], crawled: dict[str, Document], befor
             moved[d.doc_id] = found.pop()
             decisions[d.doc_id] = replace(d, reason=f"moved: now indexed as {moved[d.doc_id]} (the same text)", moved_to=moved[d.doc_id])
     return moved
+
+
+def _said_by_lastmod(decisions: dict[str, Decision], report: RunReport) -> None:
+    """Pages not requested on their sitemap's word say so. Pages read again although it vouched for
+    them, and found changed, make one warning per source: that sitemap's lastmod is not kept up to
+    date, and its pages' changes wait until each is read again."""
+    for doc_id, lastmod in report.by_lastmod.items():
+        if doc_id in decisions and decisions[doc_id].action is Action.SKIP:
+            decisions[doc_id] = replace(decisions[doc_id], reason=f"not modified since the last fetch (sitemap lastmod {lastmod})")
+    changed = defaultdict(list)
+    for doc_id, said in sorted(report.lastmod_checked.items()):
+        if doc_id in decisions and decisions[doc_id].action in (Action.FULL, Action.METADATA):
+            changed[decisions[doc_id].source].append(f"{doc_id.removeprefix('url:')}: {said}")
+    for source, pages in changed.items():
+        message = (f"{len(pages)} page(s) had changed although the sitemap's lastmod said not since they were last read (e.g. {pages[0]}): "
+                   f"a change to such a page is found only when it is read again, once in {TRUST_DAYS} days; "
+                   "have the site keep <lastmod> up to date, or set trust_lastmod = false to ask for every page each run")
+        report.warnings.append(IngestError(ErrorCode.WEB_LASTMOD_STALE, "list", message, source=source, level="warning"))
 
 
 def _leave_out_empty_new_pages(report: RunReport, before: dict) -> None:

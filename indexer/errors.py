@@ -17,6 +17,7 @@ class ErrorCode(StrEnum):
     WEB_UNSUPPORTED_TYPE = "WEB_UNSUPPORTED_TYPE"  # warning: not HTML, plain text, Markdown, PDF or Word (an image, a zip…); skipped unread
     WEB_GONE = "WEB_GONE"  # warning: HTTP 410, the site removed the page for good; not indexed (an indexed version is removed)
     WEB_REFRESH = "WEB_REFRESH"  # warning: a redirect stub (<meta http-equiv="refresh"> to another page); not indexed, its target followed
+    WEB_LASTMOD_STALE = "WEB_LASTMOD_STALE"  # warning: pages had changed though their sitemap's lastmod said not; their changes wait for a reread
     WEB_NOINDEX = "WEB_NOINDEX"  # warning: the page's robots meta or X-Robots-Tag says noindex; not indexed (an indexed version is removed)
     NOTION_OBJECT_NOT_FOUND = "NOTION_OBJECT_NOT_FOUND"  # 404: deleted, or not shared with the integration
     NOTION_FORBIDDEN = "NOTION_FORBIDDEN"  # 403: the integration lacks a capability for it

@@ -271,6 +271,8 @@ def _crawl_sources(config: Config, stored_fetch: dict[str, FetchState], full_ref
         not_modified.update(result.not_modified)
         report.moved.update(result.moved)
         report.why_gone.update(result.why_gone)
+        report.by_lastmod.update(result.by_lastmod)
+        report.lastmod_checked.update(result.lastmod_checked)
         if result.retries:
             report.retries[source.name] = result.retries
         if result.listing_complete:

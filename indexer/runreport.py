@@ -36,6 +36,8 @@ class RunReport:
     peak_rss_mb: float | None = None  # the process's peak resident memory when the run ended (peak_rss_mb())
     moved: dict[str, str] = field(default_factory=dict)  # doc_id a source asked for → the doc_id it found there (a redirect)
     why_gone: dict[str, tuple[str, str]] = field(default_factory=dict)  # doc_id a source did not reach → (code, why): robots.txt
+    by_lastmod: dict[str, str] = field(default_factory=dict)  # doc_id not requested: its sitemap lastmod says it is unchanged
+    lastmod_checked: dict[str, str] = field(default_factory=dict)  # doc_id read again although its lastmod vouched for it → what it said
 
     @property
     def moved_documents(self) -> int:

@@ -375,6 +375,10 @@ def _print_summary(report, artifacts: Path) -> None:
     seconds = sum(report.seconds.values())
     took = f"{seconds:.{1 if seconds >= 1 else 2}f}s{peak_memory(report.peak_rss_mb, ', ')}"
     changes = changed(report.counts, report.moved_documents)
+    if report.by_lastmod:  # why a large site's run was quick, and what it took on trust
+        n = len(report.by_lastmod)
+        click.echo(f"{n} page{'' if n == 1 else 's'} not requested: {'its' if n == 1 else 'their'} sitemap's lastmod says "
+                   f"{'it has' if n == 1 else 'they have'} not changed since last read (trust_lastmod).")
     if report.unchanged:
         click.echo(f"Nothing changed: generation {report.generation_id} stays current ({report.documents} documents); "
                    f"nothing was written  ({took}).")

@@ -24,6 +24,8 @@ class SourceResult:
     retries: int = 0  # fetches tried again after a retryable failure (web pages)
     moved: dict[str, str] = field(default_factory=dict)  # doc_id asked for → doc_id found there (a redirect, a canonical link)
     why_gone: dict[str, tuple[str, str]] = field(default_factory=dict)  # doc_id indexed before, not reached now → (code, why): the guard's message
+    by_lastmod: dict[str, str] = field(default_factory=dict)  # doc_id not requested: its sitemap lastmod (as written) says it is unchanged
+    lastmod_checked: dict[str, str] = field(default_factory=dict)  # doc_id read again although its lastmod vouched for it → what it said
     keep: Callable[[Document], Document] | None = field(default=None, repr=False, compare=False)  # where documents' texts wait (indexer/textspill.py)
 
     def add(self, document: Document) -> None:

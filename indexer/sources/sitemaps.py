@@ -1,8 +1,12 @@
-"""Sitemaps (sitemaps.org urlset and sitemap index, gzip too): the page URLs a `sitemaps` source lists."""
+"""Sitemaps (sitemaps.org urlset and sitemap index, gzip too): the page URLs a `sitemaps` source
+lists, and what their `<lastmod>` says of when each page last changed (`Lastmods`)."""
 
 from __future__ import annotations
 
+import re
 import zlib
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
 
 import httpx
 
@@ -12,10 +16,10 @@ SITEMAP_NS = "{http://www.sitemaps.org/schemas/sitemap/0.9}"
 MAX_SITEMAPS = 100  # sitemap files read per listed sitemap, index children included
 
 
-def read_sitemap(client: httpx.Client, url: str, pages: list[str], limit: int, normalize) -> list[str]:
+def read_sitemap(client: httpx.Client, url: str, pages: list[str], limit: int, normalize, lastmods: Lastmods | None = None) -> list[str]:
     """Append the page URLs of a sitemap or sitemap index (followed breadth-first, gzip accepted)
-    to `pages`, normalized and new ones only, until it holds `limit`; return a message per
-    sitemap file that could not be read."""
+    to `pages`, normalized and new ones only, until it holds `limit`, and each page's `<lastmod>`
+    to `lastmods`; return a message per sitemap file that could not be read."""
     from lxml import etree
 
     parser = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=False)
@@ -49,17 +53,22 @@ def read_sitemap(client: httpx.Client, url: str, pages: list[str], limit: int, n
         except etree.XMLSyntaxError as exc:
             errors.append(f"sitemap {current}: not XML: {exc}")
             continue
-        locations = [(loc.text or "").strip() for loc in root.iter(f"{SITEMAP_NS}loc")]
-        locations = [loc for loc in locations if loc.startswith(("http://", "https://"))]
         if root.tag == f"{SITEMAP_NS}sitemapindex":
-            queue.extend(locations)
+            locations = [(loc.text or "").strip() for loc in root.iter(f"{SITEMAP_NS}loc")]
+            queue.extend(loc for loc in locations if loc.startswith(("http://", "https://")))
         elif root.tag == f"{SITEMAP_NS}urlset":
-            for page in map(normalize, locations):
-                if len(pages) >= limit:
-                    break
-                if page and page not in known:
+            for entry in root.iterfind(f"{SITEMAP_NS}url"):
+                location = (entry.findtext(f"{SITEMAP_NS}loc") or "").strip()
+                page = normalize(location) if location.startswith(("http://", "https://")) else None
+                if not page:
+                    continue
+                if page not in known:
+                    if len(pages) >= limit:
+                        break
                     known.add(page)
                     pages.append(page)
+                if lastmods is not None:
+                    lastmods.add(page, entry.findtext(f"{SITEMAP_NS}lastmod"))
         else:
             errors.append(f"sitemap {current}: root element is {root.tag}, not a sitemaps.org urlset or sitemapindex")
     return errors
@@ -79,3 +88,65 @@ def gunzip_capped(body: bytes, cap: int, layers: int = 3) -> bytes:
     if body[:2] == b"\x1f\x8b":
         raise TooLarge  # more layers than any real sitemap uses
     return body
+
+
+LASTMOD = re.compile(r"(\d{4})(?:-(\d{2})(?:-(\d{2}))?)?")
+LATEST_ZONE = timedelta(hours=12)  # a time without its zone, or a day, may be as late as UTC−12 reads it
+SETTLE = timedelta(hours=1)  # a page read this soon after its lastmod may have come from a cache's older copy
+TRUST_DAYS = 7  # a page the sitemap vouches for is still read once in this many days, on a turn of its own
+TURNS_FROM = datetime(2026, 1, 1, tzinfo=timezone.utc)  # where every page's turns are counted from
+
+
+def changed_by(lastmod: str | None, now: datetime) -> datetime | None:
+    """The latest instant a W3C-datetime `<lastmod>` can mean ("2026-11-02" may be that day's end
+    anywhere on Earth; a month or a year its last day), or None when it is missing, unreadable or
+    in the future (a sitemap that says "now" or 9999 for every page vouches for nothing)."""
+    text = (lastmod or "").strip()
+    if not text:
+        return None
+    whole = LASTMOD.fullmatch(text)
+    try:
+        if whole:
+            year, month, day = int(whole[1]), int(whole[2] or 0), int(whole[3] or 0)
+            if day:
+                latest = datetime(year, month, day, tzinfo=timezone.utc) + timedelta(days=1)
+            elif month:
+                latest = datetime(year + month // 12, month % 12 + 1, 1, tzinfo=timezone.utc)
+            else:
+                latest = datetime(year + 1, 1, 1, tzinfo=timezone.utc)
+            latest += LATEST_ZONE
+        else:
+            parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
+            latest = parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc) + LATEST_ZONE
+    except (ValueError, OverflowError):
+        return None
+    return latest if latest <= now + timedelta(days=1) else None
+
+
+@dataclass
+class Lastmods:
+    """Each listed page's `<lastmod>`, as written and as the latest instant it can mean (the later
+    one when two sitemaps list a page)."""
+
+    now: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
+    said: dict[str, str] = field(default_factory=dict)
+    by: dict[str, datetime] = field(default_factory=dict)
+
+    def add(self, page: str, lastmod: str | None) -> None:
+        latest = changed_by(lastmod, self.now)
+        if latest is not None and (page not in self.by or latest > self.by[page]):
+            self.said[page], self.by[page] = lastmod.strip(), latest
+
+    def vouched(self, page: str, fetched_at: datetime | None) -> bool:
+        """Whether the sitemap says `page` has not changed since it was read at `fetched_at`."""
+        return page in self.by and fetched_at is not None and fetched_at >= self.by[page] + SETTLE
+
+    def due(self, page: str, fetched_at: datetime) -> bool:
+        """Whether `page`, last read at `fetched_at`, is to be read again whatever its lastmod says
+        (a sitemap may forget to move it): its turn, once every TRUST_DAYS at a moment of its own
+        (from its address), came since. Nightly runs then read a seventh of the pages each, evenly;
+        runs a week apart read them all."""
+        cycle = timedelta(days=TRUST_DAYS)
+        offset = cycle * (zlib.crc32(page.encode()) / 2 ** 32)
+        turn = TURNS_FROM + offset + ((self.now - TURNS_FROM - offset) // cycle) * cycle
+        return fetched_at < turn

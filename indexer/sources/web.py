@@ -28,7 +28,7 @@ from indexer.sources.netguard import MAX_BYTES, TooLarge, guarded_transport, rea
 from indexer.sources.polite import PoliteTransport
 from indexer.sources.redirects import VALIDATORS, Whereabouts, ask_conditionally, conditional
 from indexer.sources.robots import ROBOTS_AGENT, ROBOTS_CHECKED, NotHttp, RobotsDisallowed, RobotsRules, disallowed_now, header_directives
-from indexer.sources.sitemaps import read_sitemap
+from indexer.sources.sitemaps import Lastmods, read_sitemap
 from indexer.urlscope import UrlScope
 
 USER_AGENT = f"static-rag/{__version__} (+https://github.com/static-rag/static-rag)"
@@ -98,8 +98,9 @@ def crawl_urls(source: SourceConfig, progress=None, fetch_state: dict[str, Fetch
         pages = [u for u in dict.fromkeys(normalize(u) for u in source.urls) if u]  # the config checked them
         scope = UrlScope(source.include, source.exclude)
         in_scope = partial(_scoped, normalize, scope) if scope else normalize  # a sitemap's pages outside it are not listed
+        lastmods = Lastmods() if source.trust_lastmod else None
         for sitemap in source.sitemaps:
-            for message in read_sitemap(client, sitemap, pages, source.max_pages + 1, in_scope):
+            for message in read_sitemap(client, sitemap, pages, source.max_pages + 1, in_scope, lastmods):
                 result.listing_complete = False  # pages missing from a failed sitemap must not be deleted
                 result.errors.append(IngestError(ErrorCode.SOURCE_LISTING_FAILED, "list", message, source=source.name))
         if len(pages) > source.max_pages:
@@ -109,11 +110,12 @@ def crawl_urls(source: SourceConfig, progress=None, fetch_state: dict[str, Fetch
         whereabouts = Whereabouts(source, pages, fetch_state, result)
         indexed: set[str] = set()
         frontier, depth = pages, 0
-        fetch = partial(_fetch_page, client, source, fetch_state)
+        spared, asked = _vouched_for(lastmods, pages, fetch_state, robots, result) if lastmods else ((), fetch_state)
+        fetch = partial(_fetch_page, client, source, asked)
         while frontier:
             follow = source.crawl and depth < source.max_depth
             discovered: list[str] = []
-            for url, fetched in zip(frontier, pool.map(fetch, frontier)):
+            for url, fetched in zip(frontier, pool.map(lambda u: SPARED if u in spared else fetch(u), frontier)):
                 result.retries += fetched.attempts - 1
                 document = fetched.document
                 links = fetched.links
@@ -158,6 +160,30 @@ def crawl_urls(source: SourceConfig, progress=None, fetch_state: dict[str, Fetch
     if robots is not None:
         result.why_gone.update(disallowed_now(robots, whereabouts, scope, fetch_state, indexed | set(result.not_modified)))
     return result
+
+
+def _vouched_for(lastmods: Lastmods, pages: list[str], fetch_state: dict[str, FetchState], robots: RobotsRules | None,
+                 result: SourceResult) -> tuple[set[str], dict[str, FetchState]]:
+    """The listed pages not to request: their sitemap's lastmod says they have not changed since
+    they were read (robots.txt permitting). And the fetch state to ask the others with: a page due
+    to be read again whatever its lastmod says (`Lastmods.due`) is downloaded whole, without its
+    validators, so the time it was read moves on — a 304 would leave it due every night."""
+    spared: set[str] = set()
+    asked = fetch_state
+    for page in pages:
+        doc_id = f"url:{page}"
+        state = fetch_state.get(doc_id)
+        if state is None or state.fetched_at is None or page not in lastmods.by:
+            continue
+        if lastmods.due(page, state.fetched_at):
+            asked = asked if asked is not fetch_state else dict(fetch_state)
+            asked[doc_id] = FetchState(links=state.links)
+            if lastmods.vouched(page, state.fetched_at):  # if its text changed, the sitemap's lastmod is not kept up to date
+                result.lastmod_checked[doc_id] = f"lastmod {lastmods.said[page]}, last read {state.fetched_at:%Y-%m-%d %H:%M} UTC"
+        elif lastmods.vouched(page, state.fetched_at) and (robots is None or robots.allowed(page)):
+            spared.add(page)
+            result.by_lastmod[doc_id] = lastmods.said[page]
+    return spared, asked
 
 
 def _client(source: SourceConfig, transport: httpx.BaseTransport) -> httpx.Client:
@@ -238,6 +264,7 @@ def _not_a_page(url: str) -> bool:
 
 
 NOT_MODIFIED = object()  # the server answered 304: keep the stored version, download nothing
+SPARED = Fetched(document=NOT_MODIFIED)  # not asked: the sitemap's lastmod says it is unchanged
 
 
 def fetch_document(
