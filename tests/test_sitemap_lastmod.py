@@ -132,3 +132,26 @@ def test_what_a_lastmod_can_mean():
     due = [sum(lastmods.due(p, NOW - timedelta(days=days)) for p in pages) for days in (0, 1, 3.5, 7, 30)]
     assert due[0] == 0 and 90 < due[1] < 200 and 420 < due[2] < 580 and due[3:] == [1000, 1000], \
         "each page once a week, on a turn of its own: a night's run reads a seventh of them"
+
+
+def test_a_crawl_reads_the_sitemap_its_robots_txt_names_for_the_lastmods(tmp_path, site, local_embedder):
+    """`index init https://…/help/` writes a crawl, not a sitemap source: the site's robots.txt names
+    its sitemap, whose lastmods spare the crawl's requests too — while what is indexed is still what
+    the links reach."""
+    links = "<a href='/returns'>Returns</a> <a href='/sizes'>Sizes</a>"
+    site.routes["/"] = 200, "text/html", f"<html><head><title>Help</title></head><body><article><h1>Help</h1><p>Ask us anything. {links}</p></article></body></html>".encode()
+    site.routes.update({"/returns": page("Returns", "Shoes can be returned within sixty days."), "/sizes": page("Sizes", "Our boots run small.")})
+    site.routes["/robots.txt"] = (200, "text/plain", f"User-agent: *\nDisallow: /admin/\n\nSitemap: {site.url('/sitemap.xml')}\n".encode())
+    site.routes["/sitemap.xml"] = sitemap(site, {"/": "2026-01-05", "/returns": "2026-01-05", "/sizes": "2026-01-05", "/unlinked": "2026-01-05"})
+    site.routes["/unlinked"] = page("Unlinked", "A page no link leads to.")
+    config = write_config(tmp_path, f'[[sources]]\nname = "w"\ntype = "urls"\n{LOOPBACK_WEB}urls = ["{site.url("/")}"]\ncrawl = true\n' + LOCAL)
+    assert run_json("run", "-c", str(config))[1]["total_documents"] == 3, "the sitemap lists no pages of a crawl"
+
+    site.requests.clear()
+    code, report = run_json("run", "-c", str(config))
+    assert code == 0 and report["unchanged"] and sorted(site.requests) == ["/robots.txt", "/sitemap.xml"]
+    site.routes["/sitemap.xml"] = sitemap(site, {"/": "2026-01-05", "/returns": "2026-01-05"})
+    site.requests.clear()
+    code, report = run_json("run", "-c", str(config))
+    assert code == 0 and report["total_documents"] == 3 and sorted(site.requests) == ["/robots.txt", "/sitemap.xml", "/sizes"], \
+        "a page the sitemap gives no lastmod for is asked for, found through the links the home page had"

@@ -58,6 +58,12 @@ class RobotsRules:
                     host.delay = max(host.delay, min(float(delay), MAX_CRAWL_DELAY))
         return self.rules[origin].can_fetch(url, ROBOTS_AGENT)
 
+    def sitemaps(self, url: str) -> list[str]:
+        """The sitemaps the robots.txt of `url`'s origin names (`Sitemap:` lines)."""
+        self.allowed(url)  # that origin's rules, read once
+        parts = urlsplit(url)
+        return list(self.rules[f"{parts.scheme}://{parts.netloc}"].sitemaps)
+
     def check(self, request: httpx.Request) -> None:
         """httpx request hook: runs before every hop of a page fetch, so a redirect into a
         disallowed path is stopped before it is requested."""

@@ -14,19 +14,21 @@ from indexer.sources.netguard import MAX_BYTES, TooLarge, read_capped, total_dea
 
 SITEMAP_NS = "{http://www.sitemaps.org/schemas/sitemap/0.9}"
 MAX_SITEMAPS = 100  # sitemap files read per listed sitemap, index children included
+MAX_LASTMOD_SITEMAPS = 10  # files read per sitemap a crawled site's robots.txt names, for their lastmods only
 
 
-def read_sitemap(client: httpx.Client, url: str, pages: list[str], limit: int, normalize, lastmods: Lastmods | None = None) -> list[str]:
-    """Append the page URLs of a sitemap or sitemap index (followed breadth-first, gzip accepted)
-    to `pages`, normalized and new ones only, until it holds `limit`, and each page's `<lastmod>`
-    to `lastmods`; return a message per sitemap file that could not be read."""
+def read_sitemap(client: httpx.Client, url: str, pages: list[str], limit: int, normalize, lastmods: Lastmods | None = None,
+                 max_files: int = MAX_SITEMAPS) -> list[str]:
+    """Append the page URLs of a sitemap or sitemap index (followed breadth-first, gzip accepted, at
+    most `max_files` files) to `pages`, normalized and new ones only, until it holds `limit`, and each
+    page's `<lastmod>` to `lastmods`; return a message per sitemap file that could not be read."""
     from lxml import etree
 
     parser = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=False)
     known = set(pages)
     errors: list[str] = []
     queue, seen = [url], set()
-    while queue and len(pages) < limit and len(seen) < MAX_SITEMAPS:
+    while queue and len(pages) < limit and len(seen) < max_files:
         current = queue.pop(0)
         if current in seen:
             continue

@@ -28,7 +28,7 @@ from indexer.sources.netguard import MAX_BYTES, TooLarge, guarded_transport, rea
 from indexer.sources.polite import PoliteTransport
 from indexer.sources.redirects import VALIDATORS, Whereabouts, ask_conditionally, conditional
 from indexer.sources.robots import ROBOTS_AGENT, ROBOTS_CHECKED, NotHttp, RobotsDisallowed, RobotsRules, disallowed_now, header_directives
-from indexer.sources.sitemaps import Lastmods, read_sitemap
+from indexer.sources.sitemaps import MAX_LASTMOD_SITEMAPS, Lastmods, read_sitemap
 from indexer.urlscope import UrlScope
 
 USER_AGENT = f"static-rag/{__version__} (+https://github.com/static-rag/static-rag)"
@@ -106,14 +106,16 @@ def crawl_urls(source: SourceConfig, progress=None, fetch_state: dict[str, Fetch
         if len(pages) > source.max_pages:
             pages = pages[: source.max_pages]
             result.warnings.append(limit_reached(source, "listed"))
+        if lastmods is not None and robots is not None and source.crawl and not source.sitemaps:
+            _lastmods_from_robots(client, robots, pages, lastmods, in_scope)
         seen, reached, limited, disallowed, unread = set(pages), set(), False, {}, {}
         whereabouts = Whereabouts(source, pages, fetch_state, result)
         indexed: set[str] = set()
         frontier, depth = pages, 0
-        spared, asked = _vouched_for(lastmods, pages, fetch_state, robots, result) if lastmods else ((), fetch_state)
-        fetch = partial(_fetch_page, client, source, asked)
         while frontier:
             follow = source.crawl and depth < source.max_depth
+            spared, asked = _vouched_for(lastmods, frontier, fetch_state, robots, result) if lastmods else ((), fetch_state)
+            fetch = partial(_fetch_page, client, source, asked)
             discovered: list[str] = []
             for url, fetched in zip(frontier, pool.map(lambda u: SPARED if u in spared else fetch(u), frontier)):
                 result.retries += fetched.attempts - 1
@@ -162,9 +164,17 @@ def crawl_urls(source: SourceConfig, progress=None, fetch_state: dict[str, Fetch
     return result
 
 
+def _lastmods_from_robots(client: httpx.Client, robots: RobotsRules, pages: list[str], lastmods: Lastmods, in_scope) -> None:
+    """A crawl of a site whose robots.txt names its sitemaps reads them for their lastmods only:
+    what it indexes is still what the links reach, and a sitemap it cannot read spares nothing."""
+    starts = {urlsplit(page)[:2]: page for page in pages}.values()  # one page per origin
+    for sitemap in dict.fromkeys(named for page in starts for named in robots.sitemaps(page)):
+        read_sitemap(client, sitemap, [], 100_000, in_scope, lastmods, max_files=MAX_LASTMOD_SITEMAPS)
+
+
 def _vouched_for(lastmods: Lastmods, pages: list[str], fetch_state: dict[str, FetchState], robots: RobotsRules | None,
                  result: SourceResult) -> tuple[set[str], dict[str, FetchState]]:
-    """The listed pages not to request: their sitemap's lastmod says they have not changed since
+    """The pages not to request: their sitemap's lastmod says they have not changed since
     they were read (robots.txt permitting). And the fetch state to ask the others with: a page due
     to be read again whatever its lastmod says (`Lastmods.due`) is downloaded whole, without its
     validators, so the time it was read moves on — a 304 would leave it due every night."""
