@@ -103,7 +103,7 @@ def _said_by_lastmod(decisions: dict[str, Decision], report: RunReport) -> None:
             changed[decisions[doc_id].source].append(f"{doc_id.removeprefix('url:')}: {said}")
     for source, pages in changed.items():
         message = (f"{len(pages)} page(s) had changed although the sitemap's lastmod said not since they were last read (e.g. {pages[0]}): "
-                   f"a change to such a page is found only when it is read again, once in {TRUST_DAYS} days; "
+                   f"a change to such a page is found only when it is asked for on its turn, once in {TRUST_DAYS} days; "
                    "have the site keep <lastmod> up to date, or set trust_lastmod = false to ask for every page each run")
         report.warnings.append(IngestError(ErrorCode.WEB_LASTMOD_STALE, "list", message, source=source, level="warning"))
 

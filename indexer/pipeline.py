@@ -12,7 +12,7 @@ from typing import Callable, Collection, ContextManager, Iterator, Protocol
 
 import numpy as np
 
-from indexer import artifacts
+from indexer import artifacts, runlog
 from indexer.collector import fewer_collections
 from indexer.config import Config, SourceConfig
 from indexer.diskspace import check_room
@@ -135,7 +135,8 @@ def _crawl(config: Config, previous: PreviousGeneration | None, full_refresh: bo
     with timer("crawl"):
         stored_fetch = previous.fetch_state() if previous else {}
         texts = None if dry_run else TextSpill(config.artifacts)
-        crawled_list, complete, not_modified = _crawl_sources(config, stored_fetch, full_refresh, texts, progress, report)
+        last_run = runlog.last_completed_start(config.artifacts) if previous else None
+        crawled_list, complete, not_modified = _crawl_sources(config, stored_fetch, full_refresh, texts, progress, report, last_run)
     crawled = {d.doc_id: d for d in _unique(crawled_list, report.errors)}
     report.slowest = slowest(crawled.values())
     return crawled, complete, not_modified, stored_fetch, texts
@@ -251,7 +252,7 @@ def _summarized(report: RunReport, decisions: dict[str, Decision], documents: li
 
 
 def _crawl_sources(config: Config, stored_fetch: dict[str, FetchState], full_refresh: bool, texts: TextSpill | None, progress: Progress,
-                   report: RunReport) -> tuple[list[Document], set[str], set[str]]:
+                   report: RunReport, last_run: datetime | None = None) -> tuple[list[Document], set[str], set[str]]:
     """Crawl every source: the documents read, the sources whose listing was complete (only those
     can delete documents) and the documents that answered "not modified". Errors, warnings and
     retries go into `report`; texts wait in `texts` (None in a dry run: kept in memory)."""
@@ -264,7 +265,7 @@ def _crawl_sources(config: Config, stored_fetch: dict[str, FetchState], full_ref
     for source in config.sources:
         paths = listed_files(source)
         with progress(f"reading {source.name}", count_items(source, paths)) as advance:
-            result = _crawl_one(source, advance, fetch_state, paths, texts)
+            result = _crawl_one(source, advance, fetch_state, paths, texts, last_run)
         documents.extend(result.documents)
         report.errors.extend(result.errors)
         report.warnings.extend(result.warnings)
@@ -280,12 +281,13 @@ def _crawl_sources(config: Config, stored_fetch: dict[str, FetchState], full_ref
     return documents, complete, not_modified
 
 
-def _crawl_one(source: SourceConfig, advance, fetch_state: dict[str, FetchState], paths, texts: TextSpill | None) -> SourceResult:
+def _crawl_one(source: SourceConfig, advance, fetch_state: dict[str, FetchState], paths, texts: TextSpill | None,
+               last_run: datetime | None = None) -> SourceResult:
     """One source's crawl. A bug that escapes it fails that source, not the run: its listing counts
     as failed, so it deletes nothing and its documents keep their last versions, and the other
     sources still publish (exit 4). STATIC_RAG_DEBUG=1 lets it through, with its traceback."""
     try:
-        return crawl(source, advance, fetch_state, paths, keep=texts.keep if texts else None)
+        return crawl(source, advance, fetch_state, paths, keep=texts.keep if texts else None, last_run=last_run)
     except StaticRagError:
         raise  # a missing key or a bad config: the run's own error
     except Exception as exc:

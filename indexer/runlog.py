@@ -92,6 +92,19 @@ def read(artifacts: Path) -> list[dict]:
     return sorted(runs.values(), key=lambda r: r.get("started_at") or r.get("finished_at") or "", reverse=True)
 
 
+def last_completed_start(artifacts: Path) -> datetime | None:
+    """When the newest run that came to its end started (it published, or found nothing changed:
+    `success` or `partial`); None before the first."""
+    for run in read(artifacts):
+        if run.get("status") in ("success", "partial"):
+            try:
+                started = datetime.fromisoformat(run["started_at"])
+            except (KeyError, TypeError, ValueError):
+                continue
+            return started if started.tzinfo else started.replace(tzinfo=timezone.utc)
+    return None
+
+
 def _still_running(run: dict) -> str:
     """A run without an end line: `running` while its process lives, `unfinished` once it is gone
     (killed or crashed), `in_progress` when this machine cannot tell (another host ran it, or a

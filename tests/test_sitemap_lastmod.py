@@ -7,6 +7,7 @@ from datetime import datetime, timedelta, timezone
 
 from click.testing import CliRunner
 
+from indexer import runlog
 from indexer.cli import cli
 from indexer.deciding import decide
 from indexer.documents import FetchState
@@ -74,11 +75,13 @@ def test_pages_the_sitemap_says_are_unchanged_are_not_requested_again(tmp_path, 
     code, report = run_json("run", "-c", str(config))
     assert code == 0 and sorted(site.requests) == ["/care", "/returns", "/robots.txt", "/sitemap.xml", "/sizes"]
     assert report["documents"]["updated"] == 1 and reasons(tmp_path, site, report)["/sizes"] == "content changed"
+    newest = runlog.read(tmp_path / "artifacts")[0]
+    assert runlog.last_completed_start(tmp_path / "artifacts") == datetime.fromisoformat(newest["started_at"]), "the next run's turns start here"
 
 
-def test_a_page_is_still_read_every_few_days_and_a_sitemap_that_forgets_its_lastmod_is_named(site):
-    """Taken on trust for a week at a time: a page last read 11 days ago is downloaded whole
-    (no validators: a 304 would leave it as old, asked for again every night), and if its text had
+def test_a_page_is_still_asked_for_once_a_week_and_a_sitemap_that_forgets_its_lastmod_is_named(site):
+    """Taken on trust for a week at a time: a page is asked for on its weekly turn — unless the
+    last run that came to its end started after that turn (it asked then) — and if its text had
     changed though the lastmod said not, the run says that sitemap's lastmod cannot be trusted."""
     site.routes["/robots.txt"] = (200, "text/plain", b"User-agent: *\nDisallow: /private/\n")
     site.routes["/returns"] = (*page("Returns", "Shoes can be returned within ninety days."), {"ETag": '"v2"'})
@@ -89,9 +92,13 @@ def test_a_page_is_still_read_every_few_days_and_a_sitemap_that_forgets_its_last
     state = {f"url:{site.url('/returns')}": FetchState(etag='"v1"', fetched_at=now - timedelta(days=11)),
              f"url:{site.url('/sizes')}": FetchState(etag='"s1"', fetched_at=now),  # just read (its turn: once a week)
              f"url:{site.url('/private/prices')}": FetchState(fetched_at=now)}
-    result = crawl_urls(site.source(sitemaps=(site.url("/sitemap.xml"),)), fetch_state=state)
-    assert sorted(site.requests) == ["/returns", "/robots.txt", "/sitemap.xml"], "the pages just read are not asked for"
-    assert "If-None-Match" not in dict(site.request_headers)["/returns"], "read whole, so the time it was read moves on"
+    source = site.source(sitemaps=(site.url("/sitemap.xml"),))
+    assert crawl_urls(source, fetch_state=state, last_run=datetime.now(timezone.utc)).documents == [], "the run before asked on its turn"
+    assert sorted(site.requests) == ["/robots.txt", "/sitemap.xml"]
+    site.requests.clear()
+    result = crawl_urls(source, fetch_state=state, last_run=now - timedelta(days=8))
+    assert sorted(site.requests) == ["/returns", "/robots.txt", "/sitemap.xml"], "its turn came since the last run; the pages just read are not asked for"
+    assert dict(site.request_headers)["/returns"]["If-None-Match"] == '"v1"', "asked conditionally, as ever"
     assert [d.title for d in result.documents] == ["Returns"] and result.not_modified == [f"url:{site.url('/sizes')}"]
     assert [(e.code, e.doc_id) for e in result.errors] == [("WEB_ROBOTS_DISALLOWED", f"url:{site.url('/private/prices')}")], \
         "robots.txt still decides: a page it now disallows is not kept on the sitemap's word"
@@ -131,7 +138,10 @@ def test_what_a_lastmod_can_mean():
     pages = [f"https://x.test/p{i}" for i in range(1000)]
     due = [sum(lastmods.due(p, NOW - timedelta(days=days)) for p in pages) for days in (0, 1, 3.5, 7, 30)]
     assert due[0] == 0 and 90 < due[1] < 200 and 420 < due[2] < 580 and due[3:] == [1000, 1000], \
-        "each page once a week, on a turn of its own: a night's run reads a seventh of them"
+        "each page once a week, on a turn of its own: a night's run asks for a seventh of them"
+    nightly = Lastmods(now=NOW, since=NOW - timedelta(days=1))
+    assert 90 < sum(nightly.due(p, NOW - timedelta(days=30)) for p in pages) < 200, "the run before asked for the turns before it"
+    assert sum(Lastmods(now=NOW, since=NOW + timedelta(days=3)).due(p, NOW - timedelta(days=30)) for p in pages) == 0
 
 
 def test_a_crawl_reads_the_sitemap_its_robots_txt_names_for_the_lastmods(tmp_path, site, local_embedder):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, fields, replace
+from datetime import datetime
 from typing import Callable
 
 from indexer.config import SourceConfig
@@ -84,13 +85,14 @@ def _mend(value):
 
 
 def crawl(source: SourceConfig, progress=None, fetch_state: dict[str, FetchState] | None = None, paths: list[str] | None = None,
-          keep: Callable[[Document], Document] | None = None) -> SourceResult:
+          keep: Callable[[Document], Document] | None = None, last_run: datetime | None = None) -> SourceResult:
     """Read every document of `source`. `progress(n)` is called as documents are done.
 
     `fetch_state` (doc_id → what the previous run's fetch knew) makes web fetches conditional and
     lets crawls follow an unchanged page's links without fetching it. `paths`: a files source's
     `listed_files`, when the caller listed them already. `keep` takes each document as it is read
     and returns the one to hold on to (indexer/textspill.py `TextSpill.keep`: its text on disk).
+    `last_run`: when the last run that came to its end started (web pages' weekly turns).
     """
     if source.type == "files":
         from indexer.sources.files import crawl_files
@@ -99,7 +101,7 @@ def crawl(source: SourceConfig, progress=None, fetch_state: dict[str, FetchState
     if source.type == "urls":
         from indexer.sources.web import crawl_urls
 
-        return crawl_urls(source, progress, fetch_state or {}, keep=keep)
+        return crawl_urls(source, progress, fetch_state or {}, keep=keep, last_run=last_run)
     if source.type == "notion":
         from indexer.sources.notion import crawl_notion
 

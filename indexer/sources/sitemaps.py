@@ -131,6 +131,7 @@ class Lastmods:
     one when two sitemaps list a page)."""
 
     now: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
+    since: datetime | None = None  # when the last run that came to its end started (runs.jsonl): the pages it read on their turn
     said: dict[str, str] = field(default_factory=dict)
     by: dict[str, datetime] = field(default_factory=dict)
 
@@ -144,11 +145,12 @@ class Lastmods:
         return page in self.by and fetched_at is not None and fetched_at >= self.by[page] + SETTLE
 
     def due(self, page: str, fetched_at: datetime) -> bool:
-        """Whether `page`, last read at `fetched_at`, is to be read again whatever its lastmod says
-        (a sitemap may forget to move it): its turn, once every TRUST_DAYS at a moment of its own
-        (from its address), came since. Nightly runs then read a seventh of the pages each, evenly;
-        runs a week apart read them all."""
+        """Whether `page`, last downloaded at `fetched_at`, is to be asked for again whatever its
+        lastmod says (a sitemap may forget to move it): its turn, once every TRUST_DAYS at a moment
+        of its own (from its address), came since then and since the last run that came to its end
+        started — that run asked for the pages whose turn came before. Nightly runs then ask for a
+        seventh of the pages each, evenly; runs a week apart ask for them all."""
         cycle = timedelta(days=TRUST_DAYS)
         offset = cycle * (zlib.crc32(page.encode()) / 2 ** 32)
         turn = TURNS_FROM + offset + ((self.now - TURNS_FROM - offset) // cycle) * cycle
-        return fetched_at < turn
+        return turn > max(fetched_at, min(self.since or fetched_at, self.now))

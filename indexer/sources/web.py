@@ -82,11 +82,14 @@ class Fetched:
     via: tuple[str, ...] = ()  # a Document found at another address: the ones that led to it (asked for, redirects, a canonical link)
 
 
-def crawl_urls(source: SourceConfig, progress=None, fetch_state: dict[str, FetchState] | None = None, *, keep=None) -> SourceResult:
+def crawl_urls(source: SourceConfig, progress=None, fetch_state: dict[str, FetchState] | None = None, *, keep=None,
+               last_run: datetime | None = None) -> SourceResult:
     """Fetch the listed pages (`urls`, then `sitemaps`), and with `crawl` the same-site pages they
     link to, breadth-first up to `max_depth` hops, `max_pages` pages in all. Pages of one depth are
     fetched `concurrency` at a time; every request to a host waits for `per_host_concurrency` and
-    `per_host_delay_seconds` (or the site's robots.txt Crawl-delay, up to MAX_CRAWL_DELAY)."""
+    `per_host_delay_seconds` (or the site's robots.txt Crawl-delay, up to MAX_CRAWL_DELAY). A page
+    its sitemap's lastmod says is unchanged is not asked for but on its weekly turn (`last_run`: when
+    the last run that came to its end started, which asked for the turns before)."""
     result = SourceResult(source=source.name, keep=keep)
     fetch_state = fetch_state or {}
     normalize = partial(try_normalize_url, drop_parameters=source.drop_parameters)  # None for a URL that cannot be parsed
@@ -95,27 +98,17 @@ def crawl_urls(source: SourceConfig, progress=None, fetch_state: dict[str, Fetch
         robots = RobotsRules(client, polite) if source.respect_robots else None
         if robots is not None:
             client.event_hooks["request"].append(robots.check)
-        pages = [u for u in dict.fromkeys(normalize(u) for u in source.urls) if u]  # the config checked them
         scope = UrlScope(source.include, source.exclude)
-        in_scope = partial(_scoped, normalize, scope) if scope else normalize  # a sitemap's pages outside it are not listed
-        lastmods = Lastmods() if source.trust_lastmod else None
-        for sitemap in source.sitemaps:
-            for message in read_sitemap(client, sitemap, pages, source.max_pages + 1, in_scope, lastmods):
-                result.listing_complete = False  # pages missing from a failed sitemap must not be deleted
-                result.errors.append(IngestError(ErrorCode.SOURCE_LISTING_FAILED, "list", message, source=source.name))
-        if len(pages) > source.max_pages:
-            pages = pages[: source.max_pages]
-            result.warnings.append(limit_reached(source, "listed"))
-        if lastmods is not None and robots is not None and source.crawl and not source.sitemaps:
-            _lastmods_from_robots(client, robots, pages, lastmods, in_scope)
+        lastmods = Lastmods(since=last_run) if source.trust_lastmod else None
+        pages = _listed(client, source, normalize, scope, robots, lastmods, result)
         seen, reached, limited, disallowed, unread = set(pages), set(), False, {}, {}
         whereabouts = Whereabouts(source, pages, fetch_state, result)
         indexed: set[str] = set()
         frontier, depth = pages, 0
+        fetch = partial(_fetch_page, client, source, fetch_state)
         while frontier:
             follow = source.crawl and depth < source.max_depth
-            spared, asked = _vouched_for(lastmods, frontier, fetch_state, robots, result) if lastmods else ((), fetch_state)
-            fetch = partial(_fetch_page, client, source, asked)
+            spared = _vouched_for(lastmods, frontier, fetch_state, robots, result) if lastmods else ()
             discovered: list[str] = []
             for url, fetched in zip(frontier, pool.map(lambda u: SPARED if u in spared else fetch(u), frontier)):
                 result.retries += fetched.attempts - 1
@@ -164,6 +157,25 @@ def crawl_urls(source: SourceConfig, progress=None, fetch_state: dict[str, Fetch
     return result
 
 
+def _listed(client: httpx.Client, source: SourceConfig, normalize, scope: UrlScope, robots: RobotsRules | None, lastmods: Lastmods | None,
+            result: SourceResult) -> list[str]:
+    """The pages the source lists (`urls`, then its sitemaps' pages in scope), at most `max_pages`,
+    and what the sitemaps' lastmods say of them — for a crawl without sitemaps, those its site's
+    robots.txt names. A sitemap that cannot be read is an error that keeps the source from deleting."""
+    pages = [u for u in dict.fromkeys(normalize(u) for u in source.urls) if u]  # the config checked them
+    in_scope = partial(_scoped, normalize, scope) if scope else normalize  # a sitemap's pages outside it are not listed
+    for sitemap in source.sitemaps:
+        for message in read_sitemap(client, sitemap, pages, source.max_pages + 1, in_scope, lastmods):
+            result.listing_complete = False  # pages missing from a failed sitemap must not be deleted
+            result.errors.append(IngestError(ErrorCode.SOURCE_LISTING_FAILED, "list", message, source=source.name))
+    if len(pages) > source.max_pages:
+        pages = pages[: source.max_pages]
+        result.warnings.append(limit_reached(source, "listed"))
+    if lastmods is not None and robots is not None and source.crawl and not source.sitemaps:
+        _lastmods_from_robots(client, robots, pages, lastmods, in_scope)
+    return pages
+
+
 def _lastmods_from_robots(client: httpx.Client, robots: RobotsRules, pages: list[str], lastmods: Lastmods, in_scope) -> None:
     """A crawl of a site whose robots.txt names its sitemaps reads them for their lastmods only:
     what it indexes is still what the links reach, and a sitemap it cannot read spares nothing."""
@@ -173,27 +185,22 @@ def _lastmods_from_robots(client: httpx.Client, robots: RobotsRules, pages: list
 
 
 def _vouched_for(lastmods: Lastmods, pages: list[str], fetch_state: dict[str, FetchState], robots: RobotsRules | None,
-                 result: SourceResult) -> tuple[set[str], dict[str, FetchState]]:
-    """The pages not to request: their sitemap's lastmod says they have not changed since
-    they were read (robots.txt permitting). And the fetch state to ask the others with: a page due
-    to be read again whatever its lastmod says (`Lastmods.due`) is downloaded whole, without its
-    validators, so the time it was read moves on — a 304 would leave it due every night."""
+                 result: SourceResult) -> set[str]:
+    """The pages not to ask for: their sitemap's lastmod says they have not changed since they were
+    downloaded, and their weekly turn has not come (robots.txt permitting). The others are asked for
+    as ever, conditionally; one asked on its turn that had changed says the lastmod is not kept up to date."""
     spared: set[str] = set()
-    asked = fetch_state
     for page in pages:
         doc_id = f"url:{page}"
         state = fetch_state.get(doc_id)
-        if state is None or state.fetched_at is None or page not in lastmods.by:
+        if state is None or not lastmods.vouched(page, state.fetched_at):
             continue
         if lastmods.due(page, state.fetched_at):
-            asked = asked if asked is not fetch_state else dict(fetch_state)
-            asked[doc_id] = FetchState(links=state.links)
-            if lastmods.vouched(page, state.fetched_at):  # if its text changed, the sitemap's lastmod is not kept up to date
-                result.lastmod_checked[doc_id] = f"lastmod {lastmods.said[page]}, last read {state.fetched_at:%Y-%m-%d %H:%M} UTC"
-        elif lastmods.vouched(page, state.fetched_at) and (robots is None or robots.allowed(page)):
+            result.lastmod_checked[doc_id] = f"lastmod {lastmods.said[page]}, last downloaded {state.fetched_at:%Y-%m-%d %H:%M} UTC"
+        elif robots is None or robots.allowed(page):
             spared.add(page)
             result.by_lastmod[doc_id] = lastmods.said[page]
-    return spared, asked
+    return spared
 
 
 def _client(source: SourceConfig, transport: httpx.BaseTransport) -> httpx.Client:
