@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import time
 from contextlib import ExitStack, contextmanager
-from dataclasses import replace
+from dataclasses import fields, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable, Collection, ContextManager, Iterator, Protocol
@@ -87,7 +87,7 @@ def run_index(
         meta_copied = _meta_to_copy(previous, decisions)  # meta.duckdb is written to soon: copied meanwhile
         early = cleanup.enter_context(EarlyCopy(meta_copied, config.artifacts / artifacts.GENERATIONS)) if meta_copied and not dry_run else None
 
-        versions = _Versions(previous, crawled, before, texts)
+        versions = _Versions(previous, crawled, before, texts, report.confirmed)
         documents, kept = versions.assemble(decisions)
 
         carries, stale_before = _carried(previous, rebuilt)
@@ -112,7 +112,7 @@ def run_index(
 
         builds = _space_builds(config, previous, fresh, new_chunks, carries, stale_before, kept, decisions, documents, report, probes)
         fresh = {}  # the builds hold the vectors now; writing them lets them go (artifacts.write_generation)
-        rewritten = _rewritten(decisions, documents, crawled, stored_fetch, before)
+        rewritten = _rewritten(decisions, documents, crawled, stored_fetch, before, report.confirmed)
         chance = ChanceLevels(previous, rebuilt, embedder_for, report, timer)
         unchanged_generation = _already_served(previous, chance, decisions, documents, builds, rewritten, report)
         update = MetaUpdate(previous.folder / "meta.duckdb", rewritten, early) if updatable else None
@@ -274,6 +274,7 @@ def _crawl_sources(config: Config, stored_fetch: dict[str, FetchState], full_ref
         report.why_gone.update(result.why_gone)
         report.by_lastmod.update(result.by_lastmod)
         report.lastmod_checked.update(result.lastmod_checked)
+        report.confirmed.update(result.confirmed)
         if result.retries:
             report.retries[source.name] = result.retries
         if result.listing_complete:
@@ -382,13 +383,15 @@ def _nothing_changed(previous: PreviousGeneration, decisions: dict[str, Decision
     return not rewritten
 
 
-def _rewritten(decisions: dict[str, Decision], documents: list[Document], crawled: dict[str, Document], stored_fetch: dict, before: dict) -> frozenset[str]:
+def _rewritten(decisions: dict[str, Decision], documents: list[Document], crawled: dict[str, Document], stored_fetch: dict, before: dict,
+               confirmed: dict[str, datetime]) -> frozenset[str]:
     """Documents whose stored row this run changes: every one but those skipped, fetched as they
     were and still in the same source (a renamed source changes no hash). A skipped document this
-    crawl did not read (an unchanged file, a page answering 304) is its stored row itself."""
+    crawl did not read (an unchanged file, a page answering 304) is its stored row itself — but for
+    a page found unchanged though its sitemap's lastmod moved (`confirmed`: a new fetched_at)."""
     return frozenset(
         d.doc_id for d in documents
-        if decisions[d.doc_id].action is not Action.SKIP or d.doc_id not in before
+        if decisions[d.doc_id].action is not Action.SKIP or d.doc_id not in before or d.doc_id in confirmed
         or (d.doc_id in crawled and (before[d.doc_id].source != d.source or FetchState(d.etag, d.last_modified, d.fetched_at, d.links) != stored_fetch.get(d.doc_id)))
     )
 
@@ -398,10 +401,14 @@ class _Versions:
     from the previous generation for documents that keep it without this crawl's copy (failed
     ones, those of unlisted sources, pages known unchanged without a fetch). Those rows are read
     once, and again only for documents that failed later in the run (chunking, embedding).
-    Their texts, when read (a new space chunks them), wait in `texts` as the crawled ones do."""
+    Their texts, when read (a new space chunks them), wait in `texts` as the crawled ones do.
+    A page found unchanged though its sitemap's lastmod moved (`confirmed`) keeps its last version
+    with the time it was found so."""
 
-    def __init__(self, previous: PreviousGeneration | None, crawled: dict[str, Document], before: dict, texts: TextSpill | None):
+    def __init__(self, previous: PreviousGeneration | None, crawled: dict[str, Document], before: dict, texts: TextSpill | None,
+                 confirmed: dict[str, datetime] | None = None):
         self.previous, self.crawled, self.before, self.texts = previous, crawled, before, texts
+        self.confirmed = confirmed or {}
         self.last_good: dict[str, Document] = {}
         self.asked: set[str] = set()
 
@@ -410,7 +417,8 @@ class _Versions:
         wanted = {i for i, d in decisions.items()
                   if i in self.before and (d.action is Action.FAILED or (d.action is Action.SKIP and i not in self.crawled))}
         if self.previous is not None and wanted - self.asked:
-            self.last_good.update((d.doc_id, d) for d in self.previous.documents(wanted - self.asked, self.texts))
+            self.last_good.update((d.doc_id, _read_at(d, self.confirmed[d.doc_id]) if d.doc_id in self.confirmed else d)
+                                  for d in self.previous.documents(wanted - self.asked, self.texts))
             self.asked |= wanted
         documents: list[Document] = []
         kept: set[str] = set()
@@ -424,6 +432,11 @@ class _Versions:
                     documents.append(doc)
                     kept.add(doc_id)
         return documents, kept
+
+
+def _read_at(document: Document, fetched_at: datetime) -> Document:
+    """A plain copy of a stored document (its fields and text read), found unchanged at `fetched_at`."""
+    return Document(**{f.name: getattr(document, f.name) for f in fields(Document) if f.name != "fetched_at"}, fetched_at=fetched_at)
 
 
 def _nothing_found(config: Config, report: RunReport) -> PublishRefused | DeleteGuard:

@@ -38,6 +38,7 @@ class RunReport:
     why_gone: dict[str, tuple[str, str]] = field(default_factory=dict)  # doc_id a source did not reach → (code, why): robots.txt
     by_lastmod: dict[str, str] = field(default_factory=dict)  # doc_id not requested: its sitemap lastmod says it is unchanged
     lastmod_checked: dict[str, str] = field(default_factory=dict)  # doc_id read again although its lastmod vouched for it → what it said
+    confirmed: dict[str, datetime] = field(default_factory=dict)  # doc_id that answered 304 though its lastmod moved → its new fetched_at
 
     @property
     def moved_documents(self) -> int:

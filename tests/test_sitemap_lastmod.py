@@ -3,6 +3,7 @@ a night's crawl of a large site costs what changed, not one request per page (at
 politeness of 0.25 s between requests to a host, 400 pages took 101 s however few changed)."""
 
 import json
+import time
 from datetime import datetime, timedelta, timezone
 
 from click.testing import CliRunner
@@ -165,3 +166,24 @@ def test_a_crawl_reads_the_sitemap_its_robots_txt_names_for_the_lastmods(tmp_pat
     code, report = run_json("run", "-c", str(config))
     assert code == 0 and report["total_documents"] == 3 and sorted(site.requests) == ["/robots.txt", "/sitemap.xml", "/sizes"], \
         "a page the sitemap gives no lastmod for is asked for, found through the links the home page had"
+
+
+def test_a_site_deployed_whole_is_asked_once_then_trusted_again(tmp_path, site, local_embedder):
+    """A static site generator (MkDocs) writes the build's date as every page's lastmod: after a
+    deploy that changed no page, each answers 304 — and stayed "changed since it was downloaded",
+    asked for every run until its text changed. Found unchanged, it is trusted again from the next run."""
+    for name in ("returns", "sizes"):
+        site.routes[f"/{name}"] = (*page(name.title(), f"All about {name}."), {"ETag": f'"{name}"'})
+    site.routes["/sitemap.xml"] = sitemap(site, {"/returns": "2026-01-05", "/sizes": "2026-01-05"})
+    config = write_config(tmp_path, f'[[sources]]\nname = "w"\ntype = "urls"\n{LOOPBACK_WEB}sitemaps = ["{site.url("/sitemap.xml")}"]\n' + LOCAL)
+    assert run_json("run", "-c", str(config))[0] == 0
+    deployed = datetime.now(timezone.utc) - timedelta(hours=1) + timedelta(seconds=4)  # an hour after it is past: not a cache's older copy
+    site.routes["/sitemap.xml"] = sitemap(site, {"/returns": f"{deployed:%Y-%m-%dT%H:%M:%SZ}", "/sizes": f"{deployed:%Y-%m-%dT%H:%M:%SZ}"})
+    time.sleep(5)
+
+    site.requests.clear()
+    code, report = run_json("run", "-c", str(config))
+    assert code == 0 and sorted(site.not_modified) == ["/returns", "/sizes"] and not report["unchanged"], "asked: the lastmod moved"
+    site.requests.clear()
+    code, report = run_json("run", "-c", str(config))
+    assert code == 0 and report["unchanged"] and sorted(site.requests) == ["/robots.txt", "/sitemap.xml"], "found unchanged: trusted again"

@@ -27,6 +27,7 @@ class SourceResult:
     why_gone: dict[str, tuple[str, str]] = field(default_factory=dict)  # doc_id indexed before, not reached now → (code, why): the guard's message
     by_lastmod: dict[str, str] = field(default_factory=dict)  # doc_id not requested: its sitemap lastmod (as written) says it is unchanged
     lastmod_checked: dict[str, str] = field(default_factory=dict)  # doc_id read again although its lastmod vouched for it → what it said
+    confirmed: dict[str, datetime] = field(default_factory=dict)  # doc_id that answered 304 though its lastmod moved → when: its new fetched_at
     keep: Callable[[Document], Document] | None = field(default=None, repr=False, compare=False)  # where documents' texts wait (indexer/textspill.py)
 
     def add(self, document: Document) -> None:
