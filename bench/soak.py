@@ -4,9 +4,10 @@
     .venv/bin/python bench/soak.py --runs 200 --minutes 60       # stops at whichever comes first
 
 Loopback only: a fake Notion API (tests/fakes/notion_server.py) with 31 pages in a tree, a web
-site of 10 pages (tests/conftest.py's Site), and the fake OpenAI embedder. Each run, at random:
-Notion block listings answer 429 / 500 / 503 for a while (sometimes past every retry), the search
-listing is rate limited, web pages answer 503 / 500 or close the connection before their body,
+site of 10 pages (tests/conftest.py's Site) listed in a sitemap with a `<lastmod>` per page (an edit
+moves it; pages 7-9, never edited, are not asked for again), and the fake OpenAI embedder. Each run, at
+random: Notion block listings answer 429 / 500 / 503 for a while (sometimes past every retry), the search
+listing is rate limited, the sitemap or web pages answer 503 / 500 (pages also close the connection before their body),
 `--full-refresh` is passed, one or two pages are edited, and the `index run` process is stopped
 at a random moment: SIGKILLed, or sent SIGTERM (what `timeout`, systemd and `docker stop` send).
 Nothing is ever deleted from the sources, so:
@@ -88,15 +89,16 @@ class World:
         self.pages = build_notion(self.notion)
         self.versions = {i: 0 for i in range(10)}
         self.failing: dict[str, int] = {}  # web path -> failures still to give
+        self.lastmod = {i: "2026-11-01" for i in range(10)}
         for i in range(10):
             self.site.routes[f"/help/{i}"] = self._route(i)
+        self.site.routes["/sitemap.xml"] = self._sitemap
         self.folder = Path(tempfile.mkdtemp(prefix="static-rag-soak-"))
         self.artifacts = self.folder / "artifacts"
-        urls = json.dumps([self.site.url(f"/help/{i}") for i in range(10)])
         self.config = self.folder / "index.toml"
         self.config.write_text(
             f'[[sources]]\nname = "wiki"\ntype = "notion"\nroots = ["{self.pages[0]}"]\nrequests_per_second = 100\nmax_depth = 4\n'
-            f'[[sources]]\nname = "help"\ntype = "urls"\nurls = {urls}\nallow_private_networks = ["127.0.0.0/8"]\nper_host_delay_seconds = 0\ntimeout_seconds = 5\n'
+            f'[[sources]]\nname = "help"\ntype = "urls"\nsitemaps = ["{self.site.url("/sitemap.xml")}"]\nallow_private_networks = ["127.0.0.0/8"]\nper_host_delay_seconds = 0\ntimeout_seconds = 5\n'
             '[[spaces]]\nprovider = "openai"\ndimensions = 256\n', encoding="utf-8")
         self.env = {**os.environ, "NOTION_TOKEN": self.notion.api_key, "NOTION_BASE_URL": self.notion.url, "OPENAI_API_KEY": self.openai.api_key,
                     "OPENAI_BASE_URL": f"{self.openai.url}/v1", "HF_HUB_OFFLINE": "1", "STATIC_RAG_DEBUG": "1"}
@@ -114,6 +116,13 @@ class World:
             return 200, "text/html; charset=utf-8", web_page(i, self.versions[i])
         return answer
 
+    def _sitemap(self):
+        if self.failing.get("/sitemap.xml", 0) > 0:
+            self.failing["/sitemap.xml"] -= 1
+            return 503, "text/plain", b"busy", {"Retry-After": "0"}
+        entries = "".join(f"<url><loc>{self.site.url(f'/help/{i}')}</loc><lastmod>{said}</lastmod></url>" for i, said in self.lastmod.items())
+        return 200, "application/xml", f'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{entries}</urlset>'.encode()
+
     def inject(self, n: int) -> list[str]:
         """Faults for run `n`, and edits so that it has work to do; returns the kinds of fault."""
         rng, faults = self.rng, []
@@ -126,10 +135,14 @@ class World:
         for i in rng.sample(range(10), rng.randint(0, 3)):
             self.failing[f"/help/{i}"] = rng.randint(1, 4)
             faults.append("web-page")
+        if rng.random() < 0.1:
+            self.failing["/sitemap.xml"] = 1
+            faults.append("sitemap")
         for page in rng.sample(self.pages[1:], rng.randint(0, 2)):
             self.notion.workspace.set_blocks(page, paragraph(f"Edited in run {n}: {rng.random():.6f}"), edited=f"2026-11-{10 + n % 15:02d}T10:00:00.000Z")
-        for i in rng.sample(range(10), rng.randint(0, 2)):
+        for i in rng.sample(range(7), rng.randint(0, 2)):  # pages 7-9 are never edited: their lastmod spares them every run
             self.versions[i] += 1
+            self.lastmod[i] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         return faults
 
     def heal(self) -> None:
