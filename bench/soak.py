@@ -98,7 +98,7 @@ class World:
         self.config = self.folder / "index.toml"
         self.config.write_text(
             f'[[sources]]\nname = "wiki"\ntype = "notion"\nroots = ["{self.pages[0]}"]\nrequests_per_second = 100\nmax_depth = 4\n'
-            f'[[sources]]\nname = "help"\ntype = "urls"\nsitemaps = ["{self.site.url("/sitemap.xml")}"]\nallow_private_networks = ["127.0.0.0/8"]\nper_host_delay_seconds = 0\ntimeout_seconds = 5\n'
+            f'[[sources]]\nname = "help"\ntype = "urls"\nsitemaps = ["{self.site.url("/sitemap.xml")}"]\ntrust_lastmod = true\nallow_private_networks = ["127.0.0.0/8"]\nper_host_delay_seconds = 0\ntimeout_seconds = 5\n'
             '[[spaces]]\nprovider = "openai"\ndimensions = 256\n', encoding="utf-8")
         self.env = {**os.environ, "NOTION_TOKEN": self.notion.api_key, "NOTION_BASE_URL": self.notion.url, "OPENAI_API_KEY": self.openai.api_key,
                     "OPENAI_BASE_URL": f"{self.openai.url}/v1", "HF_HUB_OFFLINE": "1", "STATIC_RAG_DEBUG": "1"}

@@ -53,7 +53,7 @@ class SourceConfig:
     timeout_seconds: float = 20.0
     allow_private_networks: tuple[str, ...] = ()  # CIDRs the SSRF guard lets web fetches reach
     respect_robots: bool = True  # robots.txt rules for the `static-rag` agent are obeyed
-    trust_lastmod: bool = True  # urls: a page whose sitemap <lastmod> says it is unchanged since it was read is not requested (for a few days)
+    trust_lastmod: bool = False  # urls: a page whose sitemap <lastmod> says it is unchanged since it was read is not requested (but weekly)
     drop_parameters: tuple[str, ...] = TRACKING_PARAMETERS  # query parameters removed from URLs (`utm_*` = a prefix)
     crawl: bool = False  # also follow same-site links from the listed pages
     include: tuple[str, ...] = ()  # urls: URL patterns a page must match to be indexed (indexer/urlscope.py)
@@ -161,7 +161,7 @@ SOURCE_KEYS_BY_TYPE = {
         "include": Key(list, item_type=str, default=[]),
         "exclude": Key(list, item_type=str, default=[]),
         "respect_robots": Key(bool, default=True),
-        "trust_lastmod": Key(bool, default=True),
+        "trust_lastmod": Key(bool, default=False),
         "crawl": Key(bool, default=False),
         "max_depth": Key(int, min=0, max=20),
         "concurrency": Key(int, default=4, min=1, max=32),

@@ -275,6 +275,8 @@ def _crawl_sources(config: Config, stored_fetch: dict[str, FetchState], full_ref
         report.by_lastmod.update(result.by_lastmod)
         report.lastmod_checked.update(result.lastmod_checked)
         report.confirmed.update(result.confirmed)
+        if result.could_spare:
+            report.could_spare[source.name] = result.could_spare
         if result.retries:
             report.retries[source.name] = result.retries
         if result.listing_complete:

@@ -39,6 +39,7 @@ class RunReport:
     by_lastmod: dict[str, str] = field(default_factory=dict)  # doc_id not requested: its sitemap lastmod says it is unchanged
     lastmod_checked: dict[str, str] = field(default_factory=dict)  # doc_id read again although its lastmod vouched for it → what it said
     confirmed: dict[str, datetime] = field(default_factory=dict)  # doc_id that answered 304 though its lastmod moved → its new fetched_at
+    could_spare: dict[str, int] = field(default_factory=dict)  # source → pages asked for that its sitemap's lastmod vouched for (trust_lastmod off)
 
     @property
     def moved_documents(self) -> int:

@@ -105,7 +105,7 @@ def _web_or_notion(url: str) -> Place:
     if last.endswith((".xml", ".xml.gz")) or "sitemap" in last:
         return Place(site, "urls", [f"sitemaps = [{_quote(url)}]", *allow], f"the pages listed in {url}{said}",
                      [_line('# include = ["/help/"]', "only the pages below /help/"),
-                      _line("# trust_lastmod = false", "ask for every page each run, if the sitemap's <lastmod> is not kept up to date")])
+                      _line("# trust_lastmod = true", "ask only for pages whose <lastmod> moved (a site that keeps it up to date)")])
     folder = parts.path if parts.path.endswith("/") else parts.path.rsplit("/", 1)[0] + "/"
     lines = [f"urls = [{_quote(url)}]", _line("crawl = true", "follow its links to pages on the same site"), *allow]
     if folder != "/":

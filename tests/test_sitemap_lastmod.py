@@ -48,7 +48,7 @@ def test_pages_the_sitemap_says_are_unchanged_are_not_requested_again(tmp_path, 
                         "/care": page("Care", "Clean leather with a damp cloth.")})  # no ETag, no Last-Modified: every read a download
     site.routes["/sitemap.xml"] = sitemap(site, {"/returns": "2026-01-05", "/sizes": "2026-01-05T10:00:00+00:00", "/care": None})
     source = f'[[sources]]\nname = "w"\ntype = "urls"\n{LOOPBACK_WEB}sitemaps = ["{site.url("/sitemap.xml")}"]\n'
-    config = write_config(tmp_path, source + LOCAL)
+    config = write_config(tmp_path, source + "trust_lastmod = true\n" + LOCAL)
     assert run_json("run", "-c", str(config))[1]["total_documents"] == 3
 
     site.requests.clear()
@@ -70,8 +70,8 @@ def test_pages_the_sitemap_says_are_unchanged_are_not_requested_again(tmp_path, 
     code, report = run_json("run", "-c", str(config))
     assert code == 0 and report["documents"]["updated"] == 1 and "/returns" in site.requests and "/sizes" not in site.requests
     assert reasons(tmp_path, site, report)["/returns"] == "content changed"
-    # … unless the source asks for every page each run.
-    write_config(tmp_path, source + "trust_lastmod = false\n" + LOCAL)
+    # … unless the source asks for every page each run, as it does by default.
+    write_config(tmp_path, source + LOCAL)
     site.requests.clear()
     code, report = run_json("run", "-c", str(config))
     assert code == 0 and sorted(site.requests) == ["/care", "/returns", "/robots.txt", "/sitemap.xml", "/sizes"]
@@ -93,7 +93,7 @@ def test_a_page_is_still_asked_for_once_a_week_and_a_sitemap_that_forgets_its_la
     state = {f"url:{site.url('/returns')}": FetchState(etag='"v1"', fetched_at=now - timedelta(days=11)),
              f"url:{site.url('/sizes')}": FetchState(etag='"s1"', fetched_at=now),  # just read (its turn: once a week)
              f"url:{site.url('/private/prices')}": FetchState(fetched_at=now)}
-    source = site.source(sitemaps=(site.url("/sitemap.xml"),))
+    source = site.source(sitemaps=(site.url("/sitemap.xml"),), trust_lastmod=True)
     assert crawl_urls(source, fetch_state=state, last_run=datetime.now(timezone.utc)).documents == [], "the run before asked on its turn"
     assert sorted(site.requests) == ["/robots.txt", "/sitemap.xml"]
     site.requests.clear()
@@ -155,7 +155,7 @@ def test_a_crawl_reads_the_sitemap_its_robots_txt_names_for_the_lastmods(tmp_pat
     site.routes["/robots.txt"] = (200, "text/plain", f"User-agent: *\nDisallow: /admin/\n\nSitemap: {site.url('/sitemap.xml')}\n".encode())
     site.routes["/sitemap.xml"] = sitemap(site, {"/": "2026-01-05", "/returns": "2026-01-05", "/sizes": "2026-01-05", "/unlinked": "2026-01-05"})
     site.routes["/unlinked"] = page("Unlinked", "A page no link leads to.")
-    config = write_config(tmp_path, f'[[sources]]\nname = "w"\ntype = "urls"\n{LOOPBACK_WEB}urls = ["{site.url("/")}"]\ncrawl = true\n' + LOCAL)
+    config = write_config(tmp_path, f'[[sources]]\nname = "w"\ntype = "urls"\n{LOOPBACK_WEB}urls = ["{site.url("/")}"]\ncrawl = true\ntrust_lastmod = true\n' + LOCAL)
     assert run_json("run", "-c", str(config))[1]["total_documents"] == 3, "the sitemap lists no pages of a crawl"
 
     site.requests.clear()
@@ -175,7 +175,8 @@ def test_a_site_deployed_whole_is_asked_once_then_trusted_again(tmp_path, site, 
     for name in ("returns", "sizes"):
         site.routes[f"/{name}"] = (*page(name.title(), f"All about {name}."), {"ETag": f'"{name}"'})
     site.routes["/sitemap.xml"] = sitemap(site, {"/returns": "2026-01-05", "/sizes": "2026-01-05"})
-    config = write_config(tmp_path, f'[[sources]]\nname = "w"\ntype = "urls"\n{LOOPBACK_WEB}sitemaps = ["{site.url("/sitemap.xml")}"]\n' + LOCAL)
+    config = write_config(tmp_path, f'[[sources]]\nname = "w"\ntype = "urls"\n{LOOPBACK_WEB}sitemaps = ["{site.url("/sitemap.xml")}"]\n'
+                                    "trust_lastmod = true\n" + LOCAL)
     assert run_json("run", "-c", str(config))[0] == 0
     deployed = datetime.now(timezone.utc) - timedelta(hours=1) + timedelta(seconds=4)  # an hour after it is past: not a cache's older copy
     site.routes["/sitemap.xml"] = sitemap(site, {"/returns": f"{deployed:%Y-%m-%dT%H:%M:%SZ}", "/sizes": f"{deployed:%Y-%m-%dT%H:%M:%SZ}"})
@@ -187,3 +188,19 @@ def test_a_site_deployed_whole_is_asked_once_then_trusted_again(tmp_path, site, 
     site.requests.clear()
     code, report = run_json("run", "-c", str(config))
     assert code == 0 and report["unchanged"] and sorted(site.requests) == ["/robots.txt", "/sitemap.xml"], "found unchanged: trusted again"
+
+
+def test_a_large_site_whose_sitemap_could_spare_its_requests_is_told_how(tmp_path, site, local_embedder):
+    """trust_lastmod is off by default (a site whose generator writes the publication date as lastmod
+    would have its edits wait up to a week): a run that asked for many pages the sitemap vouched for
+    names the setting."""
+    lastmods = {f"/p{i}": "2026-01-05" for i in range(60)}
+    for path in lastmods:
+        site.routes[path] = (*page(path, f"Page {path} of the help centre."), {"ETag": f'"{path}"'})
+    site.routes["/sitemap.xml"] = sitemap(site, lastmods)
+    config = write_config(tmp_path, f'[[sources]]\nname = "help"\ntype = "urls"\n{LOOPBACK_WEB}sitemaps = ["{site.url("/sitemap.xml")}"]\n' + LOCAL)
+    assert run_json("run", "-c", str(config))[0] == 0
+    result = CliRunner().invoke(cli, ["run", "-c", str(config), "--quiet"], catch_exceptions=False)
+    assert result.exit_code == 0 and len(site.not_modified) == 60, "asked for every page, as ever"
+    assert "help: 60 pages were asked for that the sitemap's lastmod says have not changed since last read" in result.output
+    assert "`trust_lastmod = true` asks only for the others" in result.output, result.output

@@ -343,6 +343,7 @@ def _print_suggested_threshold(suggested: dict, key: str = "min_relevance") -> N
 
 
 PLAN_LINES = 50  # documents a dry run lists by name before summarizing the rest
+LASTMOD_HINT_MIN = 50  # pages asked for that a sitemap lastmod vouched for, before `index run` names trust_lastmod
 
 
 def _print_plan(report) -> None:
@@ -379,6 +380,10 @@ def _print_summary(report, artifacts: Path) -> None:
         n = len(report.by_lastmod)
         click.echo(f"{n} page{'' if n == 1 else 's'} not requested: {'its' if n == 1 else 'their'} sitemap's lastmod says "
                    f"{'it has' if n == 1 else 'they have'} not changed since last read (trust_lastmod).")
+    for name, n in report.could_spare.items():
+        if n >= LASTMOD_HINT_MIN:  # each costs the politeness delay at least: a large site's night is mostly these
+            click.echo(f"{name}: {n} pages were asked for that the sitemap's lastmod says have not changed since last read; "
+                       "if the site keeps <lastmod> up to date, `trust_lastmod = true` asks only for the others (README: Web pages).")
     if report.unchanged:
         click.echo(f"Nothing changed: generation {report.generation_id} stays current ({report.documents} documents); "
                    f"nothing was written  ({took}).")

@@ -28,6 +28,7 @@ class SourceResult:
     by_lastmod: dict[str, str] = field(default_factory=dict)  # doc_id not requested: its sitemap lastmod (as written) says it is unchanged
     lastmod_checked: dict[str, str] = field(default_factory=dict)  # doc_id read again although its lastmod vouched for it → what it said
     confirmed: dict[str, datetime] = field(default_factory=dict)  # doc_id that answered 304 though its lastmod moved → when: its new fetched_at
+    could_spare: int = 0  # pages asked for that the sitemap's lastmod vouched for (trust_lastmod off): the hint to turn it on
     keep: Callable[[Document], Document] | None = field(default=None, repr=False, compare=False)  # where documents' texts wait (indexer/textspill.py)
 
     def add(self, document: Document) -> None:

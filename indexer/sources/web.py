@@ -99,7 +99,7 @@ def crawl_urls(source: SourceConfig, progress=None, fetch_state: dict[str, Fetch
         if robots is not None:
             client.event_hooks["request"].append(robots.check)
         scope = UrlScope(source.include, source.exclude)
-        lastmods = Lastmods(since=last_run) if source.trust_lastmod else None
+        lastmods = Lastmods(since=last_run)
         pages = _listed(client, source, normalize, scope, robots, lastmods, result)
         seen, reached, limited, disallowed, unread = set(pages), set(), False, {}, {}
         whereabouts = Whereabouts(source, pages, fetch_state, result)
@@ -108,7 +108,7 @@ def crawl_urls(source: SourceConfig, progress=None, fetch_state: dict[str, Fetch
         fetch = partial(_fetch_page, client, source, fetch_state)
         while frontier:
             follow = source.crawl and depth < source.max_depth
-            spared = _vouched_for(lastmods, frontier, fetch_state, robots, result) if lastmods else ()
+            spared = _vouched_for(lastmods, frontier, fetch_state, robots, result, source.trust_lastmod)
             discovered: list[str] = []
             for url, fetched in zip(frontier, pool.map(lambda u: SPARED if u in spared else fetch(u), frontier)):
                 result.retries += fetched.attempts - 1
@@ -122,7 +122,8 @@ def crawl_urls(source: SourceConfig, progress=None, fetch_state: dict[str, Fetch
                     found = fetched.url or url
                     if scope(found):
                         result.not_modified.append(f"url:{found}")
-                        _confirmed(lastmods, found, fetch_state, fetched, result)
+                        if source.trust_lastmod:
+                            _confirmed(lastmods, found, fetch_state, fetched, result)
                     links = fetch_state[f"url:{found}"].links  # unchanged: its links as the last fetch found them
                 elif document is not None and not scope(document.url):  # where it is indexed
                     pass  # a listed page outside include / exclude: a crawl's start, read for its links only
@@ -158,7 +159,7 @@ def crawl_urls(source: SourceConfig, progress=None, fetch_state: dict[str, Fetch
     return result
 
 
-def _listed(client: httpx.Client, source: SourceConfig, normalize, scope: UrlScope, robots: RobotsRules | None, lastmods: Lastmods | None,
+def _listed(client: httpx.Client, source: SourceConfig, normalize, scope: UrlScope, robots: RobotsRules | None, lastmods: Lastmods,
             result: SourceResult) -> list[str]:
     """The pages the source lists (`urls`, then its sitemaps' pages in scope), at most `max_pages`,
     and what the sitemaps' lastmods say of them — for a crawl without sitemaps, those its site's
@@ -172,7 +173,7 @@ def _listed(client: httpx.Client, source: SourceConfig, normalize, scope: UrlSco
     if len(pages) > source.max_pages:
         pages = pages[: source.max_pages]
         result.warnings.append(limit_reached(source, "listed"))
-    if lastmods is not None and robots is not None and source.crawl and not source.sitemaps:
+    if source.trust_lastmod and robots is not None and source.crawl and not source.sitemaps:
         _lastmods_from_robots(client, robots, pages, lastmods, in_scope)
     return pages
 
@@ -186,17 +187,20 @@ def _lastmods_from_robots(client: httpx.Client, robots: RobotsRules, pages: list
 
 
 def _vouched_for(lastmods: Lastmods, pages: list[str], fetch_state: dict[str, FetchState], robots: RobotsRules | None,
-                 result: SourceResult) -> set[str]:
+                 result: SourceResult, trusted: bool) -> set[str]:
     """The pages not to ask for: their sitemap's lastmod says they have not changed since they were
-    downloaded, and their weekly turn has not come (robots.txt permitting). The others are asked for
-    as ever, conditionally; one asked on its turn that had changed says the lastmod is not kept up to date."""
+    downloaded, and their weekly turn has not come (robots.txt permitting; a source that does not
+    trust lastmod only counts them, `SourceResult.could_spare`). The others are asked
+    for as ever, conditionally; one asked on its turn that had changed says the lastmod is not kept up to date."""
     spared: set[str] = set()
     for page in pages:
         doc_id = f"url:{page}"
         state = fetch_state.get(doc_id)
         if state is None or not lastmods.vouched(page, state.fetched_at):
             continue
-        if lastmods.due(page, state.fetched_at):
+        if not trusted:
+            result.could_spare += 1
+        elif lastmods.due(page, state.fetched_at):
             result.lastmod_checked[doc_id] = f"lastmod {lastmods.said[page]}, last downloaded {state.fetched_at:%Y-%m-%d %H:%M} UTC"
         elif robots is None or robots.allowed(page):
             spared.add(page)
@@ -204,13 +208,13 @@ def _vouched_for(lastmods: Lastmods, pages: list[str], fetch_state: dict[str, Fe
     return spared
 
 
-def _confirmed(lastmods: Lastmods | None, page: str, fetch_state: dict[str, FetchState], fetched: Fetched, result: SourceResult) -> None:
+def _confirmed(lastmods: Lastmods, page: str, fetch_state: dict[str, FetchState], fetched: Fetched, result: SourceResult) -> None:
     """A page that answered 304 although its sitemap's lastmod moved since it was downloaded (a
     site rebuilt and deployed whole: every page's lastmod is the build's) is unchanged as of now:
     said so (`SourceResult.confirmed`), its lastmod vouches for it from the next run on. Otherwise
     it would be asked for every run until its text changes."""
     doc_id = f"url:{page}"
-    if lastmods is not None and fetched is not SPARED and page in lastmods.by and not lastmods.vouched(page, fetch_state[doc_id].fetched_at):
+    if fetched is not SPARED and page in lastmods.by and not lastmods.vouched(page, fetch_state[doc_id].fetched_at):
         result.confirmed[doc_id] = datetime.now(timezone.utc)
 
 
