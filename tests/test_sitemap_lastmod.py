@@ -178,9 +178,9 @@ def test_a_site_deployed_whole_is_asked_once_then_trusted_again(tmp_path, site, 
     config = write_config(tmp_path, f'[[sources]]\nname = "w"\ntype = "urls"\n{LOOPBACK_WEB}sitemaps = ["{site.url("/sitemap.xml")}"]\n'
                                     "trust_lastmod = true\n" + LOCAL)
     assert run_json("run", "-c", str(config))[0] == 0
-    deployed = datetime.now(timezone.utc) - timedelta(hours=1) + timedelta(seconds=4)  # an hour after it is past: not a cache's older copy
+    deployed = datetime.now(timezone.utc) - timedelta(hours=1) + timedelta(seconds=1)  # after the download; an hour after it passes in 1 s
     site.routes["/sitemap.xml"] = sitemap(site, {"/returns": f"{deployed:%Y-%m-%dT%H:%M:%SZ}", "/sizes": f"{deployed:%Y-%m-%dT%H:%M:%SZ}"})
-    time.sleep(5)
+    time.sleep(1.5)  # the next download comes an hour after the lastmod: not a cache's older copy
 
     site.requests.clear()
     code, report = run_json("run", "-c", str(config))
