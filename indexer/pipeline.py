@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import time
 from contextlib import ExitStack, contextmanager
-from dataclasses import fields, replace
+from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable, Collection, ContextManager, Iterator, Protocol
@@ -419,7 +419,7 @@ class _Versions:
         wanted = {i for i, d in decisions.items()
                   if i in self.before and (d.action is Action.FAILED or (d.action is Action.SKIP and i not in self.crawled))}
         if self.previous is not None and wanted - self.asked:
-            self.last_good.update((d.doc_id, _read_at(d, self.confirmed[d.doc_id]) if d.doc_id in self.confirmed else d)
+            self.last_good.update((d.doc_id, replace(d, fetched_at=self.confirmed[d.doc_id]) if d.doc_id in self.confirmed else d)
                                   for d in self.previous.documents(wanted - self.asked, self.texts))
             self.asked |= wanted
         documents: list[Document] = []
@@ -434,11 +434,6 @@ class _Versions:
                     documents.append(doc)
                     kept.add(doc_id)
         return documents, kept
-
-
-def _read_at(document: Document, fetched_at: datetime) -> Document:
-    """A plain copy of a stored document (its fields and text read), found unchanged at `fetched_at`."""
-    return Document(**{f.name: getattr(document, f.name) for f in fields(Document) if f.name != "fetched_at"}, fetched_at=fetched_at)
 
 
 def _nothing_found(config: Config, report: RunReport) -> PublishRefused | DeleteGuard:

@@ -172,6 +172,11 @@ class StoredDocument(Document):
     Only `doc_id` is known from the start; a copy (`dataclasses.replace`) is a plain document.
     With a TextSpill, the texts read go to its file, and `text` reads one back each time it is asked."""
 
+    def __new__(cls, *args, **kwargs):
+        """What `dataclasses.replace` builds from one: a plain Document (every field read). The
+        stored ones themselves are made by `_Stored`, without calling the class."""
+        return Document(*args, **kwargs)
+
     @property
     def text(self) -> str:
         return str(self.__dict__["_stored"].text(self.doc_id))

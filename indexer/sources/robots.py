@@ -15,7 +15,7 @@ from indexer.errors import ErrorCode
 from indexer.extract import directives
 from indexer.sources.netguard import TooLarge, read_capped, total_deadline
 from indexer.sources.polite import MAX_CRAWL_DELAY, PoliteTransport
-from indexer.sources.redirects import Whereabouts
+from indexer.sources.redirects import Whereabouts, origin
 from indexer.urlscope import UrlScope
 
 ROBOTS_AGENT = "static-rag"  # the product token robots.txt groups are matched against
@@ -47,22 +47,20 @@ class RobotsRules:
         self.lock = threading.Lock()
 
     def allowed(self, url: str) -> bool:
-        parts = urlsplit(url)
-        origin = f"{parts.scheme}://{parts.netloc}"
+        site = origin(url)
         with self.lock:  # one robots.txt request per origin, however many threads ask
-            if origin not in self.rules:
-                self.rules[origin] = rules = Protego.parse(self._fetch(origin))
+            if site not in self.rules:
+                self.rules[site] = rules = Protego.parse(self._fetch(site))
                 delay = rules.crawl_delay(ROBOTS_AGENT)
                 if delay and self.polite is not None:
-                    host = self.polite.host(parts.netloc)
+                    host = self.polite.host(urlsplit(url).netloc)
                     host.delay = max(host.delay, min(float(delay), MAX_CRAWL_DELAY))
-        return self.rules[origin].can_fetch(url, ROBOTS_AGENT)
+        return self.rules[site].can_fetch(url, ROBOTS_AGENT)
 
     def sitemaps(self, url: str) -> list[str]:
         """The sitemaps the robots.txt of `url`'s origin names (`Sitemap:` lines)."""
         self.allowed(url)  # that origin's rules, read once
-        parts = urlsplit(url)
-        return list(self.rules[f"{parts.scheme}://{parts.netloc}"].sitemaps)
+        return list(self.rules[origin(url)].sitemaps)
 
     def check(self, request: httpx.Request) -> None:
         """httpx request hook: runs before every hop of a page fetch, so a redirect into a

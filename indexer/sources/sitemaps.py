@@ -95,14 +95,14 @@ def gunzip_capped(body: bytes, cap: int, layers: int = 3) -> bytes:
 LASTMOD = re.compile(r"(\d{4})(?:-(\d{2})(?:-(\d{2}))?)?")
 LATEST_ZONE = timedelta(hours=12)  # a time without its zone, or a day, may be as late as UTC−12 reads it
 SETTLE = timedelta(hours=1)  # a page read this soon after its lastmod may have come from a cache's older copy
-TRUST_DAYS = 7  # a page the sitemap vouches for is still read once in this many days, on a turn of its own
+TRUST_DAYS = 7  # a page the sitemap vouches for is still asked for once in this many days, on a turn of its own
 TURNS_FROM = datetime(2026, 1, 1, tzinfo=timezone.utc)  # where every page's turns are counted from
 
 
 def changed_by(lastmod: str | None, now: datetime) -> datetime | None:
     """The latest instant a W3C-datetime `<lastmod>` can mean ("2026-11-02" may be that day's end
     anywhere on Earth; a month or a year its last day), or None when it is missing, unreadable or
-    in the future (a sitemap that says "now" or 9999 for every page vouches for nothing)."""
+    more than a day in the future (a sitemap that says 9999 for every page vouches for nothing)."""
     text = (lastmod or "").strip()
     if not text:
         return None

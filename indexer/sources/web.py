@@ -123,7 +123,7 @@ def crawl_urls(source: SourceConfig, progress=None, fetch_state: dict[str, Fetch
                     if scope(found):
                         result.not_modified.append(f"url:{found}")
                         if source.trust_lastmod:
-                            _confirmed(lastmods, found, fetch_state, fetched, result)
+                            _confirmed(lastmods, found, fetch_state, result)
                     links = fetch_state[f"url:{found}"].links  # unchanged: its links as the last fetch found them
                 elif document is not None and not scope(document.url):  # where it is indexed
                     pass  # a listed page outside include / exclude: a crawl's start, read for its links only
@@ -208,13 +208,13 @@ def _vouched_for(lastmods: Lastmods, pages: list[str], fetch_state: dict[str, Fe
     return spared
 
 
-def _confirmed(lastmods: Lastmods, page: str, fetch_state: dict[str, FetchState], fetched: Fetched, result: SourceResult) -> None:
+def _confirmed(lastmods: Lastmods, page: str, fetch_state: dict[str, FetchState], result: SourceResult) -> None:
     """A page that answered 304 although its sitemap's lastmod moved since it was downloaded (a
     site rebuilt and deployed whole: every page's lastmod is the build's) is unchanged as of now:
     said so (`SourceResult.confirmed`), its lastmod vouches for it from the next run on. Otherwise
     it would be asked for every run until its text changes."""
     doc_id = f"url:{page}"
-    if fetched is not SPARED and page in lastmods.by and not lastmods.vouched(page, fetch_state[doc_id].fetched_at):
+    if page in lastmods.by and not lastmods.vouched(page, fetch_state[doc_id].fetched_at):  # a page not asked for was vouched for
         result.confirmed[doc_id] = datetime.now(timezone.utc)
 
 
