@@ -1,0 +1,210 @@
+"""PowerPoint (.pptx) → Markdown-like text, read from the deck's XML (zipfile and lxml).
+
+One section per slide, in the deck's order: a heading "Slide 7: <its title>" ("Slide 7" when it has
+none), so a hit's heading path cites the slide a reader can turn to. Under it the slide's text as
+PowerPoint shows it: text boxes and placeholders in the slide's reading order (the order of its
+shape tree, groups entered), bulleted paragraphs as `- ` items indented by level, tables one line
+per row with ` | ` between cells, then the speaker notes ("Speaker notes: …"), which often say
+what the slide only hints at. Left out: hidden slides (skipped in the slide show, usually kept as
+spares), the slide number, date and footer placeholders (the same on every slide), and text
+inside charts, SmartArt and pictures. Core properties give the title, author, keywords (→ tags)
+and the modification time.
+"""
+
+from __future__ import annotations
+
+import io
+import posixpath
+import re
+import zipfile
+from datetime import datetime, timezone
+from typing import NamedTuple
+
+from lxml import etree
+
+from indexer.extract import ExtractionError, Extracted, normalize_text, own_title
+
+A = "{http://schemas.openxmlformats.org/drawingml/2006/main}"
+P = "{http://schemas.openxmlformats.org/presentationml/2006/main}"
+R = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}"
+MC = "{http://schemas.openxmlformats.org/markup-compatibility/2006}"
+PACKAGE_RELS = "{http://schemas.openxmlformats.org/package/2006/relationships}"
+CORE = {"dc": "http://purl.org/dc/elements/1.1/", "cp": "http://schemas.openxmlformats.org/package/2006/metadata/core-properties",
+        "dcterms": "http://purl.org/dc/terms/"}
+TITLES = {"title", "ctrTitle"}
+REPEATED = {"sldNum", "dt", "ftr", "hdr", "sldImg"}  # the same on every slide (or, in notes, the slide's picture)
+BULLETED = {None, "body", "obj"}  # placeholders whose paragraphs the slide master bullets (a subtitle, a text box: only when they say)
+FIELDS_LEFT_OUT = re.compile(r"slidenum|datetime", re.IGNORECASE)
+MAX_PART_BYTES = 64 * 1024 * 1024  # one slide's XML beyond this is not a slide but a zip bomb
+# A file that starts like this is an OLE container: a PowerPoint 97–2003 .ppt renamed, or a deck saved with a password.
+OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
+_PARSER = etree.XMLParser(resolve_entities=False, no_network=True, remove_comments=True)
+
+
+def extract_pptx(raw: bytes, fallback_title: str) -> Extracted:
+    if raw.startswith(OLE_MAGIC):
+        raise ExtractionError("not a readable PowerPoint (.pptx) deck: it is password-protected or a PowerPoint 97–2003 file; "
+                              "save it as .pptx without a password (or export it as PDF) to index it")
+    try:
+        deck = zipfile.ZipFile(io.BytesIO(raw))
+        sections = [_slide_text(deck, part, number) for number, part in enumerate(_slide_parts(deck), 1)]
+        core = _xml(deck, "docProps/core.xml") if "docProps/core.xml" in deck.NameToInfo else None
+    except (zipfile.BadZipFile, etree.XMLSyntaxError, KeyError, ValueError, EOFError) as exc:
+        raise ExtractionError(f"not a readable PowerPoint (.pptx) deck ({type(exc).__name__}: {exc})") from None
+    first_title = next((s.title for s in sections if s.title), "")
+    title, author, keywords, modified = _core_properties(core)
+    return Extracted(
+        title=own_title(title) or first_title or fallback_title,
+        text=normalize_text("\n\n".join(s.text for s in sections if s.text)),
+        authors=(author,) if author else (),
+        tags=tuple(t.strip() for t in re.split(r"[,;]", keywords) if t.strip()),
+        updated_at=modified,
+    )
+
+
+class _Slide(NamedTuple):
+    title: str
+    text: str
+
+
+def _slide_parts(deck: zipfile.ZipFile) -> list[str]:
+    """The slides' part names in the deck's order."""
+    presentation = _xml(deck, "ppt/presentation.xml")
+    targets = _relationships(deck, "ppt/presentation.xml")
+    id_list = presentation.find(f"{P}sldIdLst")
+    return [targets[slide.get(f"{R}id")] for slide in (id_list if id_list is not None else ())]
+
+
+def _slide_text(deck: zipfile.ZipFile, part: str, number: int) -> _Slide:
+    """A slide's section; an empty one for a hidden slide (which keeps its number, as in PowerPoint)."""
+    slide = _xml(deck, part)
+    if slide.get("show", "1") in ("0", "false"):
+        return _Slide("", "")
+    title, blocks = _shapes_text(slide.find(f"{P}cSld/{P}spTree"))
+    notes_part = next((target for target, kind in _relationships(deck, part, kinds=True).values() if kind.endswith("/notesSlide")), None)
+    if notes_part and notes_part in deck.NameToInfo:
+        _, notes = _shapes_text(_xml(deck, notes_part).find(f"{P}cSld/{P}spTree"), bullets=False)
+        if notes := " ".join(" ".join(notes).split()):
+            blocks.append(f"Speaker notes: {notes}")
+    if not title and not blocks:
+        return _Slide("", "")
+    heading = f"# Slide {number}: {title}" if title else f"# Slide {number}"
+    return _Slide(title, "\n\n".join([heading, *blocks]))
+
+
+def _shapes_text(tree, bullets: bool = True) -> tuple[str, list[str]]:
+    """A shape tree's title (its title placeholder's text) and its other text, a block per shape."""
+    title, blocks = "", []
+    if tree is None:
+        return title, blocks
+    for shape in tree:
+        if shape.tag in (f"{P}grpSp", f"{MC}AlternateContent"):
+            if shape.tag == f"{MC}AlternateContent":  # newer markup and a fallback for older readers: the first, once
+                shape = next(iter(shape), None)
+            inner_title, inner = _shapes_text(shape, bullets)
+            title, blocks = title or inner_title, blocks + inner
+        elif shape.tag == f"{P}sp":
+            placeholder = shape.find(f"{P}nvSpPr/{P}nvPr/{P}ph")
+            kind = placeholder.get("type") if placeholder is not None else None
+            body = shape.find(f"{P}txBody")
+            if body is None or kind in REPEATED:
+                continue
+            if kind in TITLES and not title:
+                title = " ".join(" ".join(_paragraph_text(p) for p in body.iter(f"{A}p")).split())
+                continue
+            bulleted = bullets and placeholder is not None and kind in BULLETED
+            if text := _text_frame(body, bulleted):
+                blocks.append(text)
+        elif shape.tag == f"{P}graphicFrame":
+            for table in shape.iter(f"{A}tbl"):
+                if rows := _table_rows(table):
+                    blocks.append(rows)
+    return title, blocks
+
+
+def _text_frame(body, bulleted: bool) -> str:
+    """A text frame's paragraphs: `- ` items (indented by level) where PowerPoint shows a bullet."""
+    lines = []
+    for paragraph in body.iter(f"{A}p"):
+        text = " ".join(_paragraph_text(paragraph).split())
+        if not text:
+            continue
+        properties = paragraph.find(f"{A}pPr")
+        if properties is not None and properties.find(f"{A}buNone") is not None:
+            bullet = False
+        else:
+            bullet = bulleted or (properties is not None and (properties.find(f"{A}buChar") is not None or properties.find(f"{A}buAutoNum") is not None))
+        level = int(properties.get("lvl", "0")) if properties is not None and properties.get("lvl", "0").isdigit() else 0
+        lines.append(("  " * level + "- " + text) if bullet else text)
+    if not lines:
+        return ""
+    out = lines[0]
+    for previous, line in zip(lines, lines[1:]):  # list items stay one list; other paragraphs are blocks of their own
+        out += ("\n" if line.lstrip().startswith("- ") and previous.lstrip().startswith("- ") else "\n\n") + line
+    return out
+
+
+def _paragraph_text(paragraph) -> str:
+    out = []
+    for child in paragraph:
+        if child.tag == f"{A}r":
+            out.append("".join(t.text or "" for t in child.iter(f"{A}t")))
+        elif child.tag == f"{A}fld" and not FIELDS_LEFT_OUT.match(child.get("type") or ""):
+            out.append("".join(t.text or "" for t in child.iter(f"{A}t")))
+        elif child.tag == f"{A}br":
+            out.append(" ")
+    return "".join(out)
+
+
+def _table_rows(table) -> str:
+    rows = []
+    for row in table.iter(f"{A}tr"):
+        cells = [" ".join(" ".join(_paragraph_text(p) for p in cell.iter(f"{A}p")).split())
+                 for cell in row.iter(f"{A}tc") if cell.get("hMerge") not in ("1", "true") and cell.get("vMerge") not in ("1", "true")]
+        if any(cells):
+            rows.append(" | ".join(cells))
+    return "\n".join(rows)
+
+
+def _relationships(deck: zipfile.ZipFile, part: str, kinds: bool = False) -> dict:
+    """A part's relationships: id → the part it targets (→ (part, type) with `kinds`); external ones left out."""
+    folder, name = posixpath.split(part)
+    rels = f"{folder}/_rels/{name}.rels"
+    if rels not in deck.NameToInfo:
+        return {}
+    out = {}
+    for rel in _xml(deck, rels).iter(f"{PACKAGE_RELS}Relationship"):
+        if rel.get("TargetMode") == "External":
+            continue
+        target = rel.get("Target", "")
+        target = target.lstrip("/") if target.startswith("/") else posixpath.normpath(posixpath.join(folder, target))
+        out[rel.get("Id")] = (target, rel.get("Type", "")) if kinds else target
+    return out
+
+
+def _xml(deck: zipfile.ZipFile, part: str):
+    info = deck.getinfo(part)
+    if info.file_size > MAX_PART_BYTES:
+        raise ValueError(f"{part} unpacks to {info.file_size:,} bytes")
+    return etree.fromstring(deck.read(info), _PARSER)
+
+
+def _core_properties(core) -> tuple[str, str, str, datetime | None]:
+    """Title, author, keywords and modification time of a deck's docProps/core.xml."""
+    if core is None:
+        return "", "", "", None
+
+    def text(path: str) -> str:
+        found = core.find(path, CORE)
+        return " ".join((found.text or "").split()) if found is not None else ""
+
+    modified = None
+    for path in ("dcterms:modified", "dcterms:created"):
+        try:
+            modified = datetime.fromisoformat(text(path).replace("Z", "+00:00")) if text(path) else None
+        except ValueError:
+            modified = None
+        if modified is not None:
+            modified = modified if modified.tzinfo else modified.replace(tzinfo=timezone.utc)
+            break
+    return text("dc:title"), text("dc:creator"), text("cp:keywords"), modified

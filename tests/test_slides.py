@@ -1,0 +1,100 @@
+"""PowerPoint decks, as a shared drive and a help site hold them: searchable slide by slide, each hit
+naming its slide, speaker notes included, hidden slides left out; a deck that cannot be read says why."""
+
+from datetime import datetime
+
+import pytest
+from click.testing import CliRunner
+
+from indexer.cli import cli
+from indexer.config import load_config
+from indexer.pipeline import run_index
+from tests.conftest import LOOPBACK_WEB, api_client, write_config
+from tests.fakes.slides import make_pptx
+
+PPTX = "application/vnd.openxmlformats-officedocument.presentationml.presentation"
+WINTER_SALE = [
+    {"title": "Winter sale 2026"},
+    {"title": "Pricing", "bullets": [(0, "Boots are thirty percent off from the second of January"), (1, "The Alpine range keeps its full price")],
+     "notes": "Remind the staff that the discount ends on the last day of January, and that gift cards cannot pay for sale items."},
+    {"title": "Store hours", "table": [["Store", "Opening hours"], ["Lisbon", "9:00 to 21:00"], ["Oslo", "10:00 to 18:00"]]},
+    {"title": "Draft margins", "bullets": [(0, "Margins fall to eleven percent on discounted snowshoes")], "hidden": True},
+    {"group": ["Click and collect orders wait at the counter for seven days", "Sale items are exchanged, never refunded"],
+     "textbox": "Questions go to the retail operations channel", "alternate": "Staff discounts do not stack with the sale"},
+]
+CONFIG = '[[sources]]\nname = "drive"\ntype = "files"\npath = "drive"\n[[spaces]]\nprovider = "local"\n'
+
+
+def search(client, query: str, **body) -> list[dict]:
+    response = client.post("/v1/search", json={"query": query, "top_k": 3, **body})
+    assert response.status_code == 200, response.text
+    return response.json()["hits"]
+
+
+@pytest.fixture(scope="module")
+def drive(tmp_path_factory, local_embedder):
+    folder = tmp_path_factory.mktemp("slides")
+    (folder / "drive").mkdir()
+    make_pptx(folder / "drive" / "winter-sale.pptx", WINTER_SALE, title="Winter sale briefing", author="Retail team",
+              keywords="sale, stores", modified=datetime(2026, 11, 2, 8, 0))
+    # PowerPoint saves a deck with a password inside an OLE compound file: its header, then encrypted streams
+    (folder / "drive" / "salaries.pptx").write_bytes(bytes.fromhex("d0cf11e0a1b11ae1") + b"\0" * 504)
+    config = load_config(write_config(folder, CONFIG))
+    report = run_index(config)
+    with api_client(config.artifacts) as client:
+        yield report, client
+
+
+def test_each_hit_names_its_slide_and_the_speaker_notes_are_searchable(drive):
+    _, client = drive
+    hit = search(client, "when does the boot discount end")[0]
+    assert hit["title"] == "Winter sale briefing" and hit["heading_path"] == ["Slide 2: Pricing"]
+    assert "Speaker notes: Remind the staff that the discount ends on the last day of January" in hit["text"]
+    assert "- Boots are thirty percent off from the second of January\n  - The Alpine range keeps its full price" in hit["text"]
+    assert hit["updated_at"].startswith("2026-11-02T08:00:00") and hit["page_start"] is None
+    assert hit["link"] == hit["url"], "a deck has no place a link can open at"
+    hit = search(client, "opening hours of the Oslo store")[0]
+    assert hit["heading_path"] == ["Slide 3: Store hours"] and "Oslo | 10:00 to 18:00" in hit["text"]
+    document = client.get(f"/v1/documents/{hit['doc_id']}").json()
+    assert document["tags"] == ["sale", "stores"] and document["authors"] == ["Retail team"]
+
+
+def test_text_boxes_and_groups_are_read_and_a_hidden_slide_is_not(drive):
+    _, client = drive
+    hit = search(client, "how long do click and collect orders wait")[0]
+    assert hit["heading_path"] == ["Slide 5"], "a slide without a title keeps its number: the hidden one before it counts"
+    assert "Click and collect orders wait at the counter for seven days" in hit["text"]
+    assert "Sale items are exchanged, never refunded" in hit["text"] and "retail operations channel" in hit["text"]
+    assert hit["text"].count("Staff discounts do not stack with the sale") == 1, "newer markup and its fallback are one shape"
+    texts = [h["text"] for h in search(client, "margins eleven percent snowshoes", mode="lexical", top_k=10)]
+    assert texts and not any("snowshoes" in t or "Draft margins" in t for t in texts)
+
+
+def test_a_deck_saved_with_a_password_is_named_and_the_run_goes_on(drive, tmp_path):
+    report, _ = drive
+    assert [(e.code, e.doc_id) for e in report.errors] == [("FILE_EXTRACTION_FAILED", "file:salaries.pptx")]
+    assert "password-protected or a PowerPoint 97–2003 file; save it as .pptx" in report.errors[0].message
+    assert report.counts["added"] == 1
+    make_pptx(tmp_path / "whole.pptx", WINTER_SALE[:2])
+    (tmp_path / "half.pptx").write_bytes((tmp_path / "whole.pptx").read_bytes()[:4000])
+    result = CliRunner().invoke(cli, ["extract", str(tmp_path / "half.pptx")])
+    assert result.exit_code == 1 and "half.pptx: not a readable PowerPoint (.pptx) deck" in result.output, result.output
+    assert "unexpected" not in result.output
+    result = CliRunner().invoke(cli, ["extract", str(tmp_path / "whole.pptx")])
+    assert result.exit_code == 0 and "# Slide 2: Pricing" in result.output and "Speaker notes:" in result.output, result.output
+
+
+def test_a_deck_linked_from_a_crawled_page_is_indexed(tmp_path, site, local_embedder):
+    make_pptx(tmp_path / "deck.pptx", WINTER_SALE, title="Winter sale briefing")
+    site.routes["/"] = (200, "text/html", b'<html><head><title>Stores</title></head><body><main><h1>Store staff</h1>'
+                        b'<p>Everything the stores need for the winter sale, from prices to opening hours, is in the briefing.</p>'
+                        b'<p><a href="/files/winter-sale.pptx">Winter sale briefing (slides)</a></p></main></body></html>')
+    site.routes["/files/winter-sale.pptx"] = (200, PPTX, (tmp_path / "deck.pptx").read_bytes())
+    config = load_config(write_config(tmp_path, f'[[sources]]\nname = "help"\ntype = "urls"\ncrawl = true\n{LOOPBACK_WEB}'
+                                                 f'urls = ["{site.url("/")}"]\n[[spaces]]\nprovider = "local"\n'))
+    report = run_index(config)
+    assert not report.errors and not report.warnings
+    with api_client(config.artifacts) as client:
+        hit = search(client, "can gift cards pay for sale items")[0]
+    assert hit["url"] == hit["link"] == site.url("/files/winter-sale.pptx")
+    assert hit["title"] == "Winter sale briefing" and hit["heading_path"] == ["Slide 2: Pricing"]
