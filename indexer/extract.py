@@ -51,6 +51,19 @@ PLACEHOLDER_TITLE = re.compile(
 )
 
 
+# How an OLE compound file begins: an Office 97–2003 file (.doc, .ppt, .xls) renamed to the newer
+# extension, or an Office file saved with a password, which is encrypted inside such a container.
+OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
+
+
+def office_container(raw: bytes, kind: str, older: str, advice: str) -> None:
+    """Raise a clear ExtractionError when an Office Open XML file (`kind`, such as "Word (.docx)
+    document") is an OLE container instead; a zip reader says only "File is not a zip file"."""
+    if raw.startswith(OLE_MAGIC):
+        article = "an" if older[0] in "AEIOU" else "a"
+        raise ExtractionError(f"not a readable {kind}: it is password-protected or {article} {older} file; {advice} to index it")
+
+
 def own_title(stored: str | None) -> str:
     """A stored title with its spaces squashed, or "" when the writing program filled it in."""
     title = " ".join((stored or "").split())

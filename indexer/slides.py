@@ -22,7 +22,7 @@ from typing import NamedTuple
 
 from lxml import etree
 
-from indexer.extract import ExtractionError, Extracted, normalize_text, own_title
+from indexer.extract import ExtractionError, Extracted, normalize_text, office_container, own_title
 
 A = "{http://schemas.openxmlformats.org/drawingml/2006/main}"
 P = "{http://schemas.openxmlformats.org/presentationml/2006/main}"
@@ -36,15 +36,11 @@ REPEATED = {"sldNum", "dt", "ftr", "hdr", "sldImg"}  # the same on every slide (
 BULLETED = {None, "body", "obj"}  # placeholders whose paragraphs the slide master bullets (a subtitle, a text box: only when they say)
 FIELDS_LEFT_OUT = re.compile(r"slidenum|datetime", re.IGNORECASE)
 MAX_PART_BYTES = 64 * 1024 * 1024  # one slide's XML beyond this is not a slide but a zip bomb
-# A file that starts like this is an OLE container: a PowerPoint 97–2003 .ppt renamed, or a deck saved with a password.
-OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
 _PARSER = etree.XMLParser(resolve_entities=False, no_network=True, remove_comments=True)
 
 
 def extract_pptx(raw: bytes, fallback_title: str) -> Extracted:
-    if raw.startswith(OLE_MAGIC):
-        raise ExtractionError("not a readable PowerPoint (.pptx) deck: it is password-protected or a PowerPoint 97–2003 file; "
-                              "save it as .pptx without a password (or export it as PDF) to index it")
+    office_container(raw, "PowerPoint (.pptx) deck", "PowerPoint 97–2003", "save it as .pptx without a password (or export it as PDF)")
     try:
         deck = zipfile.ZipFile(io.BytesIO(raw))
         sections = [_slide_text(deck, part, number) for number, part in enumerate(_slide_parts(deck), 1)]

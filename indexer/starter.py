@@ -1,7 +1,7 @@
 """`index init`: a first index.toml from where a team's documents are.
 
-Each place is read for what it is: a folder is a files source, a .csv / .toml / .yaml file of
-question/answer pairs an answers source, a sitemap URL a urls source that lists its pages, any
+Each place is read for what it is: a folder is a files source, a .csv / .toml / .yaml / .xlsx file
+of question/answer pairs an answers source, a sitemap URL a urls source that lists its pages, any
 other web page a crawl kept below that page's folder, a Notion page or database (URL or id) a
 notion source. The file holds the keys a first run needs, with the next
 ones a user is likely to want written out as comments; `load_config` checks it before it is kept.
@@ -21,7 +21,7 @@ from indexer.errors import ConfigError
 from indexer.sources.notion import ID as NOTION_ID
 
 NOTION_HOSTS = ("notion.so", "notion.site")
-ANSWER_FILES = (".csv", ".toml", ".yaml", ".yml")  # question/answer pairs: an answers source
+ANSWER_FILES = (".csv", ".toml", ".yaml", ".yml", ".xlsx")  # question/answer pairs: an answers source
 
 
 @dataclass

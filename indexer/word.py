@@ -15,7 +15,7 @@ import re
 import zipfile
 from datetime import timezone
 
-from indexer.extract import ExtractionError, Extracted, normalize_text, own_title
+from indexer.extract import ExtractionError, Extracted, normalize_text, office_container, own_title
 
 HEADING_STYLE = re.compile(r"^heading\s*([1-6])$", re.IGNORECASE)
 W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
@@ -28,6 +28,7 @@ def extract_docx(raw: bytes, fallback_title: str) -> Extracted:
     from docx.opc.exceptions import PackageNotFoundError
     from lxml.etree import XMLSyntaxError
 
+    office_container(raw, "Word (.docx) document", "Word 97–2003", "save it as .docx without a password (or export it as PDF)")
     try:
         document = open_docx(io.BytesIO(raw))
     except (PackageNotFoundError, zipfile.BadZipFile, XMLSyntaxError, KeyError, ValueError) as exc:

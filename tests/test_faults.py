@@ -117,16 +117,16 @@ def test_office_files_the_indexer_cannot_read_are_named_and_lock_files_are_not_f
     (docs / "refunds.md").write_text("# Refunds\n\nRefunds take five days.\n")
     with zipfile.ZipFile(docs / "winter-sale.odp", "w") as deck:  # LibreOffice Impress's own format
         deck.writestr("content.xml", "<office:document-content><text:p>Winter sale</text:p></office:document-content>")
-    (docs / "prices.xlsx").write_bytes(b"PK\x03\x04 a workbook")
+    (docs / "prices.xls").write_bytes(bytes.fromhex("d0cf11e0a1b11ae1") + b" an Excel 97 workbook")
     (docs / "~$refunds.docx").write_bytes(b"\x0bJane Doe  ")  # Word's owner file, 162 bytes in life
     (docs / "notes.png").write_bytes(b"\x89PNG")  # an image is no document: not listed at all
     code, report = run(files_config(tmp_path))
     warnings = {w["doc_id"]: w for w in report["warnings"]}
     assert code == 0 and report["documents"] | {"added": 1, "failed": 0} == report["documents"], report
-    assert set(warnings) == {"file:winter-sale.odp", "file:prices.xlsx"}, warnings
+    assert set(warnings) == {"file:winter-sale.odp", "file:prices.xls"}, warnings
     deck = warnings["file:winter-sale.odp"]
     assert deck["code"] == "FILE_TYPE_UNREAD" and "an OpenDocument presentation file, a format this version does not read" in deck["message"]
-    assert "save it as .pptx or PDF" in deck["message"] and "export it as PDF" in warnings["file:prices.xlsx"]["message"]
+    assert "save it as .pptx or PDF" in deck["message"] and "an Excel 97–2003 file" in warnings["file:prices.xls"]["message"]
     config = write_config(tmp_path, '[[sources]]\nname = "docs"\ntype = "files"\npath = "docs"\nextensions = [".md", ".odp"]\n'
                                     '[[spaces]]\nprovider = "local"\n')
     code, said = run(config)

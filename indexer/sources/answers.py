@@ -1,5 +1,5 @@
-"""Curated answers: question/answer pairs a support team approves, from a TOML, CSV or YAML file
-or a Notion database. Each answer is a document (`answer:<source>/<id>`) whose text is its
+"""Curated answers: question/answer pairs a support team approves, from a TOML, CSV, YAML or Excel
+(.xlsx) file or a Notion database. Each answer is a document (`answer:<source>/<id>`) whose text is its
 questions, then the answer; the server returns it in the response's `answers` list, before the
 hits, when a query matches it well enough (server/answers.py).
 
@@ -11,7 +11,8 @@ File formats (keys: `question` or `questions`, `answer`, optional `id`, `url`, `
       password?", "I forgot my password"]    #   answer: Open …            I forgot my password",Open …,,"account, login"
     answer = "Open Settings → Security…"
 
-In CSV a cell's phrasings are separate lines; tags are comma-separated. A Notion database gives
+In CSV a cell's phrasings are separate lines; tags are comma-separated. An Excel workbook is read
+as its CSV would be: the first visible sheet, its first row the header. A Notion database gives
 one answer per row: the property named Question (else the title), Answer, and optional URL and Tags.
 """
 
@@ -31,9 +32,10 @@ from indexer.documents import Document, FetchState
 from indexer.errors import ErrorCode, IngestError
 from indexer.extract import ExtractionError, decode_file_text, not_text, parse_timestamp
 from indexer.frontmatter import load_front_matter
+from indexer.sheets import read_workbook
 from indexer.sources import SourceResult
 
-FORMATS = (".toml", ".csv", ".yaml", ".yml")
+FORMATS = (".toml", ".csv", ".yaml", ".yml", ".xlsx")
 
 
 @dataclass(frozen=True)
@@ -144,23 +146,19 @@ def _file_entries(source: SourceConfig) -> tuple[list, datetime]:
     suffix = path.suffix.lower()
     if suffix not in FORMATS:
         raise AnswersFileError(f"{path.name}: answers are read from {', '.join(FORMATS)} files")
+    modified = datetime.fromtimestamp(path.stat().st_mtime, tz=timezone.utc)
+    if suffix == ".xlsx":
+        return _sheet_entries(path), modified
     try:
         text = decode_file_text(path.read_bytes())
     except UnicodeDecodeError as exc:  # Excel's plain "CSV" is the machine's code page, not UTF-8
         raise AnswersFileError(f"{path.name}: {not_text(exc)} (in Excel: \"CSV UTF-8\")") from None
-    modified = datetime.fromtimestamp(path.stat().st_mtime, tz=timezone.utc)
     try:
         if suffix == ".toml":
             entries = tomllib.loads(text).get("answers")
         elif suffix == ".csv":
-            reader = csv.DictReader(io.StringIO(text), delimiter=_delimiter(text))
-            rows = list(reader)
-            header = [(name or "").strip().lower() for name in reader.fieldnames or ()]
-            if header and not {"question", "questions"} & set(header):  # a file without a header row: its first answer was taken for one
-                shown = ", ".join(f'"{name.strip()}"' for name in (reader.fieldnames or ())[:3])
-                raise AnswersFileError(f"{path.name}: the first row is the header, and it names no `question` column (it reads {shown}); "
-                                       "add a first row `question,answer` (and `url`, `tags` if you use them)")
-            entries = [{(k or "").strip().lower(): v for k, v in row.items()} for row in rows]
+            rows = [row for row in csv.reader(io.StringIO(text), delimiter=_delimiter(text)) if row]
+            entries = _table_entries(path.name, rows, "`question,answer`")
         else:
             loaded = load_front_matter(text, what=path.name, first_line=1)  # safe YAML: sizes and aliases bounded
             entries = loaded.get("answers") if isinstance(loaded, dict) else loaded
@@ -175,6 +173,25 @@ def _file_entries(source: SourceConfig) -> tuple[list, datetime]:
     if not isinstance(entries, list):
         raise AnswersFileError(f"{path.name}: expected a list of answers ({'[[answers]] tables' if suffix == '.toml' else 'a list, or `answers:` holding one'})")
     return entries, modified
+
+
+def _sheet_entries(path) -> list[dict]:
+    """The answers in a workbook's first sheet, a row each under a header row, as in a CSV file."""
+    try:
+        sheets = read_workbook(path.read_bytes()).sheets
+    except ExtractionError as exc:
+        raise AnswersFileError(f"{path.name}: {exc}") from None
+    return _table_entries(path.name, sheets[0][1] if sheets else [], "with the cells `question` and `answer`")
+
+
+def _table_entries(name: str, rows: list[list[str]], first_row: str) -> list[dict]:
+    """The rows of a table under its header row, as dicts keyed by the lowercased column names."""
+    header = [column.strip().lower() for column in rows[0]] if rows else []
+    if header and not {"question", "questions"} & set(header):  # a file without a header row: its first answer was taken for one
+        shown = ", ".join(f'"{column.strip()}"' for column in rows[0][:3])
+        raise AnswersFileError(f"{name}: the first row is the header, and it names no `question` column (it reads {shown}); "
+                               f"add a first row {first_row} (and `url`, `tags` if you use them)")
+    return [dict(zip(header, row)) for row in rows[1:]]
 
 
 def _notion_entries(source: SourceConfig) -> list[dict]:

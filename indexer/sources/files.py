@@ -1,4 +1,4 @@
-"""A folder of .md / .mdx / .rst / .adoc / .ipynb / .txt / .html / .pdf / .docx / .pptx files. doc_id = `file:<id_prefix><path relative to the folder>`."""
+"""A folder of .md / .mdx / .rst / .adoc / .ipynb / .txt / .html / .pdf / .docx / .pptx / .xlsx files. doc_id = `file:<id_prefix><path relative to the folder>`."""
 
 from __future__ import annotations
 
@@ -27,6 +27,7 @@ from indexer.notebook import notebook_to_markdown
 from indexer.pdf import extract_pdf
 from indexer.labels import project_labels, referenced_titles
 from indexer.rst import rst_empty_reason, rst_to_markdown
+from indexer.sheets import extract_xlsx
 from indexer.slides import extract_pptx
 from indexer.word import extract_docx
 from indexer.sources import SourceResult
@@ -377,6 +378,8 @@ def read_file(path: Path, relative: str, doc_id: str, source_name: str, raw: byt
         extracted = extract_docx(raw, fallback_title)
     elif suffix == ".pptx":
         extracted = extract_pptx(raw, fallback_title)
+    elif suffix == ".xlsx":
+        extracted = extract_xlsx(raw, fallback_title)
     elif suffix in (".adoc", ".asciidoc"):
         text = asciidoc_to_markdown(decode_file_text(raw, fallback_encoding), bool(published), path.resolve(), site)
         extracted = extract_markdown(text, fallback_title, url=published)

@@ -21,6 +21,7 @@ from indexer.extract import (
 )
 from indexer.pdf import extract_pdf
 from indexer.pools import thread_pool
+from indexer.sheets import extract_xlsx
 from indexer.slides import extract_pptx
 from indexer.word import extract_docx
 from indexer.retrying import backoff, retry_after_seconds
@@ -40,7 +41,8 @@ MAX_RETRY_WAIT_SECONDS = 30.0  # a longer Retry-After is cut to this: the run mo
 TEXT_TYPES = {"text/plain": "text", "text/markdown": "markdown", "text/x-markdown": "markdown"}
 FILE_TYPES = {"application/pdf": "pdf", "application/x-pdf": "pdf",
               "application/vnd.openxmlformats-officedocument.wordprocessingml.document": "docx",
-              "application/vnd.openxmlformats-officedocument.presentationml.presentation": "pptx"}
+              "application/vnd.openxmlformats-officedocument.presentationml.presentation": "pptx",
+              "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": "xlsx"}
 HTML_TYPES = {"text/html", "application/xhtml+xml"}
 
 
@@ -247,7 +249,7 @@ def _not_crawled(source: SourceConfig, disallowed: list[str], unread: list[str])
     if unread:
         kinds = sorted({UNREAD_FORMATS[_unread_format(u)][0] for u in unread})
         message = (f"{len(unread)} linked file(s) not fetched: {', '.join(kinds)} files, formats this version does not read "
-                   f"({_examples(unread)}); publish them as PDF, Word (.docx) or PowerPoint (.pptx) to make them searchable")
+                   f"({_examples(unread)}); publish them as PDF, .docx, .pptx or .xlsx to make them searchable")
         out.append(IngestError(ErrorCode.WEB_FILES_UNREAD, "list", message, source=source.name, level="warning"))
     return out
 
@@ -281,7 +283,7 @@ def _fetch_page(client: httpx.Client, source: SourceConfig, fetch_state: dict[st
 
 NOT_PAGES = re.compile(
     r"\.(?:zip|gz|tgz|rar|7z|exe|dmg|msi|iso|jpe?g|png|gif|webp|avif|svg|ico|bmp|tiff?|mp[34]|m4a|mov|avi|webm|ogg|wav|"
-    r"woff2?|ttf|eot|css|js|json|xml|rss|atom|doc|xlsx?|ppt|csv)$",
+    r"woff2?|ttf|eot|css|js|json|xml|rss|atom|doc|xls|ppt|csv)$",
     re.IGNORECASE,
 )
 
@@ -467,7 +469,7 @@ def _extract(body: bytes, media_type: str, response: httpx.Response, url: str, d
         normalized = (try_normalize_url(link, drop_parameters) for link in extracted.links)
         links = tuple(dict.fromkeys(link for link in normalized if link and (not _not_a_page(link) or _unread_format(link))))
     elif media_type in FILE_TYPES:
-        extract = {"pdf": extract_pdf, "docx": extract_docx, "pptx": extract_pptx}[FILE_TYPES[media_type]]
+        extract = {"pdf": extract_pdf, "docx": extract_docx, "pptx": extract_pptx, "xlsx": extract_xlsx}[FILE_TYPES[media_type]]
         extracted = extract(body, urlsplit(str(response.url)).path.rsplit("/", 1)[-1] or url)
     elif TEXT_TYPES[media_type] == "markdown":
         extracted = extract_markdown(decode_text(body, response.charset_encoding), url)

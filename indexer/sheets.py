@@ -1,0 +1,117 @@
+"""Excel (.xlsx) workbooks → text, by openpyxl (MIT): a price list, opening hours, a product table.
+
+Cells read as Excel last calculated them (a formula's result, not its formula), dates as dates
+(2026-11-02), whole numbers without ".0"; number formats are not applied (a percentage reads as its
+fraction). Hidden sheets are left out, as are rows with no value. A sheet whose first row names
+its columns (two or more texts) is read a row per line as "Store: Lisbon; Hours: 9 to 21", so each
+passage says what its numbers are; any other sheet a row per line with " | " between cells. A
+workbook of several sheets gets a section per sheet headed with its name. Core properties give
+the title, author, keywords (→ tags) and the modification time.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import warnings
+import zipfile
+from datetime import date, datetime, time, timedelta, timezone
+from typing import NamedTuple
+
+from indexer.extract import ExtractionError, Extracted, normalize_text, office_container, own_title
+
+
+class Workbook(NamedTuple):
+    sheets: list[tuple[str, list[list[str]]]]  # each visible sheet's name and its rows with a value, as cell texts
+    title: str
+    author: str
+    keywords: str
+    modified: datetime | None
+
+
+def read_workbook(raw: bytes) -> Workbook:
+    """The visible sheets of an .xlsx file and its properties; raises ExtractionError."""
+    office_container(raw, "Excel (.xlsx) workbook", "Excel 97–2003", "save it as .xlsx without a password (or export it as PDF)")
+    from openpyxl import load_workbook
+    from openpyxl.utils.exceptions import InvalidFileException
+
+    try:
+        with warnings.catch_warnings():  # "Data Validation extension is not supported and will be removed": not ours to say
+            warnings.simplefilter("ignore")
+            book = load_workbook(io.BytesIO(raw), read_only=True, data_only=True)
+            try:
+                sheets = [(sheet.title, _rows(sheet)) for sheet in book.worksheets if sheet.sheet_state == "visible"]
+            finally:
+                book.close()
+    except (InvalidFileException, zipfile.BadZipFile, KeyError, ValueError, TypeError, EOFError, OSError) as exc:
+        raise ExtractionError(f"not a readable Excel (.xlsx) workbook ({type(exc).__name__}: {exc})") from None
+    properties = book.properties
+    modified = properties.modified or properties.created
+    if modified is not None and modified.tzinfo is None:
+        modified = modified.replace(tzinfo=timezone.utc)
+    return Workbook(sheets, properties.title or "", (properties.creator or "").strip(), properties.keywords or "", modified)
+
+
+def extract_xlsx(raw: bytes, fallback_title: str) -> Extracted:
+    book = read_workbook(raw)
+    sections = [(name, _sheet_text(rows)) for name, rows in book.sheets]
+    sections = [(name, text) for name, text in sections if text]
+    headed = len(sections) > 1
+    text = "\n\n".join(f"# {' '.join(name.split())}\n\n{body}" if headed else body for name, body in sections)
+    return Extracted(
+        title=own_title(book.title) or fallback_title,
+        text=normalize_text(text),
+        authors=(book.author,) if book.author else (),
+        tags=tuple(t.strip() for t in re.split(r"[,;]", book.keywords) if t.strip()),
+        updated_at=book.modified,
+    )
+
+
+def cell_text(value) -> str:
+    """A cell's value as text, as Excel shows it without its number format."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "TRUE" if value else "FALSE"
+    if isinstance(value, datetime):
+        return value.date().isoformat() if value.time() == time(0) else value.isoformat(sep=" ", timespec="minutes")
+    if isinstance(value, (date, time)):
+        return value.isoformat()
+    if isinstance(value, timedelta):  # a duration cell ([h]:mm)
+        minutes = round(value.total_seconds() / 60)
+        return f"{minutes // 60}:{minutes % 60:02d}"
+    if isinstance(value, float):
+        return f"{value:.15g}"
+    return str(value).strip()
+
+
+def _rows(sheet) -> list[list[str]]:
+    rows = []
+    for values in sheet.iter_rows(values_only=True):
+        cells = [cell_text(v) for v in values]
+        while cells and not cells[-1]:
+            cells.pop()
+        if cells:
+            rows.append(cells)
+    return rows
+
+
+def _sheet_text(rows: list[list[str]]) -> str:
+    if not rows:
+        return ""
+    header, body = rows[0], rows[1:]
+    named = body and sum(1 for h in header if h) >= 2 and all(not _number(h) for h in header if h)
+    lines = []
+    for row in body if named else rows:
+        cells = [" ".join(c.split()) for c in row]
+        if named:
+            pairs = [(" ".join(header[i].split()) if i < len(header) else "", c) for i, c in enumerate(cells) if c]
+            lines.append("; ".join(f"{name}: {value}" if name else value for name, value in pairs))
+        else:
+            lines.append(" | ".join(cells))
+    return "\n".join(line for line in lines if line.strip(" |"))
+
+
+def _number(text: str) -> bool:
+    """A header cell that is a number or a date is data, not a column's name."""
+    return bool(re.fullmatch(r"[-+]?[\d.,:\s]+|\d{4}-\d{2}-\d{2}.*", text))
