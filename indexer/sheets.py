@@ -3,8 +3,9 @@
 Cells read as Excel last calculated them (a formula's result, not its formula), dates as dates
 (2026-11-02), whole numbers without ".0"; number formats are not applied (a percentage reads as its
 fraction). Hidden sheets are left out, as are rows with no value. A sheet whose first row names
-its columns (two or more texts) is read a row per line as "Store: Lisbon; Hours: 9 to 21", so each
-passage says what its numbers are; any other sheet a row per line with " | " between cells. A
+its columns (two or more texts; rows of a single cell above it are a caption) is read a row per
+line as "Store: Lisbon; Hours: 9 to 21", so each passage says what its numbers are; any other
+sheet a row per line with " | " between cells. A
 workbook of several sheets gets a section per sheet headed with its name. Core properties give
 the title, author, keywords (→ tags) and the modification time.
 """
@@ -87,6 +88,7 @@ def cell_text(value) -> str:
 
 def _rows(sheet) -> list[list[str]]:
     rows = []
+    sheet.reset_dimensions()  # the used range a file declares is not trusted: one that says A1 would cut the sheet to one cell
     for values in sheet.iter_rows(values_only=True):
         cells = [cell_text(v) for v in values]
         while cells and not cells[-1]:
@@ -97,11 +99,15 @@ def _rows(sheet) -> list[list[str]]:
 
 
 def _sheet_text(rows: list[list[str]]) -> str:
+    captions = []  # rows of one cell above the table ("Winter prices, valid from 2 January"): a caption, not the header
+    while len(rows) > 1 and sum(1 for c in rows[0] if c) == 1:
+        captions.append(" ".join(next(c for c in rows[0] if c).split()))
+        rows = rows[1:]
     if not rows:
-        return ""
+        return "\n".join(captions)
     header, body = rows[0], rows[1:]
     named = body and sum(1 for h in header if h) >= 2 and all(not _number(h) for h in header if h)
-    lines = []
+    lines = captions
     for row in body if named else rows:
         cells = [" ".join(c.split()) for c in row]
         if named:

@@ -13,14 +13,15 @@ from indexer.pipeline import run_index
 from tests.conftest import LOOPBACK_WEB, api_client, write_config
 
 XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
-PRICES = [["Product", "Price (EUR)", "On sale since"],
+PRICES = [["Winter prices, valid from the second of January"], ["Product", "Price (EUR)", "On sale since"],
           ["Alpine boots", 189, date(2026, 1, 2)], ["Trail runners", 119.5, None], ["Wool socks, three pairs", 24, date(2026, 1, 9)]]
 HOURS = [["Store", "Opens", "Closes"], ["Lisbon", "9:00", "21:00"], ["Oslo", "10:00", "18:00"]]
 MARGINS = [["Product", "Margin"], ["Alpine boots", "eleven percent on discounted snowshoes"]]
 
 
 def make_xlsx(path, sheets: dict[str, list[list]], hidden: tuple[str, ...] = (), title: str | None = None,
-              author: str | None = None, modified: datetime | None = None) -> None:
+              author: str | None = None, modified: datetime | None = None, used_range: str | None = None) -> None:
+    """`used_range`: the range each sheet declares it uses, as some programs write it wrong ("A1")."""
     from openpyxl import Workbook
 
     book = Workbook()
@@ -33,11 +34,11 @@ def make_xlsx(path, sheets: dict[str, list[list]], hidden: tuple[str, ...] = (),
             sheet.sheet_state = "hidden"
     book.properties.title, book.properties.creator = title, author
     book.save(path)
-    if modified is not None:  # openpyxl stamps the time of saving, as Excel does: this workbook was last saved then
-        _set_modified(path, modified)
+    if modified is not None or used_range is not None:  # openpyxl stamps the time of saving, as Excel does
+        _rewrite(path, modified, used_range)
 
 
-def _set_modified(path, modified: datetime) -> None:
+def _rewrite(path, modified: datetime | None, used_range: str | None) -> None:
     import re
     import zipfile
 
@@ -45,9 +46,11 @@ def _set_modified(path, modified: datetime) -> None:
         parts = [(info, book.read(info)) for info in book.infolist()]
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as book:
         for info, data in parts:
-            if info.filename == "docProps/core.xml":
+            if info.filename == "docProps/core.xml" and modified is not None:
                 stamp = modified.strftime("%Y-%m-%dT%H:%M:%SZ").encode()
                 data = re.sub(rb"(<dcterms:modified[^>]*>)[^<]*", rb"\g<1>" + stamp, data)
+            elif info.filename.startswith("xl/worksheets/sheet") and used_range is not None:
+                data = re.sub(rb'<dimension ref="[^"]*"', b'<dimension ref="' + used_range.encode() + b'"', data)
             book.writestr(info, data)
 
 
@@ -62,7 +65,7 @@ def drive(tmp_path_factory, local_embedder):
     folder = tmp_path_factory.mktemp("sheets")
     (folder / "drive").mkdir()
     make_xlsx(folder / "drive" / "winter-prices.xlsx", {"Prices": PRICES, "Store hours": HOURS, "Margins": MARGINS}, hidden=("Margins",),
-              title="Winter price list", author="Retail team", modified=datetime(2026, 11, 2, 8, 0))
+              title="Winter price list", author="Retail team", modified=datetime(2026, 11, 2, 8, 0), used_range="A1")
     make_xlsx(folder / "faq.xlsx", {"FAQ": [
         ["Question", "Answer", "URL", "Tags"],
         ["How long does a refund take?\nWhen do I get my money back?", "Refunds reach your card 3 to 5 business days after we receive the parcel.",
@@ -82,7 +85,7 @@ def test_each_row_of_a_price_list_says_what_its_numbers_are(drive):
     _, client = drive
     hit = search(client, "how much are the Alpine boots")["hits"][0]
     assert hit["title"] == "Winter price list" and hit["heading_path"] == ["Prices"]
-    assert "Product: Alpine boots; Price (EUR): 189; On sale since: 2026-01-02" in hit["text"]
+    assert "Winter prices, valid from the second of January\nProduct: Alpine boots; Price (EUR): 189; On sale since: 2026-01-02" in hit["text"]
     assert "Product: Trail runners; Price (EUR): 119.5\n" in hit["text"], "an empty cell is left out, a whole number has no .0"
     assert hit["updated_at"].startswith("2026-11-02T08:00:00")
     hit = search(client, "when does the Oslo store close")["hits"][0]
