@@ -10,48 +10,13 @@ from click.testing import CliRunner
 from indexer.cli import cli
 from indexer.config import load_config
 from indexer.pipeline import run_index
-from tests.conftest import LOOPBACK_WEB, api_client, write_config
+from tests.conftest import api_client, write_config
+from tests.fakes.sheets import make_xlsx
 
-XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
 PRICES = [["Winter prices, valid from the second of January"], ["Product", "Price (EUR)", "On sale since"],
           ["Alpine boots", 189, date(2026, 1, 2)], ["Trail runners", 119.5, None], ["Wool socks, three pairs", 24, date(2026, 1, 9)]]
 HOURS = [["Store", "Opens", "Closes"], ["Lisbon", "9:00", "21:00"], ["Oslo", "10:00", "18:00"]]
 MARGINS = [["Product", "Margin"], ["Alpine boots", "eleven percent on discounted snowshoes"]]
-
-
-def make_xlsx(path, sheets: dict[str, list[list]], hidden: tuple[str, ...] = (), title: str | None = None,
-              author: str | None = None, modified: datetime | None = None, used_range: str | None = None) -> None:
-    """`used_range`: the range each sheet declares it uses, as some programs write it wrong ("A1")."""
-    from openpyxl import Workbook
-
-    book = Workbook()
-    book.remove(book.active)
-    for name, rows in sheets.items():
-        sheet = book.create_sheet(name)
-        for row in rows:
-            sheet.append(row)
-        if name in hidden:
-            sheet.sheet_state = "hidden"
-    book.properties.title, book.properties.creator = title, author
-    book.save(path)
-    if modified is not None or used_range is not None:  # openpyxl stamps the time of saving, as Excel does
-        _rewrite(path, modified, used_range)
-
-
-def _rewrite(path, modified: datetime | None, used_range: str | None) -> None:
-    import re
-    import zipfile
-
-    with zipfile.ZipFile(path) as book:
-        parts = [(info, book.read(info)) for info in book.infolist()]
-    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as book:
-        for info, data in parts:
-            if info.filename == "docProps/core.xml" and modified is not None:
-                stamp = modified.strftime("%Y-%m-%dT%H:%M:%SZ").encode()
-                data = re.sub(rb"(<dcterms:modified[^>]*>)[^<]*", rb"\g<1>" + stamp, data)
-            elif info.filename.startswith("xl/worksheets/sheet") and used_range is not None:
-                data = re.sub(rb'<dimension ref="[^"]*"', b'<dimension ref="' + used_range.encode() + b'"', data)
-            book.writestr(info, data)
 
 
 def search(client, query: str, **body) -> dict:
@@ -123,19 +88,3 @@ def test_a_workbook_without_a_header_row_is_not_read_as_answers(tmp_path, local_
     assert [e.code for e in report.errors] == ["SOURCE_LISTING_FAILED"], report.errors
     assert ('faq.xlsx: the first row is the header, and it names no `question` column (it reads "How long does a refund take?", '
             '"Five business days."); add a first row with the cells `question` and `answer`') in report.errors[0].message
-
-
-def test_a_workbook_linked_from_a_crawled_page_is_indexed(tmp_path, site, local_embedder):
-    make_xlsx(tmp_path / "prices.xlsx", {"Prices": PRICES}, title="Winter price list")
-    site.routes["/"] = (200, "text/html", b'<html><head><title>Prices</title></head><body><main><h1>Our prices</h1>'
-                        b'<p>The whole winter price list, with the dates each sale began, is in one workbook you can download.</p>'
-                        b'<p><a href="/files/prices.xlsx">Winter price list</a></p></main></body></html>')
-    site.routes["/files/prices.xlsx"] = (200, XLSX, (tmp_path / "prices.xlsx").read_bytes())
-    config = load_config(write_config(tmp_path, f'[[sources]]\nname = "shop"\ntype = "urls"\ncrawl = true\n{LOOPBACK_WEB}'
-                                                 f'urls = ["{site.url("/")}"]\n[[spaces]]\nprovider = "local"\n'))
-    report = run_index(config)
-    assert not report.errors and not report.warnings
-    with api_client(config.artifacts) as client:
-        hit = search(client, "price of three pairs of wool socks")["hits"][0]
-    assert hit["url"] == site.url("/files/prices.xlsx") and hit["title"] == "Winter price list"
-    assert "Product: Wool socks, three pairs; Price (EUR): 24" in hit["text"]

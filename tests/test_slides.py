@@ -1,5 +1,6 @@
 """PowerPoint decks, as a shared drive and a help site hold them: searchable slide by slide, each hit
-naming its slide, speaker notes included, hidden slides left out; a deck that cannot be read says why."""
+naming its slide, speaker notes included, hidden slides left out; a deck that cannot be read says
+why. (A crawl's linked workbook is checked here beside the deck.)"""
 
 from datetime import datetime
 
@@ -10,9 +11,12 @@ from indexer.cli import cli
 from indexer.config import load_config
 from indexer.pipeline import run_index
 from tests.conftest import LOOPBACK_WEB, api_client, write_config
+from tests.fakes.sheets import make_xlsx
 from tests.fakes.slides import make_pptx
+from tests.test_sheets import PRICES
 
 PPTX = "application/vnd.openxmlformats-officedocument.presentationml.presentation"
+XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
 WINTER_SALE = [
     {"title": "Winter sale 2026"},
     {"title": "Pricing", "bullets": [(0, "Boots are thirty percent off from the second of January"), (1, "The Alpine range keeps its full price")],
@@ -84,17 +88,23 @@ def test_a_deck_saved_with_a_password_is_named_and_the_run_goes_on(drive, tmp_pa
     assert result.exit_code == 0 and "# Slide 2: Pricing" in result.output and "Speaker notes:" in result.output, result.output
 
 
-def test_a_deck_linked_from_a_crawled_page_is_indexed(tmp_path, site, local_embedder):
+def test_a_deck_and_a_workbook_linked_from_a_crawled_page_are_indexed(tmp_path, site, local_embedder):
     make_pptx(tmp_path / "deck.pptx", WINTER_SALE, title="Winter sale briefing")
+    make_xlsx(tmp_path / "prices.xlsx", {"Prices": PRICES}, title="Winter price list")
     site.routes["/"] = (200, "text/html", b'<html><head><title>Stores</title></head><body><main><h1>Store staff</h1>'
                         b'<p>Everything the stores need for the winter sale, from prices to opening hours, is in the briefing.</p>'
-                        b'<p><a href="/files/winter-sale.pptx">Winter sale briefing (slides)</a></p></main></body></html>')
+                        b'<p><a href="/files/winter-sale.pptx">Winter sale briefing (slides)</a> <a href="/files/prices.xlsx">Price list</a></p>'
+                        b'</main></body></html>')
     site.routes["/files/winter-sale.pptx"] = (200, PPTX, (tmp_path / "deck.pptx").read_bytes())
+    site.routes["/files/prices.xlsx"] = (200, XLSX, (tmp_path / "prices.xlsx").read_bytes())
     config = load_config(write_config(tmp_path, f'[[sources]]\nname = "help"\ntype = "urls"\ncrawl = true\n{LOOPBACK_WEB}'
                                                  f'urls = ["{site.url("/")}"]\n[[spaces]]\nprovider = "local"\n'))
     report = run_index(config)
     assert not report.errors and not report.warnings
     with api_client(config.artifacts) as client:
         hit = search(client, "can gift cards pay for sale items")[0]
+        row = search(client, "price of three pairs of wool socks")[0]
     assert hit["url"] == hit["link"] == site.url("/files/winter-sale.pptx")
     assert hit["title"] == "Winter sale briefing" and hit["heading_path"] == ["Slide 2: Pricing"]
+    assert row["url"] == site.url("/files/prices.xlsx") and row["title"] == "Winter price list"
+    assert "Product: Wool socks, three pairs; Price (EUR): 24" in row["text"]
