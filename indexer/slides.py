@@ -5,9 +5,9 @@ none), so a hit's heading path cites the slide a reader can turn to. Under it th
 PowerPoint shows it: text boxes and placeholders in the slide's reading order (the order of its
 shape tree, groups entered), bulleted paragraphs as `- ` items indented by level, tables one line
 per row with ` | ` between cells, then the speaker notes ("Speaker notes: …"), which often say
-what the slide only hints at. Left out: hidden slides (skipped in the slide show, usually kept as
-spares), the slide number, date and footer placeholders (the same on every slide), and text
-inside charts, SmartArt and pictures. Core properties give the title, author, keywords (→ tags)
+what the slide only hints at; a SmartArt's boxes as `- ` items. Left out: hidden slides (skipped
+in the slide show, usually kept as spares), the slide number, date and footer placeholders (the
+same on every slide), and text inside charts and pictures. Core properties give the title, author, keywords (→ tags)
 and the modification time.
 """
 
@@ -28,6 +28,8 @@ A = "{http://schemas.openxmlformats.org/drawingml/2006/main}"
 P = "{http://schemas.openxmlformats.org/presentationml/2006/main}"
 R = "{http://schemas.openxmlformats.org/officeDocument/2006/relationships}"
 MC = "{http://schemas.openxmlformats.org/markup-compatibility/2006}"
+DGM = "{http://schemas.openxmlformats.org/drawingml/2006/diagram}"
+DIAGRAM_NODES = {None, "node", "asst"}  # a SmartArt's points that hold its text (the others: the document, transitions, layout)
 PACKAGE_RELS = "{http://schemas.openxmlformats.org/package/2006/relationships}"
 CORE = {"dc": "http://purl.org/dc/elements/1.1/", "cp": "http://schemas.openxmlformats.org/package/2006/metadata/core-properties",
         "dcterms": "http://purl.org/dc/terms/"}
@@ -76,7 +78,7 @@ def _slide_text(deck: zipfile.ZipFile, part: str, number: int) -> _Slide:
     slide = _xml(deck, part)
     if slide.get("show", "1") in ("0", "false"):
         return _Slide("", "")
-    title, blocks = _shapes_text(slide.find(f"{P}cSld/{P}spTree"))
+    title, blocks = _shapes_text(slide.find(f"{P}cSld/{P}spTree"), diagram=lambda rel: _diagram_text(deck, part, rel))
     notes_part = next((target for target, kind in _relationships(deck, part, kinds=True).values() if kind.endswith("/notesSlide")), None)
     if notes_part and notes_part in deck.NameToInfo:
         _, notes = _shapes_text(_xml(deck, notes_part).find(f"{P}cSld/{P}spTree"), bullets=False)
@@ -88,8 +90,9 @@ def _slide_text(deck: zipfile.ZipFile, part: str, number: int) -> _Slide:
     return _Slide(title, "\n\n".join([heading, *blocks]))
 
 
-def _shapes_text(tree, bullets: bool = True) -> tuple[str, list[str]]:
-    """A shape tree's title (its title placeholder's text) and its other text, a block per shape."""
+def _shapes_text(tree, bullets: bool = True, diagram=None) -> tuple[str, list[str]]:
+    """A shape tree's title (its title placeholder's text) and its other text, a block per shape;
+    `diagram` gives a SmartArt's text from its data part's relationship id."""
     title, blocks = "", []
     if tree is None:
         return title, blocks
@@ -97,7 +100,7 @@ def _shapes_text(tree, bullets: bool = True) -> tuple[str, list[str]]:
         if shape.tag in (f"{P}grpSp", f"{MC}AlternateContent"):
             if shape.tag == f"{MC}AlternateContent":  # newer markup and a fallback for older readers: the first, once
                 shape = next(iter(shape), None)
-            inner_title, inner = _shapes_text(shape, bullets)
+            inner_title, inner = _shapes_text(shape, bullets, diagram)
             title, blocks = title or inner_title, blocks + inner
         elif shape.tag == f"{P}sp":
             placeholder = shape.find(f"{P}nvSpPr/{P}nvPr/{P}ph")
@@ -115,6 +118,9 @@ def _shapes_text(tree, bullets: bool = True) -> tuple[str, list[str]]:
             for table in shape.iter(f"{A}tbl"):
                 if rows := _table_rows(table):
                     blocks.append(rows)
+            for smartart in shape.iter(f"{DGM}relIds"):
+                if diagram is not None and (text := diagram(smartart.get(f"{R}dm"))):
+                    blocks.append(text)
     return title, blocks
 
 
@@ -160,6 +166,21 @@ def _table_rows(table) -> str:
         if any(cells):
             rows.append(" | ".join(cells))
     return "\n".join(rows)
+
+
+def _diagram_text(deck: zipfile.ZipFile, part: str, rel_id: str | None) -> str:
+    """A SmartArt's text, a `- ` item per box, from its data part (the drawing PowerPoint also
+    writes holds the same text laid out, and is not read)."""
+    target = _relationships(deck, part).get(rel_id)
+    if target is None or target not in deck.NameToInfo:
+        return ""
+    items = []
+    for point in _xml(deck, target).iter(f"{DGM}pt"):
+        body = point.find(f"{DGM}t")
+        if point.get("type") in DIAGRAM_NODES and body is not None:
+            if text := " ".join(" ".join(_paragraph_text(p) for p in body.iter(f"{A}p")).split()):
+                items.append(f"- {text}")
+    return "\n".join(items)
 
 
 def _relationships(deck: zipfile.ZipFile, part: str, kinds: bool = False) -> dict:

@@ -22,6 +22,7 @@ WINTER_SALE = [
     {"title": "Pricing", "bullets": [(0, "Boots are thirty percent off from the second of January"), (1, "The Alpine range keeps its full price")],
      "notes": "Remind the staff that the discount ends on the last day of January, and that gift cards cannot pay for sale items."},
     {"title": "Store hours", "table": [["Store", "Opening hours"], ["Lisbon", "9:00 to 21:00"], ["Oslo", "10:00 to 18:00"]]},
+    {"title": "Returns at the till", "smartart": ["Scan the receipt", "Check the soles for wear", "Refund to the original card"]},
     {"title": "Draft margins", "bullets": [(0, "Margins fall to eleven percent on discounted snowshoes")], "hidden": True},
     {"group": ["Click and collect orders wait at the counter for seven days", "Sale items are exchanged, never refunded"],
      "textbox": "Questions go to the retail operations channel", "alternate": "Staff discounts do not stack with the sale"},
@@ -63,13 +64,16 @@ def test_each_hit_names_its_slide_and_the_speaker_notes_are_searchable(drive):
     assert document["tags"] == ["sale", "stores"] and document["authors"] == ["Retail team"]
 
 
-def test_text_boxes_and_groups_are_read_and_a_hidden_slide_is_not(drive):
+def test_text_boxes_groups_and_smartart_are_read_and_a_hidden_slide_is_not(drive):
     _, client = drive
     hit = search(client, "how long do click and collect orders wait")[0]
-    assert hit["heading_path"] == ["Slide 5"], "a slide without a title keeps its number: the hidden one before it counts"
+    assert hit["heading_path"] == ["Slide 6"], "a slide without a title keeps its number: the hidden one before it counts"
     assert "Click and collect orders wait at the counter for seven days" in hit["text"]
     assert "Sale items are exchanged, never refunded" in hit["text"] and "retail operations channel" in hit["text"]
     assert hit["text"].count("Staff discounts do not stack with the sale") == 1, "newer markup and its fallback are one shape"
+    hit = search(client, "what to check on returned boots at the till")[0]
+    assert hit["heading_path"] == ["Slide 4: Returns at the till"]
+    assert "- Scan the receipt\n- Check the soles for wear\n- Refund to the original card" in hit["text"]
     texts = [h["text"] for h in search(client, "margins eleven percent snowshoes", mode="lexical", top_k=10)]
     assert texts and not any("snowshoes" in t or "Draft margins" in t for t in texts)
 

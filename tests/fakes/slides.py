@@ -3,7 +3,8 @@
 A slide is a dict: "title"; "bullets", [(level, text), …] in the content placeholder; "textbox",
 free text in a text box; "alternate", a text box PowerPoint would write as markup-compatibility
 alternate content (the same shape as the choice and as the fallback); "group", texts of text boxes inside one group shape; "table", rows of
-cells; "notes", the speaker notes; "hidden", True to hide it from the slide show.
+cells; "smartart", the texts of a SmartArt's boxes (its data part, as PowerPoint writes it, with
+the document and transition points that hold no text); "notes", the speaker notes; "hidden", True to hide it from the slide show.
 """
 
 from __future__ import annotations
@@ -44,6 +45,8 @@ def make_pptx(path: Path, slides: list[dict], title: str | None = None, author: 
             for r, row in enumerate(rows):
                 for c, cell in enumerate(row):
                     table.cell(r, c).text = cell
+        if "smartart" in spec:
+            _smartart(slide, spec["smartart"])
         if "notes" in spec:
             slide.notes_slide.notes_text_frame.text = spec["notes"]
         if spec.get("hidden"):
@@ -71,3 +74,41 @@ def _alternate(shape, text: str) -> None:
     fallback = etree.SubElement(wrapper, f"{{{mc}}}Fallback")
     fallback.append(deepcopy(element))
     choice.append(element)
+
+
+DIAGRAM = "http://schemas.openxmlformats.org/drawingml/2006/diagram"
+DRAWING = "http://schemas.openxmlformats.org/drawingml/2006/main"
+
+
+def _smartart(slide, texts: list[str]) -> None:
+    """A SmartArt graphic frame and its data part. (PowerPoint also writes layout, style, colour and
+    drawing parts, which the indexer does not read; the frame names only the data part here.)"""
+    from lxml import etree
+    from pptx.opc.constants import RELATIONSHIP_TYPE
+    from pptx.opc.package import Part
+    from pptx.opc.packuri import PackURI
+
+    def point(model_id: str, kind: str | None, text: str) -> str:
+        body = f'<a:r><a:rPr lang="en-US"/><a:t>{text}</a:t></a:r>' if text else '<a:endParaRPr lang="en-US"/>'
+        kind_attribute = f' type="{kind}"' if kind else ""
+        return (f'<dgm:pt modelId="{{{model_id}}}"{kind_attribute}><dgm:prSet/><dgm:spPr/>'
+                f'<dgm:t><a:bodyPr/><a:lstStyle/><a:p>{body}</a:p></dgm:t></dgm:pt>')
+
+    points = [point("0", "doc", "")]
+    for i, text in enumerate(texts, 1):
+        points += [point(f"{i}", None, text), point(f"{i}0", "parTrans", ""), point(f"{i}1", "sibTrans", "")]
+    data = (f'<dgm:dataModel xmlns:dgm="{DIAGRAM}" xmlns:a="{DRAWING}"><dgm:ptLst>{"".join(points)}</dgm:ptLst>'
+            f'<dgm:cxnLst/><dgm:bg/><dgm:whole/></dgm:dataModel>').encode()
+    package = slide.part.package
+    number = sum(1 for p in package.iter_parts() if str(p.partname).startswith("/ppt/diagrams/data")) + 1
+    part = Part(PackURI(f"/ppt/diagrams/data{number}.xml"), "application/vnd.openxmlformats-officedocument.drawingml.diagramData+xml",
+                package, data)
+    rel_id = slide.part.relate_to(part, RELATIONSHIP_TYPE.DIAGRAM_DATA)
+    frame = etree.fromstring(
+        f'<p:graphicFrame xmlns:p="http://schemas.openxmlformats.org/presentationml/2006/main" xmlns:a="{DRAWING}" '
+        f'xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships">'
+        f'<p:nvGraphicFramePr><p:cNvPr id="{90 + number}" name="Diagram {number}"/><p:cNvGraphicFramePr/><p:nvPr/></p:nvGraphicFramePr>'
+        f'<p:xfrm><a:off x="914400" y="1828800"/><a:ext cx="7315200" cy="3657600"/></p:xfrm>'
+        f'<a:graphic><a:graphicData uri="{DIAGRAM}"><dgm:relIds xmlns:dgm="{DIAGRAM}" r:dm="{rel_id}"/></a:graphicData></a:graphic>'
+        f'</p:graphicFrame>')
+    slide.shapes._spTree.append(frame)
