@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import codecs
 import re
+import zipfile
+import zlib
 from dataclasses import dataclass, field
 from datetime import date, datetime, time, timezone
 from typing import Callable
@@ -50,6 +52,10 @@ PLACEHOLDER_TITLE = re.compile(
     re.IGNORECASE,
 )
 
+
+# What a damaged Office Open XML file (a zip of XML parts) raises in the zip and XML readers: a cut or
+# corrupted copy is the file's error ("not a readable …"), not an unexpected one.
+DAMAGED_PACKAGE = (zipfile.BadZipFile, zlib.error, NotImplementedError, RuntimeError, EOFError, KeyError, ValueError, SyntaxError)
 
 # How an OLE compound file begins: an Office 97–2003 file (.doc, .ppt, .xls) renamed to the newer
 # extension, or an Office file saved with a password, which is encrypted inside such a container.

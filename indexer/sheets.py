@@ -15,11 +15,10 @@ from __future__ import annotations
 import io
 import re
 import warnings
-import zipfile
 from datetime import date, datetime, time, timedelta, timezone
 from typing import NamedTuple
 
-from indexer.extract import ExtractionError, Extracted, normalize_text, office_container, own_title
+from indexer.extract import DAMAGED_PACKAGE, ExtractionError, Extracted, normalize_text, office_container, own_title
 
 
 class Workbook(NamedTuple):
@@ -44,7 +43,7 @@ def read_workbook(raw: bytes) -> Workbook:
                 sheets = [(sheet.title, _rows(sheet)) for sheet in book.worksheets if sheet.sheet_state == "visible"]
             finally:
                 book.close()
-    except (InvalidFileException, zipfile.BadZipFile, KeyError, ValueError, TypeError, EOFError, OSError) as exc:
+    except (InvalidFileException, TypeError, OSError, *DAMAGED_PACKAGE) as exc:
         raise ExtractionError(f"not a readable Excel (.xlsx) workbook ({type(exc).__name__}: {exc})") from None
     properties = book.properties
     modified = properties.modified or properties.created

@@ -22,7 +22,7 @@ from typing import NamedTuple
 
 from lxml import etree
 
-from indexer.extract import ExtractionError, Extracted, normalize_text, office_container, own_title
+from indexer.extract import DAMAGED_PACKAGE, ExtractionError, Extracted, normalize_text, office_container, own_title
 
 A = "{http://schemas.openxmlformats.org/drawingml/2006/main}"
 P = "{http://schemas.openxmlformats.org/presentationml/2006/main}"
@@ -47,7 +47,7 @@ def extract_pptx(raw: bytes, fallback_title: str) -> Extracted:
         deck = zipfile.ZipFile(io.BytesIO(raw))
         sections = [_slide_text(deck, part, number) for number, part in enumerate(_slide_parts(deck), 1)]
         core = _xml(deck, "docProps/core.xml") if "docProps/core.xml" in deck.NameToInfo else None
-    except (zipfile.BadZipFile, etree.XMLSyntaxError, KeyError, ValueError, EOFError) as exc:
+    except DAMAGED_PACKAGE as exc:
         raise ExtractionError(f"not a readable PowerPoint (.pptx) deck ({type(exc).__name__}: {exc})") from None
     first_title = next((s.title for s in sections if s.title), "")
     title, author, keywords, modified = _core_properties(core)

@@ -12,10 +12,9 @@ from __future__ import annotations
 
 import io
 import re
-import zipfile
 from datetime import timezone
 
-from indexer.extract import ExtractionError, Extracted, normalize_text, office_container, own_title
+from indexer.extract import DAMAGED_PACKAGE, ExtractionError, Extracted, normalize_text, office_container, own_title
 
 HEADING_STYLE = re.compile(r"^heading\s*([1-6])$", re.IGNORECASE)
 W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
@@ -26,13 +25,15 @@ OFF = {"0", "false", "off"}
 def extract_docx(raw: bytes, fallback_title: str) -> Extracted:
     from docx import Document as open_docx
     from docx.opc.exceptions import PackageNotFoundError
-    from lxml.etree import XMLSyntaxError
 
     office_container(raw, "Word (.docx) document", "Word 97–2003", "save it as .docx without a password (or export it as PDF)")
     try:
-        document = open_docx(io.BytesIO(raw))
-    except (PackageNotFoundError, zipfile.BadZipFile, XMLSyntaxError, KeyError, ValueError) as exc:
+        return _extracted(open_docx(io.BytesIO(raw)), fallback_title)
+    except (PackageNotFoundError, AttributeError, TypeError, *DAMAGED_PACKAGE) as exc:  # python-docx's objects over damaged parts
         raise ExtractionError(f"not a readable Word (.docx) document ({type(exc).__name__}: {exc})") from None
+
+
+def _extracted(document, fallback_title: str) -> Extracted:
     parts: list[str] = []
     first_heading = None
     for item in document.iter_inner_content():

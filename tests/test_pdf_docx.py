@@ -13,6 +13,8 @@ from indexer.pdf import read_pdf
 from indexer.pipeline import run_index
 from tests.conftest import LOOPBACK_WEB, api_client, write_config
 from tests.fakes.pdfs import FOOTER, HEADER, encrypted_pdf, make_pdf, scanned_pdf, source_text
+from tests.fakes.sheets import make_xlsx
+from tests.fakes.slides import make_pptx
 from tests.fakes.word import make_docx
 
 FILLER = ("Support agents answer tickets in the order they arrive, and every answer is checked by a second "
@@ -191,17 +193,43 @@ def test_a_pdf_and_a_word_file_linked_from_a_crawled_page_are_indexed(tmp_path, 
     assert hit["link"] == site.url("/files/manual.pdf") + "#page=2" and hit["page_start"] == 2
 
 
-def test_a_damaged_word_file_is_a_clear_error(tmp_path):
-    make_docx(tmp_path / "whole.docx", [("h1", "Travel policy"), ("p", "Employees book trains.")], title="Travel policy")
-    with zipfile.ZipFile(tmp_path / "whole.docx") as whole, zipfile.ZipFile(tmp_path / "broken.docx", "w") as broken:
-        for item in whole.infolist():
-            data = whole.read(item)
-            broken.writestr(item, data[: len(data) // 2] if item.filename == "word/document.xml" else data)
-    (tmp_path / "empty.docx").write_bytes(b"")
-    for name in ("broken.docx", "empty.docx"):
-        result = CliRunner().invoke(cli, ["extract", str(tmp_path / name)])
+OFFICE_FILES = {  # what makes one, the part that holds its text, what a damaged one is called
+    "docx": (lambda path: make_docx(path, [("h1", "Travel policy"), ("p", "Employees book trains.")], title="Travel policy"),
+             "word/document.xml", "Word (.docx) document"),
+    "pptx": (lambda path: make_pptx(path, [{"title": "Pricing", "bullets": [(0, "Boots are thirty percent off")]}]),
+             "ppt/slides/slide1.xml", "PowerPoint (.pptx) deck"),
+    "xlsx": (lambda path: make_xlsx(path, {"Prices": [["Product", "Price"], ["Boots", 189]]}), "xl/worksheets/sheet1.xml", "Excel (.xlsx) workbook"),
+}
+
+
+def _damaged(whole, broken, part: str, how: str) -> None:
+    with zipfile.ZipFile(whole) as source:
+        items = [(item, source.read(item)) for item in source.infolist()]
+    with zipfile.ZipFile(broken, "w", zipfile.ZIP_DEFLATED) as out:
+        for item, data in items:
+            if item.filename == part:
+                data = data[: len(data) // 2] if how == "cut" else data.replace(b"<", b"<<", 3)
+            out.writestr(item, data)
+    if how == "garbled":  # bytes changed inside the compressed part: the zip reader's own error
+        raw = bytearray(broken.read_bytes())
+        start = raw.index(part.encode()) + len(part)
+        raw[start + 40 : start + 60] = bytes(range(20))
+        broken.write_bytes(bytes(raw))
+
+
+@pytest.mark.parametrize("kind", OFFICE_FILES)
+def test_a_damaged_office_file_is_a_clear_error(tmp_path, kind):
+    """Damaged copies (cut short, broken XML, bytes changed inside the zip) were "unexpected"
+    errors named by a parser's exception (zlib.error, RuntimeError, AttributeError)."""
+    make, part, what = OFFICE_FILES[kind]
+    make(tmp_path / f"whole.{kind}")
+    (tmp_path / f"empty.{kind}").write_bytes(b"")
+    for how in ("cut", "xml", "garbled"):
+        _damaged(tmp_path / f"whole.{kind}", tmp_path / f"{how}.{kind}", part, how)
+    for name in ("cut", "xml", "garbled", "empty"):
+        result = CliRunner().invoke(cli, ["extract", str(tmp_path / f"{name}.{kind}")])
         assert result.exit_code == 1, result.output
-        assert "FILE_EXTRACTION_FAILED: " in result.output and f"{name}: not a readable Word (.docx) document" in result.output
+        assert "FILE_EXTRACTION_FAILED: " in result.output and f"{name}.{kind}: not a readable {what}" in result.output, result.output
         assert "unexpected" not in result.output
 
 
