@@ -90,7 +90,7 @@ def read_pdf(raw: bytes) -> PdfText:
             raise ExtractionError("the PDF is encrypted with a password; save an unprotected copy to index it", ErrorCode.PDF_ENCRYPTED) from None
         raise ExtractionError(f"not a readable PDF ({exc})") from None
     try:
-        pages = [_lines(pdf[i]) for i in range(len(pdf))]
+        pages = [_page_lines(pdf, i) for i in range(len(pdf))]
         if not any(pages):
             raise ExtractionError(f"{len(pdf)} page(s) without a text layer (a scan?); run OCR on it to index it", ErrorCode.PDF_NO_TEXT, "warning")
         outline = _outline(pdf)
@@ -105,6 +105,15 @@ def read_pdf(raw: bytes) -> PdfText:
         title = next((_line_text(b) for b in blocks if b.heading == 1), None) or next((_line_text(b) for b in blocks if b.heading), None)
     author = (meta.get("Author") or "").strip()
     return PdfText(text, offsets, len(pages), title, (author,) if author else (), _pdf_date(meta.get("ModDate") or meta.get("CreationDate")))
+
+
+def _page_lines(pdf, index: int) -> list[Line]:
+    import pypdfium2 as pdfium
+
+    try:
+        return _lines(pdf[index])
+    except pdfium.PdfiumError as exc:  # a damaged page: PDFium's own words, "Failed to load page."
+        raise ExtractionError(f"not a readable PDF: page {index + 1} of {len(pdf)} is damaged ({exc})") from None
 
 
 def _lines(page) -> list[Line]:

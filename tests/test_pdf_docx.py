@@ -233,6 +233,18 @@ def test_a_damaged_office_file_is_a_clear_error(tmp_path, kind):
         assert "unexpected" not in result.output
 
 
+def test_a_pdf_with_a_damaged_page_is_a_clear_error(tmp_path):
+    """PDFium's "Failed to load page." ended `index extract` in a traceback (PdfiumError)."""
+    import re
+
+    make_pdf(tmp_path / "handbook.pdf", HANDBOOK, "single")
+    raw = (tmp_path / "handbook.pdf").read_bytes()
+    second = [m.start() for m in re.finditer(rb"/Type /Page\b(?!s)", raw)][1]
+    (tmp_path / "damaged.pdf").write_bytes(raw[:second] + b"/Type /Xage" + raw[second + len(b"/Type /Page"):])
+    result = CliRunner().invoke(cli, ["extract", str(tmp_path / "damaged.pdf")])
+    assert result.exit_code == 1 and "damaged.pdf: not a readable PDF: page 2 of 3 is damaged" in result.output, result.output
+
+
 def test_index_extract_prints_a_pdf_as_text(tmp_path):
     make_pdf(tmp_path / "handbook.pdf", HANDBOOK, "two_columns")
     result = CliRunner().invoke(cli, ["extract", str(tmp_path / "handbook.pdf")])
