@@ -8,6 +8,8 @@ import pytest
 from click.testing import CliRunner
 
 from indexer.cli import cli
+from indexer.config import load_config
+from indexer.sources import count_items, crawl
 from tests.conftest import write_config
 from tests.fakes.notion_server import paragraph
 
@@ -127,6 +129,10 @@ def test_office_files_the_indexer_cannot_read_are_named_and_lock_files_are_not_f
     deck = warnings["file:winter-sale.odp"]
     assert deck["code"] == "FILE_TYPE_UNREAD" and "an OpenDocument presentation file, a format this version does not read" in deck["message"]
     assert "save it as .pptx or PDF" in deck["message"] and "an Excel 97–2003 file" in warnings["file:prices.xls"]["message"]
+    source = load_config(files_config(tmp_path)).sources[0]
+    ticks = []
+    crawl(source, ticks.append)
+    assert sum(ticks) == count_items(source) == 3, "the reading bar ends full: the files left out count (it stopped at 1/3)"
     config = write_config(tmp_path, '[[sources]]\nname = "docs"\ntype = "files"\npath = "docs"\nextensions = [".md", ".odp"]\n'
                                     '[[spaces]]\nprovider = "local"\n')
     code, said = run(config)

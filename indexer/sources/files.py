@@ -158,8 +158,10 @@ def crawl_files(source: SourceConfig, progress=None, fetch_state: dict[str, Fetc
     listed = paths if paths is not None else list_files(source)
     fragments = included_fragments(listed, site)  # shown inside the pages that include them
     labels = project_labels(listed, markdown=source.url_rules == "sphinx")  # what a :ref: without a title shows
+    done = progress or (lambda n: None)  # each listed path once, however it ends: the bar's total counts them all
     for path in listed:
         if path in fragments:
+            done(1)
             continue
         relative = path.removeprefix(prefix).replace(os.sep, "/")  # list_files walks source.path: a string cut, not relative_to's parsing
         doc_id = f"file:{source.id_prefix}{relative}"
@@ -172,6 +174,7 @@ def crawl_files(source: SourceConfig, progress=None, fetch_state: dict[str, Fetc
             stat = _stat_to_read(path, source, root)
             if not isinstance(stat, os.stat_result):  # why it is not read
                 problem(*stat)
+                done(1)
                 continue
             started = time.perf_counter()
             raw = read_bytes(path, stat.st_size)
@@ -184,8 +187,7 @@ def crawl_files(source: SourceConfig, progress=None, fetch_state: dict[str, Fetc
             if state is not None and state.etag == digest:
                 # The bytes the last run read, read the same way: its version stands (10,000 files: ~3 s a run).
                 result.not_modified.append(doc_id)
-                if progress:
-                    progress(1)
+                done(1)
                 continue
             same_bytes = state is not None and (state.etag or "").split("/")[0] == digest.split("/")[0]
             kept = parse_timestamp(state.last_modified) if same_bytes else None
@@ -208,8 +210,7 @@ def crawl_files(source: SourceConfig, progress=None, fetch_state: dict[str, Fetc
                 problem(*left_out)
             else:
                 result.add(document)
-        if progress:
-            progress(1)
+        done(1)
     return result
 
 
