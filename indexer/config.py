@@ -36,6 +36,10 @@ UNREAD_FORMATS = {
     ".pages": ("Pages", _AS_DOCX), ".ppt": ("PowerPoint 97–2003", _AS_PPTX),
     ".odp": ("OpenDocument presentation", _AS_PPTX), ".xls": ("Excel 97–2003", _AS_XLSX),
     ".ods": ("OpenDocument spreadsheet", _AS_XLSX), ".numbers": ("Numbers", _AS_XLSX), ".epub": ("EPUB", _AS_PDF),
+    # Google Drive for desktop shows a Google document as a shortcut file: a link, with the text left in Google Drive
+    ".gdoc": ("Google Docs shortcut", "its text is in Google Drive: download it as .docx (File → Download) to index it"),
+    ".gsheet": ("Google Sheets shortcut", "its cells are in Google Drive: download it as .xlsx (File → Download) to index it"),
+    ".gslides": ("Google Slides shortcut", "its slides are in Google Drive: download it as .pptx (File → Download) to index it"),
 }
 
 
