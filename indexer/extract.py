@@ -70,6 +70,16 @@ def office_container(raw: bytes, kind: str, older: str, advice: str) -> None:
         raise ExtractionError(f"not a readable {kind}: it is password-protected or {article} {older} file; {advice} to index it")
 
 
+def join_blocks(blocks: list[str]) -> str:
+    """Blocks separated by blank lines, except consecutive list items, which stay one list."""
+    out = ""
+    for block in blocks:
+        if out:
+            out += "\n" if block.lstrip().startswith("- ") and out.rsplit("\n", 1)[-1].lstrip().startswith("- ") else "\n\n"
+        out += block
+    return out
+
+
 def own_title(stored: str | None) -> str:
     """A stored title with its spaces squashed, or "" when the writing program filled it in."""
     title = " ".join((stored or "").split())

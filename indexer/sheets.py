@@ -53,7 +53,11 @@ def read_workbook(raw: bytes) -> Workbook:
 
 
 def extract_xlsx(raw: bytes, fallback_title: str) -> Extracted:
-    book = read_workbook(raw)
+    return workbook_extracted(read_workbook(raw), fallback_title)
+
+
+def workbook_extracted(book: Workbook, fallback_title: str) -> Extracted:
+    """A workbook's sheets as one document (an .xlsx, or an OpenDocument spreadsheet)."""
     sections = [(name, _sheet_text(rows)) for name, rows in book.sheets]
     sections = [(name, text) for name, text in sections if text]
     headed = len(sections) > 1

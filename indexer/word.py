@@ -14,7 +14,7 @@ import io
 import re
 from datetime import timezone
 
-from indexer.extract import DAMAGED_PACKAGE, ExtractionError, Extracted, normalize_text, office_container, own_title
+from indexer.extract import DAMAGED_PACKAGE, ExtractionError, Extracted, join_blocks, normalize_text, office_container, own_title
 
 HEADING_STYLE = re.compile(r"^heading\s*([1-6])$", re.IGNORECASE)
 W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
@@ -61,7 +61,7 @@ def _extracted(document, fallback_title: str) -> Extracted:
         modified = modified.replace(tzinfo=timezone.utc)
     return Extracted(
         title=own_title(props.title) or first_heading or fallback_title,
-        text=normalize_text(_join(parts)),
+        text=normalize_text(join_blocks(parts)),
         authors=((props.author or "").strip(),) if (props.author or "").strip() else (),
         tags=tags,
         updated_at=modified,
@@ -89,16 +89,6 @@ def _hidden(run) -> bool:
     properties = run.find(f"{W}rPr")
     vanish = properties.find(f"{W}vanish") if properties is not None else None
     return vanish is not None and vanish.get(f"{W}val", "true").lower() not in OFF
-
-
-def _join(parts: list[str]) -> str:
-    """Blocks separated by blank lines, except consecutive list items, which stay one list."""
-    out = ""
-    for part in parts:
-        if out:
-            out += "\n" if part.lstrip().startswith("- ") and out.rsplit("\n", 1)[-1].lstrip().startswith("- ") else "\n\n"
-        out += part
-    return out
 
 
 def _list_level(paragraph) -> int | None:

@@ -1,6 +1,6 @@
 """PowerPoint decks, as a shared drive and a help site hold them: searchable slide by slide, each hit
 naming its slide, speaker notes included, hidden slides left out; a deck that cannot be read says
-why. (A crawl's linked workbook is checked here beside the deck.)"""
+why. (A crawl's linked workbook and Writer file are checked here beside the deck.)"""
 
 from datetime import datetime
 
@@ -11,6 +11,7 @@ from indexer.cli import cli
 from indexer.config import load_config
 from indexer.pipeline import run_index
 from tests.conftest import LOOPBACK_WEB, api_client, write_config
+from tests.fakes.opendocument import make_odt
 from tests.fakes.sheets import make_xlsx
 from tests.fakes.slides import make_pptx
 from tests.test_sheets import PRICES
@@ -92,15 +93,17 @@ def test_a_deck_saved_with_a_password_is_named_and_the_run_goes_on(drive, tmp_pa
     assert result.exit_code == 0 and "# Slide 2: Pricing" in result.output and "Speaker notes:" in result.output, result.output
 
 
-def test_a_deck_and_a_workbook_linked_from_a_crawled_page_are_indexed(tmp_path, site, local_embedder):
+def test_a_deck_a_workbook_and_a_writer_file_linked_from_a_crawled_page_are_indexed(tmp_path, site, local_embedder):
     make_pptx(tmp_path / "deck.pptx", WINTER_SALE, title="Winter sale briefing")
     make_xlsx(tmp_path / "prices.xlsx", {"Prices": PRICES}, title="Winter price list")
+    make_odt(tmp_path / "staff.odt", [("h1", "Staff rota"), ("p", "Two staff members open the store, and one of them keeps the keys.")])
     site.routes["/"] = (200, "text/html", b'<html><head><title>Stores</title></head><body><main><h1>Store staff</h1>'
                         b'<p>Everything the stores need for the winter sale, from prices to opening hours, is in the briefing.</p>'
-                        b'<p><a href="/files/winter-sale.pptx">Winter sale briefing (slides)</a> <a href="/files/prices.xlsx">Price list</a></p>'
-                        b'</main></body></html>')
+                        b'<p><a href="/files/winter-sale.pptx">Winter sale briefing (slides)</a> <a href="/files/prices.xlsx">Price list</a>'
+                        b' <a href="/files/staff.odt">Staff rota</a></p></main></body></html>')
     site.routes["/files/winter-sale.pptx"] = (200, PPTX, (tmp_path / "deck.pptx").read_bytes())
     site.routes["/files/prices.xlsx"] = (200, XLSX, (tmp_path / "prices.xlsx").read_bytes())
+    site.routes["/files/staff.odt"] = (200, "application/vnd.oasis.opendocument.text", (tmp_path / "staff.odt").read_bytes())
     config = load_config(write_config(tmp_path, f'[[sources]]\nname = "help"\ntype = "urls"\ncrawl = true\n{LOOPBACK_WEB}'
                                                  f'urls = ["{site.url("/")}"]\n[[spaces]]\nprovider = "local"\n'))
     report = run_index(config)
@@ -108,7 +111,9 @@ def test_a_deck_and_a_workbook_linked_from_a_crawled_page_are_indexed(tmp_path, 
     with api_client(config.artifacts) as client:
         hit = search(client, "can gift cards pay for sale items")[0]
         row = search(client, "price of three pairs of wool socks")[0]
+        rota = search(client, "who keeps the keys when the store opens")[0]
     assert hit["url"] == hit["link"] == site.url("/files/winter-sale.pptx")
     assert hit["title"] == "Winter sale briefing" and hit["heading_path"] == ["Slide 2: Pricing"]
     assert row["url"] == site.url("/files/prices.xlsx") and row["title"] == "Winter price list"
     assert "Product: Wool socks, three pairs; Price (EUR): 24" in row["text"]
+    assert rota["url"] == site.url("/files/staff.odt") and rota["title"] == "Staff rota"

@@ -1,4 +1,4 @@
-"""A folder of .md / .mdx / .rst / .adoc / .ipynb / .txt / .html / .pdf / .docx / .pptx / .xlsx files. doc_id = `file:<id_prefix><path relative to the folder>`."""
+"""A folder of .md / .mdx / .rst / .adoc / .ipynb / .txt / .html / .pdf / .docx / .pptx / .xlsx / .odt / .ods files. doc_id = `file:<id_prefix><path relative to the folder>`."""
 
 from __future__ import annotations
 
@@ -24,6 +24,7 @@ from indexer.asciidoc import asciidoc_to_markdown
 from indexer.fileurls import HEADING_IDS, HugoLanguages, file_url
 from indexer.partials import included_fragments, inline_partials, partial_bytes
 from indexer.notebook import notebook_to_markdown
+from indexer.opendocument import extract_ods, extract_odt
 from indexer.pdf import extract_pdf
 from indexer.labels import project_labels, referenced_titles
 from indexer.rst import rst_empty_reason, rst_to_markdown
@@ -40,6 +41,8 @@ PACKAGE_FOLDERS = frozenset({"node_modules", "bower_components", "site-packages"
 # A Jekyll site's folder holds its templates and build beside its pages: `_layouts/default.html`
 # indexed as a page is "{{ content }}" and its Liquid, `_site/` every page a second time; so does a
 # Sphinx project's (`_templates`, `_static`, `_build`).
+# PDF and the office formats, read from their bytes (their own properties give title, author and date).
+OFFICE_READERS = {".pdf": extract_pdf, ".docx": extract_docx, ".pptx": extract_pptx, ".xlsx": extract_xlsx, ".odt": extract_odt, ".ods": extract_ods}
 OFFICE_LOCK = "~$"  # "~$deck.docx": the owner file Word and PowerPoint keep beside a document open on a shared drive
 SITE_BUILD_FOLDERS = frozenset({"_layouts", "_includes", "_sass", "_data", "_plugins", "_site", "_templates", "_static", "_build"})
 MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdx")  # read as Markdown; .mdx as MDX
@@ -373,14 +376,8 @@ def read_file(path: Path, relative: str, doc_id: str, source_name: str, raw: byt
     extracted: Extracted
     if suffix in (".html", ".htm"):
         extracted = extract_html(raw, url=published, fallback_title=fallback_title)
-    elif suffix == ".pdf":
-        extracted = extract_pdf(raw, fallback_title)
-    elif suffix == ".docx":
-        extracted = extract_docx(raw, fallback_title)
-    elif suffix == ".pptx":
-        extracted = extract_pptx(raw, fallback_title)
-    elif suffix == ".xlsx":
-        extracted = extract_xlsx(raw, fallback_title)
+    elif suffix in OFFICE_READERS:
+        extracted = OFFICE_READERS[suffix](raw, fallback_title)
     elif suffix in (".adoc", ".asciidoc"):
         text = asciidoc_to_markdown(decode_file_text(raw, fallback_encoding), bool(published), path.resolve(), site)
         extracted = extract_markdown(text, fallback_title, url=published)

@@ -19,6 +19,7 @@ from indexer.extract import (
     NOFOLLOW, NOINDEX, Extracted, ExtractionError, decode_text, empty_page_reason, extract_html, extract_markdown, extract_text,
     first_heading,
 )
+from indexer.opendocument import extract_ods, extract_odt
 from indexer.pdf import extract_pdf
 from indexer.pools import thread_pool
 from indexer.sheets import extract_xlsx
@@ -39,10 +40,13 @@ MAX_REDIRECTS = 5
 PAGE_ATTEMPTS = 3  # a page that fails in a retryable way is tried this often in one run
 MAX_RETRY_WAIT_SECONDS = 30.0  # a longer Retry-After is cut to this: the run moves on, the page fails
 TEXT_TYPES = {"text/plain": "text", "text/markdown": "markdown", "text/x-markdown": "markdown"}
-FILE_TYPES = {"application/pdf": "pdf", "application/x-pdf": "pdf",
-              "application/vnd.openxmlformats-officedocument.wordprocessingml.document": "docx",
-              "application/vnd.openxmlformats-officedocument.presentationml.presentation": "pptx",
-              "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": "xlsx"}
+FILE_TYPES = {  # media type → the reader of its files
+    "application/pdf": extract_pdf, "application/x-pdf": extract_pdf,
+    "application/vnd.openxmlformats-officedocument.wordprocessingml.document": extract_docx,
+    "application/vnd.openxmlformats-officedocument.presentationml.presentation": extract_pptx,
+    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": extract_xlsx,
+    "application/vnd.oasis.opendocument.text": extract_odt, "application/vnd.oasis.opendocument.spreadsheet": extract_ods,
+}
 HTML_TYPES = {"text/html", "application/xhtml+xml"}
 
 
@@ -469,8 +473,7 @@ def _extract(body: bytes, media_type: str, response: httpx.Response, url: str, d
         normalized = (try_normalize_url(link, drop_parameters) for link in extracted.links)
         links = tuple(dict.fromkeys(link for link in normalized if link and (not _not_a_page(link) or _unread_format(link))))
     elif media_type in FILE_TYPES:
-        extract = {"pdf": extract_pdf, "docx": extract_docx, "pptx": extract_pptx, "xlsx": extract_xlsx}[FILE_TYPES[media_type]]
-        extracted = extract(body, urlsplit(str(response.url)).path.rsplit("/", 1)[-1] or url)
+        extracted = FILE_TYPES[media_type](body, urlsplit(str(response.url)).path.rsplit("/", 1)[-1] or url)
     elif TEXT_TYPES[media_type] == "markdown":
         extracted = extract_markdown(decode_text(body, response.charset_encoding), url)
     else:

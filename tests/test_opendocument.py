@@ -1,0 +1,72 @@
+"""LibreOffice's own formats, as a public office's shared folder holds them: a Writer document with
+its headings, lists and tables (tracked deletions, footnotes left out), a Calc spreadsheet a row at
+a time with its columns' names (hidden sheets left out); one saved with a password says so."""
+
+import zipfile
+
+import pytest
+
+from indexer.config import load_config
+from indexer.pipeline import run_index
+from tests.conftest import api_client, write_config
+from tests.fakes.opendocument import make_ods, make_odt
+
+TRAVEL = [
+    ("h1", "Travel policy"), ("note", "Employees book trains for trips under four hours.", "Measured door to door."),
+    ("deleted", "Employees may fly business class on any trip."),
+    ("h2", "Per diem"), ("li", "Meals are reimbursed up to forty euros a day"), ("li2", "Breakfast is included in hotel rates"),
+    ("h2", "City rates"), ("table", [["City", "Hotel cap"], ["Lisbon", "140 EUR"], ["Oslo", "210 EUR"]]),
+]
+
+
+def search(client, query: str, **body) -> list[dict]:
+    response = client.post("/v1/search", json={"query": query, "top_k": 3, **body})
+    assert response.status_code == 200, response.text
+    return response.json()["hits"]
+
+
+@pytest.fixture(scope="module")
+def office(tmp_path_factory, local_embedder):
+    folder = tmp_path_factory.mktemp("odf")
+    (folder / "docs").mkdir()
+    make_odt(folder / "docs" / "travel.odt", TRAVEL, title="Travel policy", author="People team", keywords=("travel", "expenses"))
+    make_ods(folder / "docs" / "rates.ods", {"Hotels": [["City", "Nightly cap"], ["Bergen", "190 EUR"]],
+                                             "Margins": [["City", "Margin"], ["Bergen", "eleven percent on snowshoes"]]}, hidden=("Margins",))
+    with zipfile.ZipFile(folder / "docs" / "salaries.odt", "w") as locked:  # what LibreOffice writes for "Save with password"
+        locked.writestr("mimetype", "application/vnd.oasis.opendocument.text")
+        locked.writestr("content.xml", bytes(range(256)))  # ciphertext
+        locked.writestr("META-INF/manifest.xml", '<manifest:manifest xmlns:manifest="urn:oasis:names:tc:opendocument:xmlns:manifest:1.0">'
+                        '<manifest:file-entry manifest:full-path="content.xml" manifest:media-type="text/xml">'
+                        '<manifest:encryption-data manifest:checksum-type="SHA1/1K"/></manifest:file-entry></manifest:manifest>')
+    config = load_config(write_config(folder, '[[sources]]\nname = "docs"\ntype = "files"\npath = "docs"\n[[spaces]]\nprovider = "local"\n'))
+    report = run_index(config)
+    with api_client(config.artifacts) as client:
+        yield report, client
+
+
+def test_a_writer_document_keeps_its_headings_lists_and_tables(office):
+    _, client = office
+    hit = search(client, "how much are meals reimbursed per day")[0]
+    assert hit["title"] == "Travel policy" and hit["heading_path"] == ["Travel policy", "Per diem"]
+    assert "- Meals are reimbursed up to forty euros a day\n  - Breakfast is included in hotel rates" in hit["text"]
+    hit = search(client, "hotel cap in Oslo")[0]
+    assert "Oslo | 210 EUR" in hit["text"] and hit["heading_path"][-1] == "City rates"
+    document = client.get(f"/v1/documents/{hit['doc_id']}").json()
+    assert document["tags"] == ["travel", "expenses"] and document["authors"] == ["People team"]
+    assert "trains for trips under four hours" in document["text"]
+    assert "business class" not in document["text"], "a tracked deletion is not the document's text"
+    assert "door to door" not in document["text"], "a footnote is not the paragraph's text"
+
+
+def test_a_calc_sheet_reads_a_row_at_a_time_and_a_hidden_sheet_not_at_all(office):
+    _, client = office
+    hit = search(client, "nightly hotel cap in Bergen")[0]
+    assert hit["path"] == "rates.ods" and "City: Bergen; Nightly cap: 190 EUR" in hit["text"]
+    assert not [h for h in search(client, "margin snowshoes", mode="lexical", top_k=10) if "snowshoes" in h["text"]]
+
+
+def test_a_document_saved_with_a_password_says_so(office):
+    report, _ = office
+    assert [(e.code, e.doc_id) for e in report.errors] == [("FILE_EXTRACTION_FAILED", "file:salaries.odt")]
+    assert "not a readable OpenDocument text (.odt) document: it is saved with a password" in report.errors[0].message
+    assert report.counts["added"] == 2
