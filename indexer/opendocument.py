@@ -1,4 +1,5 @@
-"""OpenDocument text (.odt) and spreadsheets (.ods) → text, read from the package's XML (zipfile and lxml).
+"""OpenDocument text (.odt), spreadsheets (.ods) and presentations (.odp) → text, read from the
+package's XML (zipfile and lxml).
 
 What LibreOffice writes. A text document as Writer shows it with tracked changes accepted (the
 deleted text is kept apart from the body, and left out), without comments, footnotes, hidden text
@@ -6,8 +7,10 @@ or generated indexes (a table of contents repeats the headings): headings (their
 become `#`-headings, lists `- ` items indented by level, tables a row per line with ` | ` between
 cells, text frames' paragraphs blocks of their own. A spreadsheet is read as an .xlsx is
 (indexer/sheets.py: a row per line with the columns' names), with each cell's text as Calc shows
-it — number formats applied, since the file keeps the shown text. Hidden sheets are left out. The
-meta part gives the title, author, keywords (→ tags) and the modification time.
+it — number formats applied, since the file keeps the shown text. Hidden sheets are left out. A
+presentation is read as a .pptx is (indexer/slides.py: a section per slide, "Slide 7: Pricing",
+speaker notes in; hidden slides, page numbers, dates and footers out). The meta part gives the
+title, author, keywords (→ tags) and the modification time.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from lxml import etree
 
 from indexer.extract import DAMAGED_PACKAGE, ExtractionError, Extracted, join_blocks, normalize_text, own_title
 from indexer.sheets import Workbook, workbook_extracted
+from indexer.slides import slide_section
 
 OFFICE = "{urn:oasis:names:tc:opendocument:xmlns:office:1.0}"
 TEXT = "{urn:oasis:names:tc:opendocument:xmlns:text:1.0}"
@@ -28,6 +32,8 @@ DRAW = "{urn:oasis:names:tc:opendocument:xmlns:drawing:1.0}"
 STYLE = "{urn:oasis:names:tc:opendocument:xmlns:style:1.0}"
 META = "{urn:oasis:names:tc:opendocument:xmlns:meta:1.0}"
 DC = "{http://purl.org/dc/elements/1.1/}"
+PRESENTATION = "{urn:oasis:names:tc:opendocument:xmlns:presentation:1.0}"
+REPEATED_ON_SLIDES = {"page-number", "date-time", "footer", "header", "page"}  # the same on every slide; "page": the notes' slide picture
 # Not the body's own text: tracked deletions, comments, footnotes, hidden text, generated indexes.
 NOT_SHOWN = {f"{TEXT}tracked-changes", f"{OFFICE}annotation", f"{TEXT}note", f"{TEXT}hidden-text", f"{TEXT}hidden-paragraph",
              f"{TEXT}table-of-content", f"{TEXT}alphabetical-index", f"{TEXT}illustration-index", f"{TEXT}table-index",
@@ -58,13 +64,45 @@ def extract_odt(raw: bytes, fallback_title: str) -> Extracted:
 def extract_ods(raw: bytes, fallback_title: str) -> Extracted:
     kind = "OpenDocument spreadsheet (.ods)"
     content, (title, author, keywords, modified) = _package(raw, kind)
-    hidden = _hidden_table_styles(content)
+    hidden = _hidden_styles(content, "table", f"{STYLE}table-properties", f"{TABLE}display", "false")
     try:
         sheets = [(table.get(f"{TABLE}name", ""), _table_rows(table))
                   for table in content.iterfind(f"{OFFICE}body/{OFFICE}spreadsheet/{TABLE}table") if table.get(f"{TABLE}style-name") not in hidden]
     except DAMAGED_PACKAGE as exc:
         raise ExtractionError(f"not a readable {kind} ({type(exc).__name__}: {exc})") from None
     return workbook_extracted(Workbook(sheets, title, author, ", ".join(keywords), modified), fallback_title)
+
+
+def extract_odp(raw: bytes, fallback_title: str) -> Extracted:
+    kind = "OpenDocument presentation (.odp)"
+    content, (title, author, keywords, modified) = _package(raw, kind)
+    hidden = _hidden_styles(content, "drawing-page", f"{STYLE}drawing-page-properties", f"{PRESENTATION}visibility", "hidden")
+    try:
+        pages = list(content.iterfind(f"{OFFICE}body/{OFFICE}presentation/{DRAW}page"))
+        slides = [("", "") if page.get(f"{DRAW}style-name") in hidden else _slide(page, number) for number, page in enumerate(pages, 1)]
+    except DAMAGED_PACKAGE as exc:
+        raise ExtractionError(f"not a readable {kind} ({type(exc).__name__}: {exc})") from None
+    return Extracted(
+        title=own_title(title) or next((t for t, _ in slides if t), "") or fallback_title,
+        text=normalize_text("\n\n".join(text for _, text in slides if text)),
+        authors=(author,) if author else (),
+        tags=keywords,
+        updated_at=modified,
+    )
+
+
+def _slide(page, number: int) -> tuple[str, str]:
+    """A slide's title and its section (indexer/slides.py `slide_section`)."""
+    title, blocks, notes = "", [], []
+    for shape in page:
+        kind = shape.get(f"{PRESENTATION}class")
+        if shape.tag == f"{PRESENTATION}notes":
+            notes = [b for frame in shape.iter(f"{DRAW}frame") if frame.get(f"{PRESENTATION}class") == "notes" for b in _blocks(frame)]
+        elif kind == "title" and not title:
+            title = " ".join(_blocks(shape))
+        elif kind not in REPEATED_ON_SLIDES and (text := join_blocks(_blocks([shape]))):
+            blocks.append(text)
+    return title, slide_section(number, title, blocks, notes)
 
 
 def _package(raw: bytes, kind: str):
@@ -136,7 +174,7 @@ def _blocks(container, depth: int = 0) -> list[str]:
             rows = [" | ".join(" ".join(c.split()) for c in row) for row in _table_rows(child)]
             if rows:
                 out.append("\n".join(rows))
-        elif child.tag in (f"{TEXT}section", f"{DRAW}frame", f"{DRAW}text-box", f"{TABLE}table-header-rows"):
+        elif child.tag in (f"{TEXT}section", f"{DRAW}frame", f"{DRAW}text-box", f"{DRAW}custom-shape", f"{DRAW}g", f"{TABLE}table-header-rows"):
             out.extend(_blocks(child, depth))
     return out
 
@@ -199,11 +237,13 @@ def _cell_text(cell) -> str:
     return ""
 
 
-def _hidden_table_styles(content) -> set[str]:
-    """The names of the table styles that hide a sheet (Calc's Sheet → Hide)."""
+def _hidden_styles(content, family: str, properties: str, attribute: str, value: str) -> set[str]:
+    """The names of the automatic styles that hide what wears them: a sheet (Calc's Sheet → Hide:
+    table-properties table:display="false"), a slide (Impress's Hide Slide: drawing-page-properties
+    presentation:visibility="hidden")."""
     hidden = set()
     for style in content.iterfind(f"{OFFICE}automatic-styles/{STYLE}style"):
-        properties = style.find(f"{STYLE}table-properties")
-        if style.get(f"{STYLE}family") == "table" and properties is not None and properties.get(f"{TABLE}display") == "false":
+        found = style.find(properties)
+        if style.get(f"{STYLE}family") == family and found is not None and found.get(attribute) == value:
             hidden.add(style.get(f"{STYLE}name"))
     return hidden

@@ -80,14 +80,20 @@ def _slide_text(deck: zipfile.ZipFile, part: str, number: int) -> _Slide:
         return _Slide("", "")
     title, blocks = _shapes_text(slide.find(f"{P}cSld/{P}spTree"), diagram=lambda rel: _diagram_text(deck, part, rel))
     notes_part = next((target for target, kind in _relationships(deck, part, kinds=True).values() if kind.endswith("/notesSlide")), None)
+    notes: list[str] = []
     if notes_part and notes_part in deck.NameToInfo:
         _, notes = _shapes_text(_xml(deck, notes_part).find(f"{P}cSld/{P}spTree"), bullets=False)
-        if notes := " ".join(" ".join(notes).split()):
-            blocks.append(f"Speaker notes: {notes}")
+    return _Slide(title, slide_section(number, title, blocks, notes))
+
+
+def slide_section(number: int, title: str, blocks: list[str], notes: list[str]) -> str:
+    """A slide as a section of its deck's text (a .pptx, an .odp): "# Slide 7: Pricing", its blocks,
+    "Speaker notes: …"; "" for a slide with no text."""
+    if notes := " ".join(" ".join(notes).split()):
+        blocks = [*blocks, f"Speaker notes: {notes}"]
     if not title and not blocks:
-        return _Slide("", "")
-    heading = f"# Slide {number}: {title}" if title else f"# Slide {number}"
-    return _Slide(title, "\n\n".join([heading, *blocks]))
+        return ""
+    return "\n\n".join([f"# Slide {number}: {title}" if title else f"# Slide {number}", *blocks])
 
 
 def _shapes_text(tree, bullets: bool = True, diagram=None) -> tuple[str, list[str]]:

@@ -112,13 +112,10 @@ def test_office_files_the_indexer_cannot_read_are_named_and_lock_files_are_not_f
     asks why the deck is never found), one listed in `extensions` failed as "not UTF-8 text … save
     it as UTF-8", and the "~$" owner file Word keeps beside a document someone has open failed the
     run (exit 4) as "not a readable Word (.docx) document"."""
-    import zipfile
-
     docs = tmp_path / "docs"
     docs.mkdir()
     (docs / "refunds.md").write_text("# Refunds\n\nRefunds take five days.\n")
-    with zipfile.ZipFile(docs / "winter-sale.odp", "w") as deck:  # LibreOffice Impress's own format
-        deck.writestr("content.xml", "<office:document-content><text:p>Winter sale</text:p></office:document-content>")
+    (docs / "winter-sale.ppt").write_bytes(bytes.fromhex("d0cf11e0a1b11ae1") + b" a PowerPoint 97 deck")
     (docs / "prices.xls").write_bytes(bytes.fromhex("d0cf11e0a1b11ae1") + b" an Excel 97 workbook")
     (docs / "~$refunds.docx").write_bytes(b"\x0bJane Doe  ")  # Word's owner file, 162 bytes in life
     (docs / "notes.png").write_bytes(b"\x89PNG")  # an image is no document: not listed at all
@@ -126,9 +123,9 @@ def test_office_files_the_indexer_cannot_read_are_named_and_lock_files_are_not_f
     code, report = run(files_config(tmp_path))
     warnings = {w["doc_id"]: w for w in report["warnings"]}
     assert code == 0 and report["documents"] | {"added": 1, "failed": 0} == report["documents"], report
-    assert set(warnings) == {"file:winter-sale.odp", "file:prices.xls", "file:roadmap.gdoc"}, warnings
-    deck = warnings["file:winter-sale.odp"]
-    assert deck["code"] == "FILE_TYPE_UNREAD" and "an OpenDocument presentation file, a format this version does not read" in deck["message"]
+    assert set(warnings) == {"file:winter-sale.ppt", "file:prices.xls", "file:roadmap.gdoc"}, warnings
+    deck = warnings["file:winter-sale.ppt"]
+    assert deck["code"] == "FILE_TYPE_UNREAD" and "a PowerPoint 97–2003 file, a format this version does not read" in deck["message"]
     assert "save it as .pptx or PDF" in deck["message"] and "an Excel 97–2003 file" in warnings["file:prices.xls"]["message"]
     assert "a Google Docs shortcut file" in warnings["file:roadmap.gdoc"]["message"]
     assert "its text is in Google Drive: download it as .docx" in warnings["file:roadmap.gdoc"]["message"]
@@ -136,10 +133,10 @@ def test_office_files_the_indexer_cannot_read_are_named_and_lock_files_are_not_f
     ticks = []
     crawl(source, ticks.append)
     assert sum(ticks) == count_items(source) == 4, "the reading bar ends full: the files left out count (it stopped at 1/4)"
-    config = write_config(tmp_path, '[[sources]]\nname = "docs"\ntype = "files"\npath = "docs"\nextensions = [".md", ".odp"]\n'
+    config = write_config(tmp_path, '[[sources]]\nname = "docs"\ntype = "files"\npath = "docs"\nextensions = [".md", ".ppt"]\n'
                                     '[[spaces]]\nprovider = "local"\n')
     code, said = run(config)
-    assert code == 2 and ".odp files (OpenDocument presentation) are not text" in said["output"] and "UTF-8" not in said["output"], said
+    assert code == 2 and ".ppt files (PowerPoint 97–2003) are not text" in said["output"] and "UTF-8" not in said["output"], said
 
 
 def test_git_lfs_pointers_are_named_and_never_indexed_as_the_text(tmp_path, local_embedder):

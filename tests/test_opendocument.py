@@ -1,6 +1,7 @@
 """LibreOffice's own formats, as a public office's shared folder holds them: a Writer document with
 its headings, lists and tables (tracked deletions, footnotes left out), a Calc spreadsheet a row at
-a time with its columns' names (hidden sheets left out); one saved with a password says so."""
+a time with its columns' names (hidden sheets left out), an Impress deck slide by slide (hidden
+slides and footers left out); one saved with a password says so."""
 
 import zipfile
 
@@ -9,7 +10,7 @@ import pytest
 from indexer.config import load_config
 from indexer.pipeline import run_index
 from tests.conftest import api_client, write_config
-from tests.fakes.opendocument import make_ods, make_odt
+from tests.fakes.opendocument import make_odp, make_ods, make_odt
 
 TRAVEL = [
     ("h1", "Travel policy"), ("note", "Employees book trains for trips under four hours.", "Measured door to door."),
@@ -32,6 +33,12 @@ def office(tmp_path_factory, local_embedder):
     make_odt(folder / "docs" / "travel.odt", TRAVEL, title="Travel policy", author="People team", keywords=("travel", "expenses"))
     make_ods(folder / "docs" / "rates.ods", {"Hotels": [["City", "Nightly cap"], ["Bergen", "190 EUR"]],
                                              "Margins": [["City", "Margin"], ["Bergen", "eleven percent on snowshoes"]]}, hidden=("Margins",))
+    make_odp(folder / "docs" / "briefing.odp", [
+        {"title": "Opening the store", "bullets": [(0, "Two staff members open the store"), (1, "One of them keeps the keys")],
+         "notes": "The alarm code changes every Monday.", "footer": "Internal use only"},
+        {"title": "Draft margins", "bullets": [(0, "Margins fall to eleven percent on snowshoes")], "hidden": True},
+        {"title": "Closing", "bullets": [(0, "Count the till before locking the door")], "footer": "Internal use only"},
+    ], title="Store briefing")
     with zipfile.ZipFile(folder / "docs" / "salaries.odt", "w") as locked:  # what LibreOffice writes for "Save with password"
         locked.writestr("mimetype", "application/vnd.oasis.opendocument.text")
         locked.writestr("content.xml", bytes(range(256)))  # ciphertext
@@ -65,8 +72,20 @@ def test_a_calc_sheet_reads_a_row_at_a_time_and_a_hidden_sheet_not_at_all(office
     assert not [h for h in search(client, "margin snowshoes", mode="lexical", top_k=10) if "snowshoes" in h["text"]]
 
 
+def test_an_impress_deck_reads_slide_by_slide_without_its_hidden_slides_and_footers(office):
+    _, client = office
+    hit = search(client, "who keeps the keys when the store opens")[0]
+    assert hit["title"] == "Store briefing" and hit["heading_path"] == ["Slide 1: Opening the store"]
+    assert "- Two staff members open the store\n  - One of them keeps the keys" in hit["text"]
+    assert "Speaker notes: The alarm code changes every Monday." in hit["text"]
+    hit = search(client, "count the till before locking")[0]
+    assert hit["heading_path"] == ["Slide 3: Closing"], "the hidden slide keeps its number"
+    document = client.get(f"/v1/documents/{hit['doc_id']}").json()
+    assert "Internal use only" not in document["text"] and "snowshoes" not in document["text"]
+
+
 def test_a_document_saved_with_a_password_says_so(office):
     report, _ = office
     assert [(e.code, e.doc_id) for e in report.errors] == [("FILE_EXTRACTION_FAILED", "file:salaries.odt")]
     assert "not a readable OpenDocument text (.odt) document: it is saved with a password" in report.errors[0].message
-    assert report.counts["added"] == 2
+    assert report.counts["added"] == 3

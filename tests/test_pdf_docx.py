@@ -13,7 +13,7 @@ from indexer.pdf import read_pdf
 from indexer.pipeline import run_index
 from tests.conftest import LOOPBACK_WEB, api_client, write_config
 from tests.fakes.pdfs import FOOTER, HEADER, encrypted_pdf, make_pdf, scanned_pdf, source_text
-from tests.fakes.opendocument import make_ods, make_odt
+from tests.fakes.opendocument import make_odp, make_ods, make_odt
 from tests.fakes.sheets import make_xlsx
 from tests.fakes.slides import make_pptx
 from tests.fakes.word import make_docx
@@ -202,6 +202,8 @@ OFFICE_FILES = {  # what makes one, the part that holds its text, what a damaged
     "xlsx": (lambda path: make_xlsx(path, {"Prices": [["Product", "Price"], ["Boots", 189]]}), "xl/worksheets/sheet1.xml", "Excel (.xlsx) workbook"),
     "odt": (lambda path: make_odt(path, [("h1", "Travel policy"), ("p", "Employees book trains.")]), "content.xml", "OpenDocument text (.odt) document"),
     "ods": (lambda path: make_ods(path, {"Prices": [["Product", "Price"], ["Boots", "189"]]}), "content.xml", "OpenDocument spreadsheet (.ods)"),
+    "odp": (lambda path: make_odp(path, [{"title": "Pricing", "bullets": [(0, "Boots are thirty percent off")]}]), "content.xml",
+            "OpenDocument presentation (.odp)"),
 }
 
 

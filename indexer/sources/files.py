@@ -1,4 +1,4 @@
-"""A folder of .md / .mdx / .rst / .adoc / .ipynb / .txt / .html / .pdf / .docx / .pptx / .xlsx / .odt / .ods files. doc_id = `file:<id_prefix><path relative to the folder>`."""
+"""A folder of .md / .mdx / .rst / .adoc / .ipynb / .txt / .html / .pdf / .docx / .pptx / .xlsx / .odt / .ods / .odp files. doc_id = `file:<id_prefix><path relative to the folder>`."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ from indexer.asciidoc import asciidoc_to_markdown
 from indexer.fileurls import HEADING_IDS, HugoLanguages, file_url
 from indexer.partials import included_fragments, inline_partials, partial_bytes
 from indexer.notebook import notebook_to_markdown
-from indexer.opendocument import extract_ods, extract_odt
+from indexer.opendocument import extract_odp, extract_ods, extract_odt
 from indexer.pdf import extract_pdf
 from indexer.labels import project_labels, referenced_titles
 from indexer.rst import rst_empty_reason, rst_to_markdown
@@ -42,7 +42,8 @@ PACKAGE_FOLDERS = frozenset({"node_modules", "bower_components", "site-packages"
 # indexed as a page is "{{ content }}" and its Liquid, `_site/` every page a second time; so does a
 # Sphinx project's (`_templates`, `_static`, `_build`).
 # PDF and the office formats, read from their bytes (their own properties give title, author and date).
-OFFICE_READERS = {".pdf": extract_pdf, ".docx": extract_docx, ".pptx": extract_pptx, ".xlsx": extract_xlsx, ".odt": extract_odt, ".ods": extract_ods}
+OFFICE_READERS = {".pdf": extract_pdf, ".docx": extract_docx, ".pptx": extract_pptx, ".xlsx": extract_xlsx, ".odt": extract_odt, ".ods": extract_ods,
+                  ".odp": extract_odp}
 OFFICE_LOCK = "~$"  # "~$deck.docx": the owner file Word and PowerPoint keep beside a document open on a shared drive
 SITE_BUILD_FOLDERS = frozenset({"_layouts", "_includes", "_sass", "_data", "_plugins", "_site", "_templates", "_static", "_build"})
 MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdx")  # read as Markdown; .mdx as MDX

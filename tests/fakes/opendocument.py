@@ -3,7 +3,8 @@
 A text document from blocks: ("h1"/"h2", text), ("p", text), ("note", text, footnote) a paragraph
 with a footnote, ("deleted", text) a paragraph whose tracked deletion of `text` is not accepted
 yet, ("li", text) / ("li2", text) list items, ("table", rows). A spreadsheet from sheets of rows;
-`hidden` names the sheets Calc hides.
+`hidden` names the sheets Calc hides. A presentation from slides, as for tests/fakes/slides.py:
+"title", "bullets" [(level, text)] in the outline frame, "notes", "footer", "hidden".
 """
 
 from __future__ import annotations
@@ -101,6 +102,60 @@ def make_ods(path: Path, sheets: dict[str, list[list[str]]], hidden: tuple[str, 
         table.addElement(rest)
         book.spreadsheet.addElement(table)
     book.save(str(path))
+
+
+def make_odp(path: Path, slides: list[dict], title: str | None = None) -> None:
+    from odf import dc
+    from odf.draw import Frame, Page, TextBox
+    from odf.meta import InitialCreator, Keyword
+    from odf.opendocument import OpenDocumentPresentation
+    from odf.presentation import Notes
+    from odf.style import DrawingPageProperties, MasterPage, PageLayout, PageLayoutProperties, Style
+    from odf.text import List, ListItem, P
+
+    deck = OpenDocumentPresentation()
+    _meta(deck, title, None, (), dc, InitialCreator, Keyword)
+    layout = PageLayout(name="Layout")
+    layout.addElement(PageLayoutProperties(pagewidth="28cm", pageheight="21cm", printorientation="landscape"))
+    deck.automaticstyles.addElement(layout)
+    master = MasterPage(name="Default", pagelayoutname=layout)
+    deck.masterstyles.addElement(master)
+    hidden = Style(name="dpHidden", family="drawing-page")  # what Impress writes for Slide → Hide Slide
+    hidden.addElement(DrawingPageProperties(visibility="hidden"))
+    deck.automaticstyles.addElement(hidden)
+
+    def frame(kind: str, content) -> Frame:
+        shape = Frame(width="24cm", height="4cm", x="2cm", y="2cm", **{"class": kind})
+        box = TextBox()
+        box.addElement(content)
+        shape.addElement(box)
+        return shape
+
+    for spec in slides:
+        page = Page(masterpagename=master, stylename=hidden) if spec.get("hidden") else Page(masterpagename=master)
+        deck.presentation.addElement(page)
+        if "title" in spec:
+            page.addElement(frame("title", P(text=spec["title"])))
+        if "bullets" in spec:
+            outline, lists = List(), {}
+            for level, text in spec["bullets"]:
+                item = ListItem()
+                item.addElement(P(text=text))
+                if level == 0:
+                    outline.addElement(item)
+                    lists = {0: item}
+                else:
+                    inner = List()
+                    inner.addElement(item)
+                    lists[level - 1].addElement(inner)
+            page.addElement(frame("outline", outline))
+        if "footer" in spec:
+            page.addElement(frame("footer", P(text=spec["footer"])))
+        if "notes" in spec:
+            notes = Notes()
+            notes.addElement(frame("notes", P(text=spec["notes"])))
+            page.addElement(notes)
+    deck.save(str(path))
 
 
 def _row(cells, TableRow, TableCell, P):
