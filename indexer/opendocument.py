@@ -17,11 +17,11 @@ from __future__ import annotations
 
 import io
 import zipfile
-from datetime import datetime, timezone
+from datetime import datetime
 
 from lxml import etree
 
-from indexer.extract import DAMAGED_PACKAGE, ExtractionError, Extracted, join_blocks, normalize_text, own_title
+from indexer.extract import DAMAGED_PACKAGE, ExtractionError, Extracted, join_blocks, normalize_text, own_title, parse_timestamp
 from indexer.sheets import Workbook, workbook_extracted
 from indexer.slides import slide_section
 
@@ -139,15 +139,7 @@ def _meta(meta) -> tuple[str, str, tuple[str, ...], datetime | None]:
         return " ".join((element.text or "").split()) if element is not None else ""
 
     keywords = tuple(k for k in (" ".join((e.text or "").split()) for e in found.iterfind(f"{META}keyword")) if k)
-    modified = None
-    for tag in (f"{DC}date", f"{META}creation-date"):
-        try:
-            modified = datetime.fromisoformat(text(tag).replace("Z", "+00:00")) if text(tag) else None
-        except ValueError:
-            modified = None
-        if modified is not None:
-            modified = modified if modified.tzinfo else modified.replace(tzinfo=timezone.utc)
-            break
+    modified = parse_timestamp(text(f"{DC}date")) or parse_timestamp(text(f"{META}creation-date"))
     return text(f"{DC}title"), text(f"{META}initial-creator") or text(f"{DC}creator"), keywords, modified
 
 

@@ -17,12 +17,12 @@ import io
 import posixpath
 import re
 import zipfile
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import NamedTuple
 
 from lxml import etree
 
-from indexer.extract import DAMAGED_PACKAGE, ExtractionError, Extracted, normalize_text, office_container, own_title
+from indexer.extract import DAMAGED_PACKAGE, ExtractionError, Extracted, normalize_text, office_container, own_title, parse_timestamp
 
 A = "{http://schemas.openxmlformats.org/drawingml/2006/main}"
 P = "{http://schemas.openxmlformats.org/presentationml/2006/main}"
@@ -221,13 +221,5 @@ def _core_properties(core) -> tuple[str, str, str, datetime | None]:
         found = core.find(path, CORE)
         return " ".join((found.text or "").split()) if found is not None else ""
 
-    modified = None
-    for path in ("dcterms:modified", "dcterms:created"):
-        try:
-            modified = datetime.fromisoformat(text(path).replace("Z", "+00:00")) if text(path) else None
-        except ValueError:
-            modified = None
-        if modified is not None:
-            modified = modified if modified.tzinfo else modified.replace(tzinfo=timezone.utc)
-            break
+    modified = parse_timestamp(text("dcterms:modified")) or parse_timestamp(text("dcterms:created"))
     return text("dc:title"), text("dc:creator"), text("cp:keywords"), modified

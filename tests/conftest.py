@@ -129,6 +129,13 @@ def api_client(artifacts: Path, **settings):
         yield client
 
 
+def search_hits(client, query: str, **body) -> list[dict]:
+    """The hits of a search through the API (top 3 unless `body` says), asserting it answered 200."""
+    response = client.post("/v1/search", json={"query": query, "top_k": 3, **body})
+    assert response.status_code == 200, response.text
+    return response.json()["hits"]
+
+
 def first_hit(client, query: str) -> dict:
     """The best hit of a search through `client` (an `api_client`)."""
     response = client.post("/v1/search", json={"query": query, "top_k": 1})

@@ -9,7 +9,7 @@ import pytest
 
 from indexer.config import load_config
 from indexer.pipeline import run_index
-from tests.conftest import api_client, write_config
+from tests.conftest import api_client, search_hits as search, write_config
 from tests.fakes.opendocument import make_odp, make_ods, make_odt
 
 TRAVEL = [
@@ -18,12 +18,6 @@ TRAVEL = [
     ("h2", "Per diem"), ("li", "Meals are reimbursed up to forty euros a day"), ("li2", "Breakfast is included in hotel rates"),
     ("h2", "City rates"), ("table", [["City", "Hotel cap"], ["Lisbon", "140 EUR"], ["Oslo", "210 EUR"]]),
 ]
-
-
-def search(client, query: str, **body) -> list[dict]:
-    response = client.post("/v1/search", json={"query": query, "top_k": 3, **body})
-    assert response.status_code == 200, response.text
-    return response.json()["hits"]
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,7 @@ from indexer.cli import cli
 from indexer.config import load_config
 from indexer.pdf import read_pdf
 from indexer.pipeline import run_index
-from tests.conftest import LOOPBACK_WEB, api_client, write_config
+from tests.conftest import LOOPBACK_WEB, api_client, search_hits as search, write_config
 from tests.fakes.pdfs import FOOTER, HEADER, encrypted_pdf, make_pdf, scanned_pdf, source_text
 from tests.fakes.opendocument import make_odp, make_ods, make_odt
 from tests.fakes.sheets import make_xlsx
@@ -43,12 +43,6 @@ path = "docs"
 [[spaces]]
 provider = "local"
 """
-
-
-def search(client, query: str, **body) -> list[dict]:
-    response = client.post("/v1/search", json={"query": query, "top_k": 3, **body})
-    assert response.status_code == 200, response.text
-    return response.json()["hits"]
 
 
 @pytest.mark.parametrize("layout", ["single", "two_columns", "manual"])

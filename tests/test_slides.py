@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from indexer.cli import cli
 from indexer.config import load_config
 from indexer.pipeline import run_index
-from tests.conftest import LOOPBACK_WEB, api_client, write_config
+from tests.conftest import LOOPBACK_WEB, api_client, search_hits as search, write_config
 from tests.fakes.opendocument import make_odt
 from tests.fakes.sheets import make_xlsx
 from tests.fakes.slides import make_pptx
@@ -29,12 +29,6 @@ WINTER_SALE = [
      "textbox": "Questions go to the retail operations channel", "alternate": "Staff discounts do not stack with the sale"},
 ]
 CONFIG = '[[sources]]\nname = "drive"\ntype = "files"\npath = "drive"\n[[spaces]]\nprovider = "local"\n'
-
-
-def search(client, query: str, **body) -> list[dict]:
-    response = client.post("/v1/search", json={"query": query, "top_k": 3, **body})
-    assert response.status_code == 200, response.text
-    return response.json()["hits"]
 
 
 @pytest.fixture(scope="module")
