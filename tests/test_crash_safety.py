@@ -118,16 +118,17 @@ def test_sigkill_at_any_moment_leaves_current_intact_and_a_rerun_matches_an_unin
 def test_a_native_crash_prints_where_each_thread_was(tmp_path):
     """A library that aborts (glibc's "free(): invalid pointer", a segfault) ended a run with that
     one line and nothing else in the nightly job's log; now every thread's Python stack follows."""
-    fake = FakeOpenAI().start()
+    fake = FakeOpenAI(faults=[{"delay": 3}]).start()  # the first embedding request hangs: the run is parked in its work
     env = {**os.environ, "OPENAI_API_KEY": fake.api_key, "OPENAI_BASE_URL": f"{fake.url}/v1"}
     write_corpus(tmp_path / "docs", 120, min_words=300, max_words=1200)
     config = write_config(tmp_path, '[[sources]]\nname = "docs"\ntype = "files"\npath = "docs"\n[[spaces]]\nprovider = "openai"\n')
     try:
         process = subprocess.Popen([str(INDEX), "run", "-c", str(config), "-q"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
         deadline = time.monotonic() + 60
-        while not (tmp_path / "artifacts" / "runs.jsonl").exists() and time.monotonic() < deadline:
+        # Not a fixed sleep after the start: aborted in the middle of an import, the main thread's stack was
+        # more than the 100 frames faulthandler prints, and the frames that say where the run was were cut.
+        while not fake.received and process.poll() is None and time.monotonic() < deadline:
             time.sleep(0.02)
-        time.sleep(0.3)  # into the run's work
         process.send_signal(signal.SIGABRT)  # what abort() in a library raises
         err = process.communicate(timeout=60)[1].decode(errors="replace")
     finally:

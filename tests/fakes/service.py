@@ -61,6 +61,7 @@ class FakeService:
     port: int = 0
     faults: list[dict] = field(default_factory=list)
     calls: list[Call] = field(default_factory=list)
+    received: int = 0  # requests that have arrived, answered or not (a delayed one is in `calls` only once answered)
 
     def __post_init__(self):
         self._lock = threading.Lock()
@@ -115,6 +116,7 @@ class FakeService:
 
     def dispatch(self, path: str, body, headers: dict, method: str = "POST") -> tuple[int, dict, dict]:
         with self._lock:
+            self.received += 1
             fault = self.faults.pop(0) if self.faults else {}
         call = Call(path=path, body=body if isinstance(body, dict) else {}, headers=headers, method=method)
         if "delay" in fault:
