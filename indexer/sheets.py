@@ -1,11 +1,11 @@
 """Excel (.xlsx) workbooks → text, by openpyxl (MIT): a price list, opening hours, a product table.
 
 Cells read as Excel last calculated them (a formula's result, not its formula), dates as dates
-(2026-11-02), whole numbers without ".0"; number formats are not applied (a percentage reads as its
-fraction). Hidden sheets are left out, as are rows with no value. A sheet whose first row names
-its columns (two or more texts; rows of a single cell above it are a caption) is read a row per
-line as "Store: Lisbon; Hours: 9 to 21", so each passage says what its numbers are; any other
-sheet a row per line with " | " between cells. A
+(2026-11-02), whole numbers without ".0", percentages as percentages (30%); other number formats
+are not applied (a price formatted "€#,##0.00" reads 12.5). Hidden sheets are left out, as are
+rows with no value. A sheet whose first row names its columns (two or more texts; rows of a single
+cell above it are a caption) is read a row per line as "Store: Lisbon; Hours: 9 to 21", so each
+passage says what its numbers are; any other sheet a row per line with " | " between cells. A
 workbook of several sheets gets a section per sheet headed with its name. Core properties give
 the title, author, keywords (→ tags) and the modification time.
 """
@@ -71,12 +71,15 @@ def workbook_extracted(book: Workbook, fallback_title: str) -> Extracted:
     )
 
 
-def cell_text(value) -> str:
-    """A cell's value as text, as Excel shows it without its number format."""
+def cell_text(value, number_format: str = "") -> str:
+    """A cell's value as text, as Excel shows it without its number format — except a percentage,
+    which reads as one (0.3 formatted "0%" is "30%": a chatbot would take 0.3 for the number itself)."""
     if value is None:
         return ""
     if isinstance(value, bool):
         return "TRUE" if value else "FALSE"
+    if isinstance(value, (int, float)) and "%" in number_format.replace("\\%", "").replace('"%"', ""):
+        return f"{value * 100:.12g}%"
     if isinstance(value, datetime):
         return value.date().isoformat() if value.time() == time(0) else value.isoformat(sep=" ", timespec="minutes")
     if isinstance(value, (date, time)):
@@ -92,8 +95,8 @@ def cell_text(value) -> str:
 def _rows(sheet) -> list[list[str]]:
     rows = []
     sheet.reset_dimensions()  # the used range a file declares is not trusted: one that says A1 would cut the sheet to one cell
-    for values in sheet.iter_rows(values_only=True):
-        cells = [cell_text(v) for v in values]
+    for row in sheet.iter_rows():
+        cells = [cell_text(cell.value, getattr(cell, "number_format", "") or "") for cell in row]
         while cells and not cells[-1]:
             cells.pop()
         if cells:

@@ -13,8 +13,9 @@ from indexer.pipeline import run_index
 from tests.conftest import api_client, write_config
 from tests.fakes.sheets import make_xlsx
 
-PRICES = [["Winter prices, valid from the second of January"], ["Product", "Price (EUR)", "On sale since"],
-          ["Alpine boots", 189, date(2026, 1, 2)], ["Trail runners", 119.5, None], ["Wool socks, three pairs", 24, date(2026, 1, 9)]]
+PRICES = [["Winter prices, valid from the second of January"], ["Product", "Price (EUR)", "On sale since", "Discount"],
+          ["Alpine boots", 189, date(2026, 1, 2), (0.3, "0%")], ["Trail runners", 119.5, None],
+          ["Wool socks, three pairs", 24, date(2026, 1, 9), (0.125, "0.0%")]]
 HOURS = [["Store", "Opens", "Closes"], ["Lisbon", "9:00", "21:00"], ["Oslo", "10:00", "18:00"]]
 MARGINS = [["Product", "Margin"], ["Alpine boots", "eleven percent on discounted snowshoes"]]
 
@@ -50,7 +51,8 @@ def test_each_row_of_a_price_list_says_what_its_numbers_are(drive):
     _, client = drive
     hit = search(client, "how much are the Alpine boots")["hits"][0]
     assert hit["title"] == "Winter price list" and hit["heading_path"] == ["Prices"]
-    assert "Winter prices, valid from the second of January\nProduct: Alpine boots; Price (EUR): 189; On sale since: 2026-01-02" in hit["text"]
+    assert ("Winter prices, valid from the second of January\n"
+            "Product: Alpine boots; Price (EUR): 189; On sale since: 2026-01-02; Discount: 30%\n") in hit["text"], "a percentage reads as one"
     assert "Product: Trail runners; Price (EUR): 119.5\n" in hit["text"], "an empty cell is left out, a whole number has no .0"
     assert hit["updated_at"].startswith("2026-11-02T08:00:00")
     hit = search(client, "when does the Oslo store close")["hits"][0]

@@ -8,7 +8,8 @@ from datetime import datetime
 
 def make_xlsx(path, sheets: dict[str, list[list]], hidden: tuple[str, ...] = (), title: str | None = None,
               author: str | None = None, modified: datetime | None = None, used_range: str | None = None) -> None:
-    """`used_range`: the range each sheet declares it uses, as some programs write it wrong ("A1")."""
+    """A cell given as (value, number format) is written with that format; `used_range`: the range each
+    sheet declares it uses, as some programs write it wrong ("A1")."""
     from openpyxl import Workbook
 
     book = Workbook()
@@ -16,7 +17,10 @@ def make_xlsx(path, sheets: dict[str, list[list]], hidden: tuple[str, ...] = (),
     for name, rows in sheets.items():
         sheet = book.create_sheet(name)
         for row in rows:
-            sheet.append(row)
+            sheet.append([cell[0] if isinstance(cell, tuple) else cell for cell in row])
+            for column, cell in enumerate(row, 1):
+                if isinstance(cell, tuple):  # (value, number format), as "0%"
+                    sheet.cell(sheet.max_row, column).number_format = cell[1]
         if name in hidden:
             sheet.sheet_state = "hidden"
     book.properties.title, book.properties.creator = title, author
