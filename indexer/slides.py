@@ -86,6 +86,23 @@ def _slide_text(deck: zipfile.ZipFile, part: str, number: int) -> _Slide:
     return _Slide(title, slide_section(number, title, blocks, notes))
 
 
+def empty_deck_reason(raw: bytes) -> str:
+    """Why a deck gave no text, for its FILE_EXTRACTION_EMPTY warning: "no text found" said nothing
+    to the owner of a deck whose slides were saved as pictures."""
+    try:
+        deck = zipfile.ZipFile(io.BytesIO(raw))
+        slides = [_xml(deck, part) for part in _slide_parts(deck)]
+    except DAMAGED_PACKAGE:
+        return "no text found"
+    pictures = sum(1 for slide in slides for _ in slide.iter(f"{P}pic"))
+    if not slides:
+        return "no slides"
+    if not pictures:
+        return f"no text on its {len(slides)} slide(s)"
+    return (f"no text on its {len(slides)} slide(s), only {pictures} picture(s) (slides saved as images?): "
+            "put the words in text boxes, or export it as PDF and run OCR on it, to index it")
+
+
 def slide_section(number: int, title: str, blocks: list[str], notes: list[str]) -> str:
     """A slide as a section of its deck's text (a .pptx, an .odp): "# Slide 7: Pricing", its blocks,
     "Speaker notes: …"; "" for a slide with no text."""

@@ -39,6 +39,7 @@ def drive(tmp_path_factory, local_embedder):
               keywords="sale, stores", modified=datetime(2026, 11, 2, 8, 0))
     # PowerPoint saves a deck with a password inside an OLE compound file: its header, then encrypted streams
     (folder / "drive" / "salaries.pptx").write_bytes(bytes.fromhex("d0cf11e0a1b11ae1") + b"\0" * 504)
+    make_pptx(folder / "drive" / "pictures.pptx", [{"picture": True}, {"picture": True}])  # slides saved as images
     config = load_config(write_config(folder, CONFIG))
     report = run_index(config)
     with api_client(config.artifacts) as client:
@@ -73,11 +74,13 @@ def test_text_boxes_groups_and_smartart_are_read_and_a_hidden_slide_is_not(drive
     assert texts and not any("snowshoes" in t or "Draft margins" in t for t in texts)
 
 
-def test_a_deck_saved_with_a_password_is_named_and_the_run_goes_on(drive, tmp_path):
+def test_a_deck_saved_with_a_password_or_as_pictures_is_named_and_the_run_goes_on(drive, tmp_path):
     report, _ = drive
     assert [(e.code, e.doc_id) for e in report.errors] == [("FILE_EXTRACTION_FAILED", "file:salaries.pptx")]
     assert "password-protected or a PowerPoint 97–2003 file; save it as .pptx" in report.errors[0].message
     assert report.counts["added"] == 1
+    (empty,) = [w for w in report.warnings if w.doc_id == "file:pictures.pptx"]
+    assert empty.code == "FILE_EXTRACTION_EMPTY" and "no text on its 2 slide(s), only 2 picture(s) (slides saved as images?)" in empty.message
     make_pptx(tmp_path / "whole.pptx", WINTER_SALE[:2])
     (tmp_path / "half.pptx").write_bytes((tmp_path / "whole.pptx").read_bytes()[:4000])
     result = CliRunner().invoke(cli, ["extract", str(tmp_path / "half.pptx")])

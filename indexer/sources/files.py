@@ -29,7 +29,7 @@ from indexer.pdf import extract_pdf
 from indexer.labels import project_labels, referenced_titles
 from indexer.rst import rst_empty_reason, rst_to_markdown
 from indexer.sheets import extract_xlsx
-from indexer.slides import extract_pptx
+from indexer.slides import empty_deck_reason, extract_pptx
 from indexer.word import extract_docx
 from indexer.sources import SourceResult
 
@@ -262,7 +262,8 @@ def _not_a_page(source: SourceConfig, relative: str, document: Document, raw: by
     if document.text.strip():
         return None
     lower = relative.lower()
-    reason = empty_page_reason(raw) if lower.endswith((".html", ".htm")) else rst_empty_reason(raw) if lower.endswith(".rst") else "no text found"
+    reason = (empty_page_reason(raw) if lower.endswith((".html", ".htm")) else rst_empty_reason(raw) if lower.endswith(".rst")
+              else empty_deck_reason(raw) if lower.endswith(".pptx") else "no text found")
     return ErrorCode.FILE_EXTRACTION_EMPTY, reason, "error"
 
 

@@ -3,7 +3,7 @@
 A slide is a dict: "title"; "bullets", [(level, text), …] in the content placeholder; "textbox",
 free text in a text box; "alternate", a text box PowerPoint would write as markup-compatibility
 alternate content (the same shape as the choice and as the fallback); "group", texts of text boxes inside one group shape; "table", rows of
-cells; "smartart", the texts of a SmartArt's boxes (its data part, as PowerPoint writes it, with
+cells; "picture", True for a picture (a small PNG) on the slide; "smartart", the texts of a SmartArt's boxes (its data part, as PowerPoint writes it, with
 the document and transition points that hold no text); "notes", the speaker notes; "hidden", True to hide it from the slide show.
 """
 
@@ -45,6 +45,8 @@ def make_pptx(path: Path, slides: list[dict], title: str | None = None, author: 
             for r, row in enumerate(rows):
                 for c, cell in enumerate(row):
                     table.cell(r, c).text = cell
+        if spec.get("picture"):
+            slide.shapes.add_picture(_png(), Inches(1), Inches(1))
         if "smartart" in spec:
             _smartart(slide, spec["smartart"])
         if "notes" in spec:
@@ -112,3 +114,14 @@ def _smartart(slide, texts: list[str]) -> None:
         f'<a:graphic><a:graphicData uri="{DIAGRAM}"><dgm:relIds xmlns:dgm="{DIAGRAM}" r:dm="{rel_id}"/></a:graphicData></a:graphic>'
         f'</p:graphicFrame>')
     slide.shapes._spTree.append(frame)
+
+
+def _png():
+    import io
+
+    from PIL import Image
+
+    image = io.BytesIO()
+    Image.new("RGB", (40, 30), "steelblue").save(image, "PNG")
+    image.seek(0)
+    return image
