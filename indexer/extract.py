@@ -16,6 +16,7 @@ from datetime import date, datetime, time, timezone
 from typing import Callable
 from urllib.parse import urljoin
 
+from lxml import etree
 from lxml import html as lxml_html
 
 from indexer.anchors import heading_text, html_heading_ids, markdown_anchors, place
@@ -56,6 +57,17 @@ PLACEHOLDER_TITLE = re.compile(
 # What a damaged Office Open XML file (a zip of XML parts) raises in the zip and XML readers: a cut or
 # corrupted copy is the file's error ("not a readable …"), not an unexpected one.
 DAMAGED_PACKAGE = (zipfile.BadZipFile, zlib.error, NotImplementedError, RuntimeError, EOFError, KeyError, ValueError, SyntaxError)
+MAX_PACKAGE_PART_BYTES = 64 * 1024 * 1024  # one XML part that unpacks beyond this is a zip bomb, not a slide or a sheet
+_PACKAGE_XML = etree.XMLParser(resolve_entities=False, no_network=True, remove_comments=True)
+
+
+def package_xml(package: zipfile.ZipFile, part: str):
+    """One XML part of an office file (a zip: .pptx, .odt…), its unpacked size bounded, entities
+    never resolved, nothing fetched; raises one of DAMAGED_PACKAGE."""
+    info = package.getinfo(part)
+    if info.file_size > MAX_PACKAGE_PART_BYTES:
+        raise ValueError(f"{part} unpacks to {info.file_size:,} bytes")
+    return etree.fromstring(package.read(info), _PACKAGE_XML)
 
 # How an OLE compound file begins: an Office 97–2003 file (.doc, .ppt, .xls) renamed to the newer
 # extension, or an Office file saved with a password, which is encrypted inside such a container.

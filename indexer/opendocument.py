@@ -19,9 +19,7 @@ import io
 import zipfile
 from datetime import datetime
 
-from lxml import etree
-
-from indexer.extract import DAMAGED_PACKAGE, ExtractionError, Extracted, join_blocks, normalize_text, own_title, parse_timestamp
+from indexer.extract import DAMAGED_PACKAGE, ExtractionError, Extracted, join_blocks, normalize_text, own_title, package_xml, parse_timestamp
 from indexer.sheets import Workbook, workbook_extracted
 from indexer.slides import slide_section
 
@@ -38,9 +36,7 @@ REPEATED_ON_SLIDES = {"page-number", "date-time", "footer", "header", "page"}  #
 NOT_SHOWN = {f"{TEXT}tracked-changes", f"{OFFICE}annotation", f"{TEXT}note", f"{TEXT}hidden-text", f"{TEXT}hidden-paragraph",
              f"{TEXT}table-of-content", f"{TEXT}alphabetical-index", f"{TEXT}illustration-index", f"{TEXT}table-index",
              f"{TEXT}object-index", f"{TEXT}user-index", f"{TEXT}bibliography", f"{TEXT}sequence-decls", f"{TEXT}variable-decls"}
-MAX_PART_BYTES = 64 * 1024 * 1024
 MAX_REPEATS = 1000  # a row or cell repeated more than this is a formatted empty range, not content
-_PARSER = etree.XMLParser(resolve_entities=False, no_network=True, remove_comments=True, huge_tree=False)
 
 
 def extract_odt(raw: bytes, fallback_title: str) -> Extracted:
@@ -111,20 +107,13 @@ def _package(raw: bytes, kind: str):
         package = zipfile.ZipFile(io.BytesIO(raw))
         encrypted = "META-INF/manifest.xml" in package.NameToInfo and b"encryption-data" in package.read("META-INF/manifest.xml")
         if not encrypted:
-            content = _xml(package, "content.xml")
-            meta = _meta(_xml(package, "meta.xml") if "meta.xml" in package.NameToInfo else None)
+            content = package_xml(package, "content.xml")
+            meta = _meta(package_xml(package, "meta.xml") if "meta.xml" in package.NameToInfo else None)
     except DAMAGED_PACKAGE as exc:
         raise ExtractionError(f"not a readable {kind} ({type(exc).__name__}: {exc})") from None
     if encrypted:  # its parts are ciphertext
         raise ExtractionError(f"not a readable {kind}: it is saved with a password; save it without one to index it")
     return content, meta
-
-
-def _xml(package: zipfile.ZipFile, part: str):
-    info = package.getinfo(part)
-    if info.file_size > MAX_PART_BYTES:
-        raise ValueError(f"{part} unpacks to {info.file_size:,} bytes")
-    return etree.fromstring(package.read(info), _PARSER)
 
 
 def _meta(meta) -> tuple[str, str, tuple[str, ...], datetime | None]:

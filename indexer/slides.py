@@ -7,8 +7,8 @@ shape tree, groups entered), bulleted paragraphs as `- ` items indented by level
 per row with ` | ` between cells, then the speaker notes ("Speaker notes: …"), which often say
 what the slide only hints at; a SmartArt's boxes as `- ` items. Left out: hidden slides (skipped
 in the slide show, usually kept as spares), the slide number, date and footer placeholders (the
-same on every slide), and text inside charts and pictures. Core properties give the title, author, keywords (→ tags)
-and the modification time.
+same on every slide), and text inside charts and pictures. Core properties give the title,
+author, keywords (→ tags) and the modification time.
 """
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ import zipfile
 from datetime import datetime
 from typing import NamedTuple
 
-from lxml import etree
-
-from indexer.extract import DAMAGED_PACKAGE, ExtractionError, Extracted, normalize_text, office_container, own_title, parse_timestamp
+from indexer.extract import (
+    DAMAGED_PACKAGE, ExtractionError, Extracted, join_blocks, normalize_text, office_container, own_title, package_xml, parse_timestamp,
+)
 
 A = "{http://schemas.openxmlformats.org/drawingml/2006/main}"
 P = "{http://schemas.openxmlformats.org/presentationml/2006/main}"
@@ -37,8 +37,6 @@ TITLES = {"title", "ctrTitle"}
 REPEATED = {"sldNum", "dt", "ftr", "hdr", "sldImg"}  # the same on every slide (or, in notes, the slide's picture)
 BULLETED = {None, "body", "obj"}  # placeholders whose paragraphs the slide master bullets (a subtitle, a text box: only when they say)
 FIELDS_LEFT_OUT = re.compile(r"slidenum|datetime", re.IGNORECASE)
-MAX_PART_BYTES = 64 * 1024 * 1024  # one slide's XML beyond this is not a slide but a zip bomb
-_PARSER = etree.XMLParser(resolve_entities=False, no_network=True, remove_comments=True)
 
 
 def extract_pptx(raw: bytes, fallback_title: str) -> Extracted:
@@ -46,7 +44,7 @@ def extract_pptx(raw: bytes, fallback_title: str) -> Extracted:
     try:
         deck = zipfile.ZipFile(io.BytesIO(raw))
         sections = [_slide_text(deck, part, number) for number, part in enumerate(_slide_parts(deck), 1)]
-        core = _xml(deck, "docProps/core.xml") if "docProps/core.xml" in deck.NameToInfo else None
+        core = package_xml(deck, "docProps/core.xml") if "docProps/core.xml" in deck.NameToInfo else None
     except DAMAGED_PACKAGE as exc:
         raise ExtractionError(f"not a readable PowerPoint (.pptx) deck ({type(exc).__name__}: {exc})") from None
     first_title = next((s.title for s in sections if s.title), "")
@@ -67,22 +65,23 @@ class _Slide(NamedTuple):
 
 def _slide_parts(deck: zipfile.ZipFile) -> list[str]:
     """The slides' part names in the deck's order."""
-    presentation = _xml(deck, "ppt/presentation.xml")
+    presentation = package_xml(deck, "ppt/presentation.xml")
     targets = _relationships(deck, "ppt/presentation.xml")
     id_list = presentation.find(f"{P}sldIdLst")
-    return [targets[slide.get(f"{R}id")] for slide in (id_list if id_list is not None else ())]
+    return [targets[slide.get(f"{R}id")][0] for slide in (id_list if id_list is not None else ())]
 
 
 def _slide_text(deck: zipfile.ZipFile, part: str, number: int) -> _Slide:
     """A slide's section; an empty one for a hidden slide (which keeps its number, as in PowerPoint)."""
-    slide = _xml(deck, part)
+    slide = package_xml(deck, part)
     if slide.get("show", "1") in ("0", "false"):
         return _Slide("", "")
-    title, blocks = _shapes_text(slide.find(f"{P}cSld/{P}spTree"), diagram=lambda rel: _diagram_text(deck, part, rel))
-    notes_part = next((target for target, kind in _relationships(deck, part, kinds=True).values() if kind.endswith("/notesSlide")), None)
+    targets = _relationships(deck, part)
+    title, blocks = _shapes_text(slide.find(f"{P}cSld/{P}spTree"), diagram=lambda rel: _diagram_text(deck, targets.get(rel, ("", ""))[0]))
+    notes_part = next((target for target, kind in targets.values() if kind.endswith("/notesSlide")), None)
     notes: list[str] = []
     if notes_part and notes_part in deck.NameToInfo:
-        _, notes = _shapes_text(_xml(deck, notes_part).find(f"{P}cSld/{P}spTree"), bullets=False)
+        _, notes = _shapes_text(package_xml(deck, notes_part).find(f"{P}cSld/{P}spTree"), bullets=False)
     return _Slide(title, slide_section(number, title, blocks, notes))
 
 
@@ -91,7 +90,7 @@ def empty_deck_reason(raw: bytes) -> str:
     to the owner of a deck whose slides were saved as pictures."""
     try:
         deck = zipfile.ZipFile(io.BytesIO(raw))
-        slides = [_xml(deck, part) for part in _slide_parts(deck)]
+        slides = [package_xml(deck, part) for part in _slide_parts(deck)]
     except DAMAGED_PACKAGE:
         return "no text found"
     pictures = sum(1 for slide in slides for _ in slide.iter(f"{P}pic"))
@@ -161,12 +160,7 @@ def _text_frame(body, bulleted: bool) -> str:
             bullet = bulleted or (properties is not None and (properties.find(f"{A}buChar") is not None or properties.find(f"{A}buAutoNum") is not None))
         level = int(properties.get("lvl", "0")) if properties is not None and properties.get("lvl", "0").isdigit() else 0
         lines.append(("  " * level + "- " + text) if bullet else text)
-    if not lines:
-        return ""
-    out = lines[0]
-    for previous, line in zip(lines, lines[1:]):  # list items stay one list; other paragraphs are blocks of their own
-        out += ("\n" if line.lstrip().startswith("- ") and previous.lstrip().startswith("- ") else "\n\n") + line
-    return out
+    return join_blocks(lines)  # list items stay one list; other paragraphs are blocks of their own
 
 
 def _paragraph_text(paragraph) -> str:
@@ -191,14 +185,13 @@ def _table_rows(table) -> str:
     return "\n".join(rows)
 
 
-def _diagram_text(deck: zipfile.ZipFile, part: str, rel_id: str | None) -> str:
-    """A SmartArt's text, a `- ` item per box, from its data part (the drawing PowerPoint also
-    writes holds the same text laid out, and is not read)."""
-    target = _relationships(deck, part).get(rel_id)
-    if target is None or target not in deck.NameToInfo:
+def _diagram_text(deck: zipfile.ZipFile, target: str) -> str:
+    """A SmartArt's text, a `- ` item per box, from its data part `target` (the drawing PowerPoint
+    also writes holds the same text laid out, and is not read)."""
+    if target not in deck.NameToInfo:
         return ""
     items = []
-    for point in _xml(deck, target).iter(f"{DGM}pt"):
+    for point in package_xml(deck, target).iter(f"{DGM}pt"):
         body = point.find(f"{DGM}t")
         if point.get("type") in DIAGRAM_NODES and body is not None:
             if text := " ".join(" ".join(_paragraph_text(p) for p in body.iter(f"{A}p")).split()):
@@ -206,27 +199,20 @@ def _diagram_text(deck: zipfile.ZipFile, part: str, rel_id: str | None) -> str:
     return "\n".join(items)
 
 
-def _relationships(deck: zipfile.ZipFile, part: str, kinds: bool = False) -> dict:
-    """A part's relationships: id → the part it targets (→ (part, type) with `kinds`); external ones left out."""
+def _relationships(deck: zipfile.ZipFile, part: str) -> dict[str, tuple[str, str]]:
+    """A part's relationships: id → (the part it targets, the relationship's type); external ones left out."""
     folder, name = posixpath.split(part)
     rels = f"{folder}/_rels/{name}.rels"
     if rels not in deck.NameToInfo:
         return {}
     out = {}
-    for rel in _xml(deck, rels).iter(f"{PACKAGE_RELS}Relationship"):
+    for rel in package_xml(deck, rels).iter(f"{PACKAGE_RELS}Relationship"):
         if rel.get("TargetMode") == "External":
             continue
         target = rel.get("Target", "")
         target = target.lstrip("/") if target.startswith("/") else posixpath.normpath(posixpath.join(folder, target))
-        out[rel.get("Id")] = (target, rel.get("Type", "")) if kinds else target
+        out[rel.get("Id")] = (target, rel.get("Type", ""))
     return out
-
-
-def _xml(deck: zipfile.ZipFile, part: str):
-    info = deck.getinfo(part)
-    if info.file_size > MAX_PART_BYTES:
-        raise ValueError(f"{part} unpacks to {info.file_size:,} bytes")
-    return etree.fromstring(deck.read(info), _PARSER)
 
 
 def _core_properties(core) -> tuple[str, str, str, datetime | None]:

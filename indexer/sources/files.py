@@ -38,13 +38,13 @@ from indexer.sources import SourceResult
 # team's documents, and a folder outside git (a downloaded archive, a server's copy) has no
 # .gitignore to leave them out.
 PACKAGE_FOLDERS = frozenset({"node_modules", "bower_components", "site-packages", "__pycache__"})
-# A Jekyll site's folder holds its templates and build beside its pages: `_layouts/default.html`
-# indexed as a page is "{{ content }}" and its Liquid, `_site/` every page a second time; so does a
-# Sphinx project's (`_templates`, `_static`, `_build`).
 # PDF and the office formats, read from their bytes (their own properties give title, author and date).
 OFFICE_READERS = {".pdf": extract_pdf, ".docx": extract_docx, ".pptx": extract_pptx, ".xlsx": extract_xlsx, ".odt": extract_odt, ".ods": extract_ods,
                   ".odp": extract_odp}
 OFFICE_LOCK = "~$"  # "~$deck.docx": the owner file Word and PowerPoint keep beside a document open on a shared drive
+# A Jekyll site's folder holds its templates and build beside its pages: `_layouts/default.html`
+# indexed as a page is "{{ content }}" and its Liquid, `_site/` every page a second time; so does a
+# Sphinx project's (`_templates`, `_static`, `_build`).
 SITE_BUILD_FOLDERS = frozenset({"_layouts", "_includes", "_sass", "_data", "_plugins", "_site", "_templates", "_static", "_build"})
 MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdx")  # read as Markdown; .mdx as MDX
 _ANTORA_PAGE = re.compile(r"modules/[^/]+/pages/")
