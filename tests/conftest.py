@@ -129,6 +129,18 @@ def api_client(artifacts: Path, **settings):
         yield client
 
 
+@contextmanager
+def indexed_and_served(folder: Path, config_text: str):
+    """`folder` indexed with `config_text` (written as its index.toml) and served: (run report, API client)."""
+    from indexer.config import load_config
+    from indexer.pipeline import run_index
+
+    config = load_config(write_config(folder, config_text))
+    report = run_index(config)
+    with api_client(config.artifacts) as client:
+        yield report, client
+
+
 def search_hits(client, query: str, **body) -> list[dict]:
     """The hits of a search through the API (top 3 unless `body` says), asserting it answered 200."""
     response = client.post("/v1/search", json={"query": query, "top_k": 3, **body})

@@ -7,9 +7,7 @@ import zipfile
 
 import pytest
 
-from indexer.config import load_config
-from indexer.pipeline import run_index
-from tests.conftest import api_client, search_hits as search, write_config
+from tests.conftest import indexed_and_served, search_hits as search
 from tests.fakes.opendocument import make_odp, make_ods, make_odt
 
 TRAVEL = [
@@ -39,10 +37,8 @@ def office(tmp_path_factory, local_embedder):
         locked.writestr("META-INF/manifest.xml", '<manifest:manifest xmlns:manifest="urn:oasis:names:tc:opendocument:xmlns:manifest:1.0">'
                         '<manifest:file-entry manifest:full-path="content.xml" manifest:media-type="text/xml">'
                         '<manifest:encryption-data manifest:checksum-type="SHA1/1K"/></manifest:file-entry></manifest:manifest>')
-    config = load_config(write_config(folder, '[[sources]]\nname = "docs"\ntype = "files"\npath = "docs"\n[[spaces]]\nprovider = "local"\n'))
-    report = run_index(config)
-    with api_client(config.artifacts) as client:
-        yield report, client
+    with indexed_and_served(folder, '[[sources]]\nname = "docs"\ntype = "files"\npath = "docs"\n[[spaces]]\nprovider = "local"\n') as served:
+        yield served
 
 
 def test_a_writer_document_keeps_its_headings_lists_and_tables(office):

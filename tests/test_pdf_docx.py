@@ -11,7 +11,7 @@ from indexer.cli import cli
 from indexer.config import load_config
 from indexer.pdf import read_pdf
 from indexer.pipeline import run_index
-from tests.conftest import LOOPBACK_WEB, api_client, search_hits as search, write_config
+from tests.conftest import LOOPBACK_WEB, api_client, indexed_and_served, search_hits as search, write_config
 from tests.fakes.pdfs import FOOTER, HEADER, encrypted_pdf, make_pdf, scanned_pdf, source_text
 from tests.fakes.opendocument import make_odp, make_ods, make_odt
 from tests.fakes.sheets import make_xlsx
@@ -106,10 +106,8 @@ def handbook_site(tmp_path_factory, local_embedder):
     ], title="Travel policy", author="People team", keywords="travel, expenses", modified=datetime(2026, 3, 4, 9, 30))
     encrypted_pdf(docs / "salaries.pdf")
     scanned_pdf(docs / "scan.pdf")
-    config = load_config(write_config(folder, CONFIG))
-    report = run_index(config)
-    with api_client(config.artifacts) as client:
-        yield report, client
+    with indexed_and_served(folder, CONFIG) as served:
+        yield served
 
 
 def test_pdf_hits_carry_their_pages_and_headings(handbook_site):

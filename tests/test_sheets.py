@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from indexer.cli import cli
 from indexer.config import load_config
 from indexer.pipeline import run_index
-from tests.conftest import api_client, write_config
+from tests.conftest import indexed_and_served, write_config
 from tests.fakes.sheets import make_xlsx
 
 PRICES = [["Winter prices, valid from the second of January"], ["Product", "Price (EUR)", "On sale since", "Discount"],
@@ -39,12 +39,9 @@ def drive(tmp_path_factory, local_embedder):
         ["Do you ship to islands?", "Yes: parcels to islands travel by ferry and take three extra days.", None, None],
     ]})
     (folder / "drive" / "old-prices.xlsx").write_bytes(bytes.fromhex("d0cf11e0a1b11ae1") + b"\0" * 504)  # an .xls renamed
-    config = load_config(write_config(folder, '[[sources]]\nname = "drive"\ntype = "files"\npath = "drive"\n'
-                                              '[[sources]]\nname = "faq"\ntype = "answers"\npath = "faq.xlsx"\n'
-                                              '[[spaces]]\nprovider = "local"\n'))
-    report = run_index(config)
-    with api_client(config.artifacts) as client:
-        yield report, client
+    with indexed_and_served(folder, '[[sources]]\nname = "drive"\ntype = "files"\npath = "drive"\n'
+                                    '[[sources]]\nname = "faq"\ntype = "answers"\npath = "faq.xlsx"\n[[spaces]]\nprovider = "local"\n') as served:
+        yield served
 
 
 def test_each_row_of_a_price_list_says_what_its_numbers_are(drive):

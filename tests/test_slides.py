@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from indexer.cli import cli
 from indexer.config import load_config
 from indexer.pipeline import run_index
-from tests.conftest import LOOPBACK_WEB, api_client, search_hits as search, write_config
+from tests.conftest import LOOPBACK_WEB, api_client, indexed_and_served, search_hits as search, write_config
 from tests.fakes.opendocument import make_odt
 from tests.fakes.sheets import make_xlsx
 from tests.fakes.slides import make_pptx
@@ -40,10 +40,8 @@ def drive(tmp_path_factory, local_embedder):
     # PowerPoint saves a deck with a password inside an OLE compound file: its header, then encrypted streams
     (folder / "drive" / "salaries.pptx").write_bytes(bytes.fromhex("d0cf11e0a1b11ae1") + b"\0" * 504)
     make_pptx(folder / "drive" / "pictures.pptx", [{"picture": True}, {"picture": True}])  # slides saved as images
-    config = load_config(write_config(folder, CONFIG))
-    report = run_index(config)
-    with api_client(config.artifacts) as client:
-        yield report, client
+    with indexed_and_served(folder, CONFIG) as served:
+        yield served
 
 
 def test_each_hit_names_its_slide_and_the_speaker_notes_are_searchable(drive):
