@@ -251,8 +251,13 @@ def _raised_while_parsing(exc: BaseException) -> bool:
     return False
 
 
+NOT_UTF8 = "not UTF-8; send JSON encoded as UTF-8"
+
+
 def _not_json(detail: str) -> str:
     """The decoder's complaint about a body that is no JSON (a form post), with what to send instead."""
+    if detail.startswith("Invalid UTF-8"):  # msgspec 0.23 says so itself; before, it raised UnicodeDecodeError (_parse_problem)
+        return f"body: {NOT_UTF8}"
     if detail.startswith("JSON is malformed"):
         return f"{detail}; send a JSON object such as {EXAMPLE_BODY} with Content-Type: application/json"
     return detail
@@ -260,7 +265,7 @@ def _not_json(detail: str) -> str:
 
 def _parse_problem(exc: BaseException) -> str:
     if isinstance(exc, UnicodeDecodeError):
-        return "not UTF-8; send JSON encoded as UTF-8"
+        return NOT_UTF8
     if isinstance(exc, RecursionError):
         return "JSON nested too deeply"
     return str(exc)
