@@ -105,7 +105,8 @@ def test_the_widget_works_on_another_site_only_when_cors_allows_it(browser, exam
 
 def test_a_search_server_that_never_answers_is_reported_not_waited_on_forever(browser, site):
     """A server (or a proxy in front of it) that takes the connection and never answers left the
-    widget on "Searching…" for as long as the browser waits (minutes)."""
+    widget on "Searching…" for as long as the browser waits (minutes). It waits 15 s, or the
+    page's data-timeout (here 2 s: the test need not wait 15)."""
     import socket
 
     from selenium.webdriver.common.by import By
@@ -117,13 +118,13 @@ def test_a_search_server_that_never_answers_is_reported_not_waited_on_forever(br
         endpoint = f"http://127.0.0.1:{stuck.getsockname()[1]}/v1/search"
         site.routes["/widget.js"] = (200, "text/javascript", (Path(__file__).parent.parent / "server" / "static" / "widget.js").read_bytes())
         site.routes["/help.html"] = (200, "text/html; charset=utf-8", f'<!doctype html><title>Help</title><div id="help"></div><script src="/widget.js" '
-                                                                      f'data-endpoint="{endpoint}" data-target="#help" defer></script>'.encode())
+                                                                      f'data-endpoint="{endpoint}" data-target="#help" data-timeout="2" defer></script>'.encode())
         browser.get(site.url("/help.html"))
         box = WebDriverWait(browser, 20).until(lambda d: d.find_element(By.CSS_SELECTOR, ".srag-input"))
         box.send_keys(QUESTION)
         browser.find_element(By.CSS_SELECTOR, ".srag-button").click()
         WebDriverWait(browser, 40).until(lambda d: d.find_element(By.CSS_SELECTOR, ".srag-status").text != "Searching…")
-        assert browser.find_element(By.CSS_SELECTOR, ".srag-status").text == "Search failed: the search server did not answer within 15 s."
+        assert browser.find_element(By.CSS_SELECTOR, ".srag-status").text == "Search failed: the search server did not answer within 2 s."
 
 
 def test_an_unanswerable_question_or_an_empty_time_range_says_so(browser, examples_artifacts, tmp_path):
@@ -183,8 +184,8 @@ def test_a_widget_filtered_on_a_source_that_does_not_exist_says_so(browser, exam
         browser.execute_script("document.open(); document.write(arguments[0]); document.close();", page)
         hits, status = search_in_page(browser, QUESTION)
         assert hits == [] and status == "Search failed: no source is named 'halp'; sources: articles, guide"
-        # A top-k the server would refuse ("top_k: Expected `int`, got `null`" on every search): the console names the attribute.
-        page = '<!doctype html><title>Help</title><div id="help"></div><script src="/widget.js" data-target="#help" data-top-k="five" defer></script>'
+        # A top-k the server would refuse ("top_k: Expected `int`, got `null`" on every search), a timeout of 0: the console names each attribute.
+        page = '<!doctype html><title>Help</title><div id="help"></div><script src="/widget.js" data-target="#help" data-top-k="five" data-timeout="0" defer></script>'
         browser.get(server.base + "/")
         browser.get_log("browser")  # what the demo page logged before
         browser.execute_script("document.open(); document.write(arguments[0]); document.close();", page)
@@ -192,6 +193,7 @@ def test_a_widget_filtered_on_a_source_that_does_not_exist_says_so(browser, exam
         assert len(hits) == 5 and status == "5+ results", status
         logged = [e["message"] for e in browser.get_log("browser")]
         assert any('data-top-k must be a whole number from 1 to 50; got \\"five\\"' in m for m in logged), logged
+        assert any('data-timeout must be a whole number from 1 to 120; got \\"0\\"; using 15 s' in m for m in logged), logged
 
 
 def test_the_widget_works_under_a_content_security_policy_or_says_what_to_allow(browser, examples_artifacts, tmp_path, site):

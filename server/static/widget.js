@@ -14,9 +14,10 @@
  *   data-placeholder  the search box's placeholder text
  *   data-theme        "none": no default stylesheet (style the classes below yourself)
  *   data-parse-time   "false": do not read time phrases ("last week", "since Monday") as date filters
+ *   data-timeout      seconds to wait for the server, 1 to 120 (default 15)
  * The server must list this page's origin in [server] cors_origins unless both share an origin;
  * when it does not, the widget says so ("this site's origin … is not allowed by the search server").
- * A server that does not answer within 15 s is reported ("did not answer within 15 s"), not waited on.
+ * A server that does not answer in time is reported ("did not answer within 15 s"), not waited on.
  * A page with a Content-Security-Policy must allow the server in connect-src (the widget says so
  * when it does not); the default stylesheet takes the script tag's nonce, and where the policy
  * refuses inline styles anyway it is added as a constructed stylesheet, which the policy allows.
@@ -39,12 +40,16 @@
   var opts = script ? script.dataset : {};
   var origin = script ? new URL(script.src, location.href).origin : location.origin;
   var endpoint = opts.endpoint || origin + "/v1/search";
-  var topK = parseInt(opts.topK || "5", 10);
-  if (!(topK >= 1 && topK <= 50) || String(topK) !== String(opts.topK || "5").trim()) {
-    // The server would refuse every search with a message that does not name the attribute.
-    console.warn("static-rag widget: data-top-k must be a whole number from 1 to 50; got \"" + opts.topK + "\"; showing 5 results");
-    topK = 5;
+  // A mistyped number is named in the console and its default used: the server would refuse every
+  // search over a bad top-k with a message that does not name the attribute.
+  function wholeNumber(value, attribute, low, high, fallback, unit) {
+    if (value === undefined) return fallback;
+    var n = parseInt(value, 10);
+    if (n >= low && n <= high && String(n) === String(value).trim()) return n;
+    console.warn("static-rag widget: " + attribute + " must be a whole number from " + low + " to " + high + "; got \"" + value + "\"; using " + fallback + unit);
+    return fallback;
   }
+  var topK = wholeNumber(opts.topK, "data-top-k", 1, 50, 5, " results");
 
   function counted(n, more, word) {  // "1 result", "5+ results"
     return n + (more ? "+ " : " ") + word + (n === 1 && !more ? "" : "s");
@@ -95,7 +100,8 @@
   // A page's Content-Security-Policy may refuse connections to the search server (connect-src):
   // fetch then fails as it does for a server that is down, so the violation is remembered to say so.
   var server = new URL(endpoint, location.href).origin;
-  var TIMEOUT_SECONDS = 15;  // a search answers in milliseconds; past this the server or a proxy in between is stuck
+  // A search answers in milliseconds; past this the server or a proxy in between is stuck.
+  var TIMEOUT_SECONDS = wholeNumber(opts.timeout, "data-timeout", 1, 120, 15, " s");
   var refusedByPolicy = false;
   document.addEventListener("securitypolicyviolation", function (e) {
     if (e.effectiveDirective === "connect-src" && (e.blockedURI || "").indexOf(server) === 0) refusedByPolicy = true;
