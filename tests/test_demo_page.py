@@ -32,6 +32,14 @@ def browser(tmp_path_factory):
     shutil.rmtree(profile, ignore_errors=True)
 
 
+@pytest.fixture(scope="module")
+def server(examples_artifacts, tmp_path_factory):
+    """The examples served as `make demo` serves them, shared by the tests that need no other
+    settings (starting a server takes seconds; it stops with Ctrl-C after the last of them)."""
+    with running_server(examples_artifacts, tmp_path_factory.mktemp("server")) as started:
+        yield started
+
+
 def search_in_page(driver, query: str):
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support import expected_conditions as ready
@@ -44,25 +52,24 @@ def search_in_page(driver, query: str):
     return driver.find_elements(By.CSS_SELECTOR, ".srag-hit"), driver.find_element(By.CSS_SELECTOR, ".srag-status").text
 
 
-def test_the_demo_page_shows_results_with_highlights(browser, examples_artifacts, tmp_path):
+def test_the_demo_page_shows_results_with_highlights(browser, server):
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
 
-    with running_server(examples_artifacts, tmp_path) as server:
-        demo = next(line.split()[2] for line in server.printed().splitlines() if line.startswith("Demo page: "))
-        assert demo == server.base + "/", "`index serve` prints where the demo page is"
-        browser.get(demo)
-        assert browser.title == "static-rag search"
-        hits, status = search_in_page(browser, QUESTION)
-        assert len(hits) == 5 and status == "5+ results"
-        top = hits[0]
-        assert top.find_element(By.CSS_SELECTOR, ".srag-title").text == "Generations, CURRENT and rollback"
-        assert top.find_element(By.CSS_SELECTOR, ".srag-path").text == "Rolling back a bad run"
-        marked = [m.text.lower() for m in top.find_elements(By.CSS_SELECTOR, ".srag-snippet mark")]
-        assert "undo" in marked or "bad" in marked, marked
-        browser.find_element(By.CSS_SELECTOR, ".srag-more").click()
-        WebDriverWait(browser, 20).until(lambda d: len(d.find_elements(By.CSS_SELECTOR, ".srag-hit")) == 10)
-        assert not [e for e in browser.get_log("browser") if e["level"] == "SEVERE"], "no script errors in the console"
+    demo = next(line.split()[2] for line in server.printed().splitlines() if line.startswith("Demo page: "))
+    assert demo == server.base + "/", "`index serve` prints where the demo page is"
+    browser.get(demo)
+    assert browser.title == "static-rag search"
+    hits, status = search_in_page(browser, QUESTION)
+    assert len(hits) == 5 and status == "5+ results"
+    top = hits[0]
+    assert top.find_element(By.CSS_SELECTOR, ".srag-title").text == "Generations, CURRENT and rollback"
+    assert top.find_element(By.CSS_SELECTOR, ".srag-path").text == "Rolling back a bad run"
+    marked = [m.text.lower() for m in top.find_elements(By.CSS_SELECTOR, ".srag-snippet mark")]
+    assert "undo" in marked or "bad" in marked, marked
+    browser.find_element(By.CSS_SELECTOR, ".srag-more").click()
+    WebDriverWait(browser, 20).until(lambda d: len(d.find_elements(By.CSS_SELECTOR, ".srag-hit")) == 10)
+    assert not [e for e in browser.get_log("browser") if e["level"] == "SEVERE"], "no script errors in the console"
 
 
 def test_the_widget_works_on_another_site_only_when_cors_allows_it(browser, examples_artifacts, tmp_path, site):
@@ -127,24 +134,23 @@ def test_a_search_server_that_never_answers_is_reported_not_waited_on_forever(br
         assert browser.find_element(By.CSS_SELECTOR, ".srag-status").text == "Search failed: the search server did not answer within 2 s."
 
 
-def test_an_unanswerable_question_or_an_empty_time_range_says_so(browser, examples_artifacts, tmp_path):
+def test_an_unanswerable_question_or_an_empty_time_range_says_so(browser, server):
     from selenium.webdriver.common.by import By
 
-    with running_server(examples_artifacts, tmp_path) as server:
-        browser.get(server.base + "/")
-        _, status = search_in_page(browser, "What is the capital of Mongolia?")
-        assert status == "Nothing in these documents answers that."
-        assert not browser.find_element(By.CSS_SELECTOR, ".srag-results").is_displayed(), "weak hits are not shown as answers"
-        anyway = browser.find_element(By.CSS_SELECTOR, ".srag-show-anyway")
-        assert anyway.is_displayed()
-        anyway.click()
-        hits = browser.find_elements(By.CSS_SELECTOR, ".srag-hit")
-        assert len(hits) == 5 and all(h.is_displayed() for h in hits)
-        assert "weak results" in browser.find_element(By.CSS_SELECTOR, ".srag-status").text
-        assert not anyway.is_displayed()
-        browser.get(server.base + "/")
-        hits, status = search_in_page(browser, "what changed in 2019?")  # a question only about time, of a year with no updates
-        assert not hits and status == "Nothing was updated in 2019."
+    browser.get(server.base + "/")
+    _, status = search_in_page(browser, "What is the capital of Mongolia?")
+    assert status == "Nothing in these documents answers that."
+    assert not browser.find_element(By.CSS_SELECTOR, ".srag-results").is_displayed(), "weak hits are not shown as answers"
+    anyway = browser.find_element(By.CSS_SELECTOR, ".srag-show-anyway")
+    assert anyway.is_displayed()
+    anyway.click()
+    hits = browser.find_elements(By.CSS_SELECTOR, ".srag-hit")
+    assert len(hits) == 5 and all(h.is_displayed() for h in hits)
+    assert "weak results" in browser.find_element(By.CSS_SELECTOR, ".srag-status").text
+    assert not anyway.is_displayed()
+    browser.get(server.base + "/")
+    hits, status = search_in_page(browser, "what changed in 2019?")  # a question only about time, of a year with no updates
+    assert not hits and status == "Nothing was updated in 2019."
 
 
 def test_a_search_answered_by_keywords_only_says_so_and_why(browser, examples_artifacts, tmp_path):
@@ -177,23 +183,22 @@ def test_the_widget_searches_the_space_named_in_data_space(browser, examples_art
         assert hits == [] and "no-such-space" in status and "not in generation" in status, "the request named the space"
 
 
-def test_a_widget_filtered_on_a_source_that_does_not_exist_says_so(browser, examples_artifacts, tmp_path):
-    with running_server(examples_artifacts, tmp_path) as server:
-        page = '<!doctype html><title>Help</title><div id="help"></div><script src="/widget.js" data-target="#help" data-source="halp" defer></script>'
-        browser.get(server.base + "/")  # same origin as the API: load the page's markup in place
-        browser.execute_script("document.open(); document.write(arguments[0]); document.close();", page)
-        hits, status = search_in_page(browser, QUESTION)
-        assert hits == [] and status == "Search failed: no source is named 'halp'; sources: articles, guide"
-        # A top-k the server would refuse ("top_k: Expected `int`, got `null`" on every search), a timeout of 0: the console names each attribute.
-        page = '<!doctype html><title>Help</title><div id="help"></div><script src="/widget.js" data-target="#help" data-top-k="five" data-timeout="0" defer></script>'
-        browser.get(server.base + "/")
-        browser.get_log("browser")  # what the demo page logged before
-        browser.execute_script("document.open(); document.write(arguments[0]); document.close();", page)
-        hits, status = search_in_page(browser, QUESTION)
-        assert len(hits) == 5 and status == "5+ results", status
-        logged = [e["message"] for e in browser.get_log("browser")]
-        assert any('data-top-k must be a whole number from 1 to 50; got \\"five\\"' in m for m in logged), logged
-        assert any('data-timeout must be a whole number from 1 to 120; got \\"0\\"; using 15 s' in m for m in logged), logged
+def test_a_widget_filtered_on_a_source_that_does_not_exist_says_so(browser, server):
+    page = '<!doctype html><title>Help</title><div id="help"></div><script src="/widget.js" data-target="#help" data-source="halp" defer></script>'
+    browser.get(server.base + "/")  # same origin as the API: load the page's markup in place
+    browser.execute_script("document.open(); document.write(arguments[0]); document.close();", page)
+    hits, status = search_in_page(browser, QUESTION)
+    assert hits == [] and status == "Search failed: no source is named 'halp'; sources: articles, guide"
+    # A top-k the server would refuse ("top_k: Expected `int`, got `null`" on every search), a timeout of 0: the console names each attribute.
+    page = '<!doctype html><title>Help</title><div id="help"></div><script src="/widget.js" data-target="#help" data-top-k="five" data-timeout="0" defer></script>'
+    browser.get(server.base + "/")
+    browser.get_log("browser")  # what the demo page logged before
+    browser.execute_script("document.open(); document.write(arguments[0]); document.close();", page)
+    hits, status = search_in_page(browser, QUESTION)
+    assert len(hits) == 5 and status == "5+ results", status
+    logged = [e["message"] for e in browser.get_log("browser")]
+    assert any('data-top-k must be a whole number from 1 to 50; got \\"five\\"' in m for m in logged), logged
+    assert any('data-timeout must be a whole number from 1 to 120; got \\"0\\"; using 15 s' in m for m in logged), logged
 
 
 def test_the_widget_works_under_a_content_security_policy_or_says_what_to_allow(browser, examples_artifacts, tmp_path, site):
@@ -251,20 +256,19 @@ def test_the_widget_brings_a_look_that_fits_phone_and_desktop_widths(browser, ex
             assert button.rect["x"] + button.rect["width"] <= viewport
 
 
-def test_the_api_reference_renders_with_nothing_but_the_server(browser, examples_artifacts, tmp_path):
+def test_the_api_reference_renders_with_nothing_but_the_server(browser, server):
     """/schema works offline: every resource the page loads comes from the server itself."""
     from selenium.webdriver.common.by import By
 
-    with running_server(examples_artifacts, tmp_path) as server:
-        browser.get(server.base + "/schema")
-        assert browser.find_element(By.TAG_NAME, "h1").text.startswith("static-rag search API")
-        operations = [h.text for h in browser.find_elements(By.CSS_SELECTOR, "h3") if h.text.startswith(("GET", "POST"))]
-        assert any(o.startswith("POST /v1/search") for o in operations), operations
-        loaded = browser.execute_script("return performance.getEntriesByType('resource').map(e => e.name)")
-        assert all(url.startswith(server.base) for url in loaded), loaded
+    browser.get(server.base + "/schema")
+    assert browser.find_element(By.TAG_NAME, "h1").text.startswith("static-rag search API")
+    operations = [h.text for h in browser.find_elements(By.CSS_SELECTOR, "h3") if h.text.startswith(("GET", "POST"))]
+    assert any(o.startswith("POST /v1/search") for o in operations), operations
+    loaded = browser.execute_script("return performance.getEntriesByType('resource').map(e => e.name)")
+    assert all(url.startswith(server.base) for url in loaded), loaded
 
 
-def test_a_question_asked_while_the_last_one_is_still_searching_is_the_one_answered(browser, examples_artifacts, tmp_path):
+def test_a_question_asked_while_the_last_one_is_still_searching_is_the_one_answered(browser, server):
     """On a slow connection a visitor fixed a typo and pressed Enter while the first search was
     on its way: the widget had disabled its button, so the browser dropped the second Enter, and
     the results stayed those of the question the visitor no longer asked."""
@@ -272,24 +276,23 @@ def test_a_question_asked_while_the_last_one_is_still_searching_is_the_one_answe
     from selenium.webdriver.common.keys import Keys
     from selenium.webdriver.support.ui import WebDriverWait
 
-    with running_server(examples_artifacts, tmp_path) as server:
-        browser.get(server.base + "/")
-        box = WebDriverWait(browser, 20).until(lambda d: d.find_element(By.CSS_SELECTOR, ".srag-input"))
-        browser.execute_cdp_cmd("Network.enable", {})
-        browser.execute_cdp_cmd("Network.emulateNetworkConditions", {"offline": False, "latency": 1500, "downloadThroughput": -1, "uploadThroughput": -1})
-        try:
-            box.send_keys("how do I undo a bad index run?" + Keys.ENTER)
-            WebDriverWait(browser, 5).until(lambda d: d.find_element(By.CSS_SELECTOR, ".srag-status").text == "Searching…")
-            box.clear()
-            box.send_keys("which file formats can I index?" + Keys.ENTER)  # before the first answer came back
-            WebDriverWait(browser, 30).until(lambda d: d.find_element(By.CSS_SELECTOR, ".srag-status").text not in ("", "Searching…"))
-            browser.execute_script("return new Promise(done => setTimeout(done, 2500))")  # every answer is in by now
-        finally:
-            browser.execute_cdp_cmd("Network.emulateNetworkConditions", {"offline": False, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1})
-            browser.execute_cdp_cmd("Network.disable", {})
-        titles = [h.text for h in browser.find_elements(By.CSS_SELECTOR, ".srag-hit .srag-title")]
-        assert titles and titles[0].startswith("Sources") and "Generations, CURRENT and rollback" not in titles, titles
-        assert box.get_attribute("value") == "which file formats can I index?"
+    browser.get(server.base + "/")
+    box = WebDriverWait(browser, 20).until(lambda d: d.find_element(By.CSS_SELECTOR, ".srag-input"))
+    browser.execute_cdp_cmd("Network.enable", {})
+    browser.execute_cdp_cmd("Network.emulateNetworkConditions", {"offline": False, "latency": 1500, "downloadThroughput": -1, "uploadThroughput": -1})
+    try:
+        box.send_keys("how do I undo a bad index run?" + Keys.ENTER)
+        WebDriverWait(browser, 5).until(lambda d: d.find_element(By.CSS_SELECTOR, ".srag-status").text == "Searching…")
+        box.clear()
+        box.send_keys("which file formats can I index?" + Keys.ENTER)  # before the first answer came back
+        WebDriverWait(browser, 30).until(lambda d: d.find_element(By.CSS_SELECTOR, ".srag-status").text not in ("", "Searching…"))
+        browser.execute_script("return new Promise(done => setTimeout(done, 2500))")  # every answer is in by now
+    finally:
+        browser.execute_cdp_cmd("Network.emulateNetworkConditions", {"offline": False, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1})
+        browser.execute_cdp_cmd("Network.disable", {})
+    titles = [h.text for h in browser.find_elements(By.CSS_SELECTOR, ".srag-hit .srag-title")]
+    assert titles and titles[0].startswith("Sources") and "Generations, CURRENT and rollback" not in titles, titles
+    assert box.get_attribute("value") == "which file formats can I index?"
 
 
 def test_the_widget_shows_curated_answers_first_and_links_pdf_hits_to_their_page(browser, tmp_path, local_embedder):
