@@ -71,7 +71,8 @@ def package_xml(package: zipfile.ZipFile, part: str):
 
 # How an OLE compound file begins: an Office 97–2003 file (.doc, .ppt, .xls) renamed to the newer
 # extension, or an Office file saved with a password, which is encrypted inside such a container.
-OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
+OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"  # an Office 97–2003 file, or a newer one saved with a password
+ZIP_MAGIC = b"PK\x03\x04"  # an Office 2007+ or OpenDocument file
 
 
 def office_container(raw: bytes, kind: str, older: str, advice: str) -> None:

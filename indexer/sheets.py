@@ -1,4 +1,5 @@
-"""Excel (.xlsx) workbooks → text, by openpyxl (MIT): a price list, opening hours, a product table.
+"""Excel workbooks → text: .xlsx by openpyxl (MIT), the older .xls (Excel 97–2003) by xlrd (BSD).
+A price list, opening hours, a product table.
 
 Cells read as Excel last calculated them (a formula's result, not its formula), dates as dates
 (2026-11-02), whole numbers without ".0", percentages as percentages (30%); other number formats
@@ -14,11 +15,13 @@ from __future__ import annotations
 
 import io
 import re
+import struct
 import warnings
 from datetime import date, datetime, time, timedelta, timezone
 from typing import NamedTuple
 
-from indexer.extract import DAMAGED_PACKAGE, ExtractionError, Extracted, normalize_text, office_container, own_title
+from indexer.extract import DAMAGED_PACKAGE, OLE_MAGIC, ZIP_MAGIC, ExtractionError, Extracted, normalize_text, own_title
+from indexer.ole import ole_properties, open_ole, stream
 
 
 class Workbook(NamedTuple):
@@ -30,8 +33,10 @@ class Workbook(NamedTuple):
 
 
 def read_workbook(raw: bytes) -> Workbook:
-    """The visible sheets of an .xlsx file and its properties; raises ExtractionError."""
-    office_container(raw, "Excel (.xlsx) workbook", "Excel 97–2003", "save it as .xlsx without a password (or export it as PDF)")
+    """The visible sheets of an .xlsx file and its properties; raises ExtractionError. An OLE file
+    is read as an .xls: one saved with a password says so, an Excel 97–2003 file named .xlsx is read."""
+    if raw.startswith(OLE_MAGIC):
+        return read_xls(raw, kind="Excel (.xlsx) workbook")
     from openpyxl import load_workbook
     from openpyxl.utils.exceptions import InvalidFileException
 
@@ -54,6 +59,77 @@ def read_workbook(raw: bytes) -> Workbook:
 
 def extract_xlsx(raw: bytes, fallback_title: str) -> Extracted:
     return workbook_extracted(read_workbook(raw), fallback_title)
+
+
+def read_xls(raw: bytes, kind: str = "Excel 97–2003 (.xls) workbook") -> Workbook:
+    """The visible sheets of an Excel 97–2003 (.xls) file and its properties; raises ExtractionError.
+    An .xlsx under the old name is read as one."""
+    if raw.startswith(ZIP_MAGIC):
+        return read_workbook(raw)
+    import xlrd
+    from xlrd.compdoc import CompDocError
+
+    ole = open_ole(raw, kind)
+    try:
+        properties = ole_properties(ole)
+        # xlrd is given the workbook's stream, not the file: its own reader of the container
+        # follows a damaged file's sector chain round in a circle for ever.
+        biff = stream(ole, ("Workbook", "Book"), kind)
+    finally:
+        ole.close()
+    try:
+        book = xlrd.open_workbook(file_contents=biff, formatting_info=True, logfile=_NOWHERE)
+        sheets = [(sheet.name, _xls_rows(book, sheet)) for sheet in book.sheets() if sheet.visibility == 0]
+    except xlrd.XLRDError as exc:
+        if "encrypted" in str(exc).lower():
+            raise ExtractionError(f"not a readable {kind}: it is password-protected; save it without a password to index it") from None
+        raise ExtractionError(f"not a readable {kind} ({exc})") from None
+    except (CompDocError, *DAMAGED_PACKAGE, IndexError, AssertionError, struct.error, UnicodeDecodeError, OverflowError, TypeError) as exc:
+        raise ExtractionError(f"not a readable {kind} ({type(exc).__name__}: {exc})") from None
+    return Workbook(sheets, properties.title, properties.author, properties.keywords, properties.modified)
+
+
+def extract_xls(raw: bytes, fallback_title: str) -> Extracted:
+    return workbook_extracted(read_xls(raw), fallback_title)
+
+
+def _xls_rows(book, sheet) -> list[list[str]]:
+    import xlrd
+
+    rows = []
+    for r in range(sheet.nrows):
+        cells = []
+        for cell in sheet.row(r):
+            value = cell.value
+            if cell.ctype == xlrd.XL_CELL_DATE:
+                try:
+                    value = xlrd.xldate.xldate_as_datetime(value, book.datemode)
+                except (xlrd.xldate.XLDateError, OverflowError, ValueError):
+                    pass  # a number formatted as a date that is none: its number
+                if isinstance(value, datetime) and value.date() == date(1899, 12, 31) and value.time() != time(0):
+                    value = value.time()  # a time of day without a date
+            elif cell.ctype == xlrd.XL_CELL_BOOLEAN:
+                value = bool(value)
+            elif cell.ctype in (xlrd.XL_CELL_ERROR, xlrd.XL_CELL_EMPTY, xlrd.XL_CELL_BLANK):
+                value = None
+            elif cell.ctype == xlrd.XL_CELL_NUMBER and value == int(value) and abs(value) < 2**53:
+                value = int(value)
+            xf = book.xf_list[cell.xf_index] if cell.xf_index is not None and cell.xf_index < len(book.xf_list) else None
+            number_format = book.format_map.get(xf.format_key) if xf is not None else None
+            cells.append(cell_text(value, number_format.format_str if number_format is not None else ""))
+        while cells and not cells[-1]:
+            cells.pop()
+        if cells:
+            rows.append(cells)
+    return rows
+
+
+class _Nowhere:  # xlrd writes warnings about a file's oddities to a log file; none of them is the owner's to act on
+    def write(self, text: str) -> int:
+        return len(text)
+
+
+_NOWHERE = _Nowhere()
 
 
 def workbook_extracted(book: Workbook, fallback_title: str) -> Extracted:

@@ -14,7 +14,7 @@ import io
 import re
 from datetime import timezone
 
-from indexer.extract import DAMAGED_PACKAGE, ExtractionError, Extracted, join_blocks, normalize_text, office_container, own_title
+from indexer.extract import DAMAGED_PACKAGE, OLE_MAGIC, ExtractionError, Extracted, join_blocks, normalize_text, own_title
 
 HEADING_STYLE = re.compile(r"^heading\s*([1-6])$", re.IGNORECASE)
 W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
@@ -26,7 +26,10 @@ def extract_docx(raw: bytes, fallback_title: str) -> Extracted:
     from docx import Document as open_docx
     from docx.opc.exceptions import PackageNotFoundError
 
-    office_container(raw, "Word (.docx) document", "Word 97–2003", "save it as .docx without a password (or export it as PDF)")
+    if raw.startswith(OLE_MAGIC):  # saved with a password, or a Word 97–2003 file named .docx
+        from indexer.worddoc import extract_doc
+
+        return extract_doc(raw, fallback_title, kind="Word (.docx) document")
     try:
         return _extracted(open_docx(io.BytesIO(raw)), fallback_title)
     except (PackageNotFoundError, AttributeError, TypeError, *DAMAGED_PACKAGE) as exc:  # python-docx's objects over damaged parts

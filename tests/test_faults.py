@@ -116,17 +116,17 @@ def test_office_files_the_indexer_cannot_read_are_named_and_lock_files_are_not_f
     docs.mkdir()
     (docs / "refunds.md").write_text("# Refunds\n\nRefunds take five days.\n")
     (docs / "winter-sale.ppt").write_bytes(bytes.fromhex("d0cf11e0a1b11ae1") + b" a PowerPoint 97 deck")
-    (docs / "prices.xls").write_bytes(bytes.fromhex("d0cf11e0a1b11ae1") + b" an Excel 97 workbook")
+    (docs / "prices.numbers").write_bytes(b"PK\x03\x04 an Apple Numbers spreadsheet")
     (docs / "~$refunds.docx").write_bytes(b"\x0bJane Doe  ")  # Word's owner file, 162 bytes in life
     (docs / "notes.png").write_bytes(b"\x89PNG")  # an image is no document: not listed at all
     (docs / "roadmap.gdoc").write_text('{"doc_id": "1AbC", "email": "ana@example.com"}')  # Google Drive for desktop's shortcut
     code, report = run(files_config(tmp_path))
     warnings = {w["doc_id"]: w for w in report["warnings"]}
     assert code == 0 and report["documents"] | {"added": 1, "failed": 0} == report["documents"], report
-    assert set(warnings) == {"file:winter-sale.ppt", "file:prices.xls", "file:roadmap.gdoc"}, warnings
+    assert set(warnings) == {"file:winter-sale.ppt", "file:prices.numbers", "file:roadmap.gdoc"}, warnings
     deck = warnings["file:winter-sale.ppt"]
     assert deck["code"] == "FILE_TYPE_UNREAD" and "a PowerPoint 97–2003 file, a format this version does not read" in deck["message"]
-    assert "save it as .pptx or PDF" in deck["message"] and "an Excel 97–2003 file" in warnings["file:prices.xls"]["message"]
+    assert "save it as .pptx or PDF" in deck["message"] and "a Numbers file" in warnings["file:prices.numbers"]["message"]
     assert "a Google Docs shortcut file" in warnings["file:roadmap.gdoc"]["message"]
     assert "its text is in Google Drive: download it as .docx" in warnings["file:roadmap.gdoc"]["message"]
     source = load_config(files_config(tmp_path)).sources[0]

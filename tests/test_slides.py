@@ -1,8 +1,9 @@
 """PowerPoint decks, as a shared drive and a help site hold them: searchable slide by slide, each hit
 naming its slide, speaker notes included, hidden slides left out; a deck that cannot be read says
-why. (A crawl's linked workbook and Writer file are checked here beside the deck.)"""
+why. (A crawl's linked workbook, Writer file and Office 97–2003 files are checked here beside the deck.)"""
 
 from datetime import datetime
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -88,17 +89,21 @@ def test_a_deck_saved_with_a_password_or_as_pictures_is_named_and_the_run_goes_o
     assert result.exit_code == 0 and "# Slide 2: Pricing" in result.output and "Speaker notes:" in result.output, result.output
 
 
-def test_a_deck_a_workbook_and_a_writer_file_linked_from_a_crawled_page_are_indexed(tmp_path, site, local_embedder):
+def test_decks_workbooks_and_documents_linked_from_a_crawled_page_are_indexed(tmp_path, site, local_embedder):
+    legacy = Path(__file__).parent / "data" / "legacy_office"  # Office 97–2003 files LibreOffice wrote
     make_pptx(tmp_path / "deck.pptx", WINTER_SALE, title="Winter sale briefing")
     make_xlsx(tmp_path / "prices.xlsx", {"Prices": PRICES}, title="Winter price list")
     make_odt(tmp_path / "staff.odt", [("h1", "Staff rota"), ("p", "Two staff members open the store, and one of them keeps the keys.")])
     site.routes["/"] = (200, "text/html", b'<html><head><title>Stores</title></head><body><main><h1>Store staff</h1>'
                         b'<p>Everything the stores need for the winter sale, from prices to opening hours, is in the briefing.</p>'
                         b'<p><a href="/files/winter-sale.pptx">Winter sale briefing (slides)</a> <a href="/files/prices.xlsx">Price list</a>'
-                        b' <a href="/files/staff.odt">Staff rota</a></p></main></body></html>')
+                        b' <a href="/files/staff.odt">Staff rota</a> <a href="/files/travel.doc">Travel</a> <a href="/files/old-prices.xls">Old prices</a>'
+                        b'</p></main></body></html>')
     site.routes["/files/winter-sale.pptx"] = (200, PPTX, (tmp_path / "deck.pptx").read_bytes())
     site.routes["/files/prices.xlsx"] = (200, XLSX, (tmp_path / "prices.xlsx").read_bytes())
     site.routes["/files/staff.odt"] = (200, "application/vnd.oasis.opendocument.text", (tmp_path / "staff.odt").read_bytes())
+    site.routes["/files/travel.doc"] = (200, "application/msword", (legacy / "handbook.doc").read_bytes())
+    site.routes["/files/old-prices.xls"] = (200, "application/vnd.ms-excel", (legacy / "prices.xls").read_bytes())
     config = load_config(write_config(tmp_path, f'[[sources]]\nname = "help"\ntype = "urls"\ncrawl = true\n{LOOPBACK_WEB}'
                                                  f'urls = ["{site.url("/")}"]\n[[spaces]]\nprovider = "local"\n'))
     report = run_index(config)
@@ -107,8 +112,12 @@ def test_a_deck_a_workbook_and_a_writer_file_linked_from_a_crawled_page_are_inde
         hit = search(client, "can gift cards pay for sale items")[0]
         row = search(client, "price of three pairs of wool socks")[0]
         rota = search(client, "who keeps the keys when the store opens")[0]
+        travel = search(client, "how much is the daily meal allowance")[0]
+        hours = search(client, "when does the Porto store open")[0]
     assert hit["url"] == hit["link"] == site.url("/files/winter-sale.pptx")
     assert hit["title"] == "Winter sale briefing" and hit["heading_path"] == ["Slide 2: Pricing"]
     assert row["url"] == site.url("/files/prices.xlsx") and row["title"] == "Winter price list"
     assert "Product: Wool socks, three pairs; Price (EUR): 24" in row["text"]
     assert rota["url"] == site.url("/files/staff.odt") and rota["title"] == "Staff rota"
+    assert travel["url"] == site.url("/files/travel.doc") and travel["title"] == "Travel handbook" and travel["heading_path"][-1] == "Per diem"
+    assert hours["url"] == site.url("/files/old-prices.xls") and "Store: Porto; Hours: 10 to 20" in hours["text"]

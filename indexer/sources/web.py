@@ -22,9 +22,10 @@ from indexer.extract import (
 from indexer.opendocument import extract_odp, extract_ods, extract_odt
 from indexer.pdf import extract_pdf
 from indexer.pools import thread_pool
-from indexer.sheets import extract_xlsx
+from indexer.sheets import extract_xls, extract_xlsx
 from indexer.slides import extract_pptx
 from indexer.word import extract_docx
+from indexer.worddoc import extract_doc
 from indexer.retrying import backoff, retry_after_seconds
 from indexer.sources import SourceResult, limit_reached
 from indexer.sources.netguard import MAX_BYTES, TooLarge, guarded_transport, read_capped, refused, total_deadline
@@ -42,9 +43,9 @@ MAX_RETRY_WAIT_SECONDS = 30.0  # a longer Retry-After is cut to this: the run mo
 TEXT_TYPES = {"text/plain": "text", "text/markdown": "markdown", "text/x-markdown": "markdown"}
 FILE_TYPES = {  # media type → the reader of its files
     "application/pdf": extract_pdf, "application/x-pdf": extract_pdf,
-    "application/vnd.openxmlformats-officedocument.wordprocessingml.document": extract_docx,
+    "application/vnd.openxmlformats-officedocument.wordprocessingml.document": extract_docx, "application/msword": extract_doc,
     "application/vnd.openxmlformats-officedocument.presentationml.presentation": extract_pptx,
-    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": extract_xlsx,
+    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": extract_xlsx, "application/vnd.ms-excel": extract_xls,
     "application/vnd.oasis.opendocument.text": extract_odt, "application/vnd.oasis.opendocument.spreadsheet": extract_ods,
     "application/vnd.oasis.opendocument.presentation": extract_odp,
 }
@@ -288,7 +289,7 @@ def _fetch_page(client: httpx.Client, source: SourceConfig, fetch_state: dict[st
 
 NOT_PAGES = re.compile(
     r"\.(?:zip|gz|tgz|rar|7z|exe|dmg|msi|iso|jpe?g|png|gif|webp|avif|svg|ico|bmp|tiff?|mp[34]|m4a|mov|avi|webm|ogg|wav|"
-    r"woff2?|ttf|eot|css|js|json|xml|rss|atom|doc|xls|ppt|csv)$",
+    r"woff2?|ttf|eot|css|js|json|xml|rss|atom|ppt|csv)$",
     re.IGNORECASE,
 )
 

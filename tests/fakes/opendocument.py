@@ -1,8 +1,8 @@
 """OpenDocument text (.odt) and spreadsheets (.ods) made with odfpy, as LibreOffice writes them.
 
 A text document from blocks: ("h1"/"h2", text), ("p", text), ("note", text, footnote) a paragraph
-with a footnote, ("deleted", text) a paragraph whose tracked deletion of `text` is not accepted
-yet, ("li", text) / ("li2", text) list items, ("table", rows). A spreadsheet from sheets of rows;
+with a footnote, ("link", before, anchor, href, after) a paragraph with a link, ("deleted", text) a paragraph whose tracked deletion of `text` is not accepted
+yet, ("li", text) / ("li2", text) list items, ("table", rows), ("toc", entries) a generated table of contents. A spreadsheet from sheets of rows;
 `hidden` names the sheets Calc hides. A presentation from slides, as for tests/fakes/slides.py:
 "title", "bullets" [(level, text)] in the outline frame, "notes", "footer", "hidden".
 """
@@ -12,17 +12,23 @@ from __future__ import annotations
 from pathlib import Path
 
 
-def make_odt(path: Path, blocks: list[tuple], title: str | None = None, author: str | None = None, keywords: tuple[str, ...] = ()) -> None:
+def make_odt(path: Path, blocks: list[tuple], title: str | None = None, author: str | None = None, keywords: tuple[str, ...] = (),
+             modified: str | None = None) -> None:
     from odf import dc
     from odf.meta import InitialCreator, Keyword
     from odf.namespaces import XMLNS
     from odf.opendocument import OpenDocumentText
     from odf.office import ChangeInfo
     from odf.table import Table, TableCell, TableColumn, TableRow
-    from odf.text import H, P, Change, ChangedRegion, Deletion, List, ListItem, Note, NoteBody, NoteCitation, TrackedChanges
+    from odf.text import (
+        A, Change, ChangedRegion, Deletion, H, IndexBody, IndexTitleTemplate, List, ListItem, Note, NoteBody, NoteCitation, P, TableOfContent,
+        TableOfContentSource, TrackedChanges,
+    )
 
     document = OpenDocumentText()
     _meta(document, title, author, keywords, dc, InitialCreator, Keyword)
+    if modified:  # when it was last saved, as Writer stores it: 2026-11-02T08:00:00
+        document.meta.addElement(dc.Date(text=modified))
     changes = None
     lists: list = []  # the open list and, when the last item was nested, its inner list
     for kind, content, *more in blocks:
@@ -32,6 +38,21 @@ def make_odt(path: Path, blocks: list[tuple], title: str | None = None, author: 
             document.text.addElement(H(outlinelevel=int(kind[1]), text=content))
         elif kind == "p":
             document.text.addElement(P(text=content))
+        elif kind == "link":
+            paragraph = P(text=content)
+            paragraph.addElement(A(href=more[1], type="simple", text=more[0]))
+            paragraph.addText(more[2])
+            document.text.addElement(paragraph)
+        elif kind == "toc":
+            contents = TableOfContent(name="Contents")
+            source = TableOfContentSource(outlinelevel=3)
+            source.addElement(IndexTitleTemplate(text="Contents"))
+            contents.addElement(source)
+            body = IndexBody()
+            for entry in content:
+                body.addElement(P(text=entry))
+            contents.addElement(body)
+            document.text.addElement(contents)
         elif kind == "note":
             paragraph = P(text=content)
             note = Note(id=f"n{len(blocks)}", noteclass="footnote")

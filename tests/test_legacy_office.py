@@ -1,0 +1,100 @@
+"""Office 97–2003 files, as an old shared drive keeps them: a Word .doc and an Excel .xls written by
+a real office program (LibreOffice, from the OpenDocument files tests/data/legacy_office/make.py
+builds) are searchable as their newer formats are; one saved with a password, under the other
+extension, or damaged is named, and the run goes on."""
+
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from indexer.cli import cli
+from tests.conftest import indexed_and_served, search_hits
+from tests.fakes.sheets import make_xlsx
+from tests.fakes.word import make_docx
+
+LEGACY = Path(__file__).parent / "data" / "legacy_office"
+HANDBOOK, PRICES = LEGACY / "handbook.doc", LEGACY / "prices.xls"
+
+
+def locked(raw: bytes) -> bytes:
+    """The .doc as Word saves it with a password: the same file with its FIB's fEncrypted flag set."""
+    fib = next(at for at in range(0, len(raw), 512) if raw[at : at + 2] == b"\xec\xa5")  # WordDocument's first sector
+    changed = bytearray(raw)
+    changed[fib + 0x0B] |= 0x01
+    return bytes(changed)
+
+
+@pytest.fixture(scope="module")
+def drive(tmp_path_factory, local_embedder):
+    folder = tmp_path_factory.mktemp("legacy")
+    drive = folder / "drive"
+    drive.mkdir()
+    shutil.copy(HANDBOOK, drive / "travel-handbook.doc")
+    shutil.copy(PRICES, drive / "winter-prices.xls")
+    (drive / "locked.doc").write_bytes(locked(HANDBOOK.read_bytes()))
+    make_docx(drive / "visas.doc", [("h1", "Visas"), ("p", "The office applies for business visas three weeks ahead.")], title="Visas")  # a .docx named .doc
+    make_xlsx(drive / "rates.xls", {"Rates": [["Currency", "Rate"], ["Swiss franc", "0.95"]]})  # an .xlsx named .xls
+    with indexed_and_served(folder, '[[sources]]\nname = "drive"\ntype = "files"\npath = "drive"\n[[spaces]]\nprovider = "local"\n') as served:
+        yield served
+
+
+def test_a_word_97_document_is_searched_by_its_headings_lists_and_tables(drive):
+    _, client = drive
+    hit = search_hits(client, "how much is the daily meal allowance")[0]
+    assert hit["doc_id"] == "file:travel-handbook.doc" and hit["title"] == "Travel handbook", hit
+    assert hit["heading_path"][-1] == "Per diem" and "The daily allowance for meals is 45 euros." in hit["text"]
+    assert hit["updated_at"].startswith("2026-11-02T08:00:00")
+    document = client.get(f"/v1/documents/{hit['doc_id']}").json()
+    assert document["authors"] == ["Ana Silva"] and document["tags"] == ["travel", "policy"]
+    hit = search_hits(client, "hotel nightly limit in Lisbon")[0]
+    assert hit["heading_path"][-1] == "Hotels", hit
+    assert ("See the hotel list before booking a room.\n\n- Breakfast is included in the nightly limit.\n- Parking at the hotel is refunded.\n\n"
+            "City | Nightly limit (EUR)\nLisbon | 120\nReykjavik |") in hit["text"], "a link reads as its words, a list as items, a table a row per line"
+
+
+def test_what_word_does_not_show_as_the_text_is_not_indexed(drive):
+    _, client = drive
+    assert any("45 euros" in h["text"] for h in search_hits(client, "allowance 30 euros before 2026", mode="lexical")), "where the deletion was"
+    # a footnote, a tracked deletion, a link's address, the generated table of contents
+    for words in ("manager approval flights", "allowance 30 euros before 2026", "intranet.example.com", "Per diem 2 Hotels 1"):
+        texts = [h["text"] for h in search_hits(client, words, mode="lexical", top_k=10)]
+        assert not any(t in text for text in texts for t in ("approval", "30 euros", "intranet", "Hotels 1")), (words, texts)
+
+
+def test_an_excel_97_workbook_is_read_a_row_at_a_time_with_its_column_names(drive):
+    _, client = drive
+    hit = search_hits(client, "how much are the Alpine boots")[0]
+    assert hit["doc_id"] == "file:winter-prices.xls" and hit["title"] == "Winter price list" and hit["heading_path"] == ["Prices"], hit
+    assert ("Winter prices, valid from 2 January\nProduct: Alpine boots; Price (EUR): 189; On sale since: 2026-01-02; Discount: 30%\n"
+            "Product: Wool socks; Price (EUR): 12.5; On sale since: 2026-01-09; Discount: 10%; Note: Pack of two") in hit["text"]
+    hit = search_hits(client, "when does the Porto store open")[0]
+    assert hit["heading_path"] == ["Store hours"] and "Store: Porto; Hours: 10 to 20" in hit["text"]
+    assert not any("confidential" in h["text"] for h in search_hits(client, "confidential margin figures", mode="lexical", top_k=10)), "a hidden sheet"
+
+
+def test_a_locked_or_misnamed_old_office_file_is_named_or_read_for_what_it_is(drive, tmp_path):
+    report, client = drive
+    assert [(e.code, e.doc_id) for e in report.errors] == [("FILE_EXTRACTION_FAILED", "file:locked.doc")], report.errors
+    assert "not a readable Word 97–2003 (.doc) document: it is password-protected; save it without a password" in report.errors[0].message
+    assert search_hits(client, "business visas")[0]["doc_id"] == "file:visas.doc", "a .docx saved as .doc"
+    assert search_hits(client, "Swiss franc rate")[0]["doc_id"] == "file:rates.xls", "an .xlsx saved as .xls"
+    shutil.copy(HANDBOOK, tmp_path / "expenses.docx")
+    shutil.copy(PRICES, tmp_path / "prices.xlsx")
+    result = CliRunner().invoke(cli, ["extract", str(tmp_path / "expenses.docx")])
+    assert result.exit_code == 0 and "## Per diem\n\nThe daily allowance for meals is 45 euros." in result.output, "a .doc saved as .docx"
+    result = CliRunner().invoke(cli, ["extract", str(tmp_path / "prices.xlsx")])
+    assert result.exit_code == 0 and "# Store hours\n\nStore: Lisbon; Hours: 9 to 21" in result.output, result.output
+
+
+@pytest.mark.parametrize("original", [HANDBOOK, PRICES], ids=["doc", "xls"])
+def test_a_damaged_old_office_file_is_a_clear_error(tmp_path, original):
+    raw = original.read_bytes()
+    what = "Word 97–2003 (.doc) document" if original.suffix == ".doc" else "Excel 97–2003 (.xls) workbook"
+    damaged = {"cut": raw[: len(raw) // 3], "empty": b"", "zeroed": raw[:512] + bytes(len(raw) - 512), "text": b"Minutes of the May meeting\n"}
+    for name, content in damaged.items():
+        (tmp_path / f"{name}{original.suffix}").write_bytes(content)
+        result = CliRunner().invoke(cli, ["extract", str(tmp_path / f"{name}{original.suffix}")])
+        assert result.exit_code == 1, result.output
+        assert f"{name}{original.suffix}: not a readable {what}" in result.output and "unexpected" not in result.output, result.output
