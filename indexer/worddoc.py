@@ -61,7 +61,7 @@ def extract_doc(raw: bytes, fallback_title: str, kind: str = KIND) -> Extracted:
         raise ExtractionError(f"not a readable {kind} ({type(exc).__name__}: {exc})") from None
     finally:
         ole.close()
-    text, first_heading = _markdown(paragraphs)
+    text, first_heading = paragraphs_markdown(paragraphs)
     return Extracted(
         title=properties.title or first_heading or fallback_title,
         text=normalize_text(text),
@@ -241,7 +241,8 @@ def _heading_level(props: dict[int, int]) -> int:
     return min(outline + 1, 6) if outline < 9 else 0
 
 
-def _markdown(paragraphs: list[Paragraph]) -> tuple[str, str | None]:
+def paragraphs_markdown(paragraphs: list[Paragraph]) -> tuple[str, str | None]:
+    """Word's paragraphs (from a .doc, or an .rtf read into the same shape) as Markdown-like text, and its first heading."""
     parts: list[str] = []
     row: list[str] = []
     cell: list[str] = []

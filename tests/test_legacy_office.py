@@ -1,7 +1,8 @@
-"""Office 97–2003 files, as an old shared drive keeps them: a Word .doc and an Excel .xls written by
-a real office program (LibreOffice, from the OpenDocument files tests/data/legacy_office/make.py
-builds) are searchable as their newer formats are; one saved with a password, under the other
-extension, or damaged is named, and the run goes on."""
+"""Office 97–2003 and Rich Text files, as an old shared drive keeps them: a Word .doc, a Rich Text
+.rtf and an Excel .xls written by a real office program (LibreOffice, from the OpenDocument files
+tests/data/legacy_office/make.py builds), and a TextEdit note, are searchable as their newer
+formats are; one saved with a password, under the other extension, or damaged is named, and the
+run goes on."""
 
 import shutil
 from pathlib import Path
@@ -16,6 +17,28 @@ from tests.fakes.word import make_docx
 
 LEGACY = Path(__file__).parent / "data" / "legacy_office"
 HANDBOOK, PRICES = LEGACY / "handbook.doc", LEGACY / "prices.xls"
+# A note as macOS TextEdit saves it (Format → Make Rich Text): its own header, a list of its kind,
+# `\` + line end as the paragraph mark, Windows-1252 bytes and \uc0\u escapes for other characters.
+TEXTEDIT = rb"""{\rtf1\ansi\ansicpg1252\cocoartf2761
+\cocoatextscaling0\cocoaplatform0{\fonttbl\f0\fswiss\fcharset0 Helvetica;\f1\fswiss\fcharset0 Helvetica-Bold;}
+{\colortbl;\red255\green255\blue255;}
+{\*\expandedcolortbl;;}
+{\*\listtable{\list\listtemplateid1\listhybrid{\listlevel\levelnfc23\levelnfcn23\leveljc0\leveljcn0\levelfollow0\levelstartat1\levelspace360\levelindent0{\*\levelmarker \{disc\}}{\leveltext\leveltemplateid1\'01\uc0\u8226 ;}{\levelnumbers;}\fi-360\li720\lin720 }{\listname ;}\listid1}}
+{\*\listoverridetable{\listoverride\listid1\listoverridecount0\ls1}}
+\paperw11900\paperh16840\margl1440\margr1440\vieww11520\viewh8400\viewkind0
+\pard\tx566\tx1133\pardirnatural\partightenfactor0
+
+\f1\b\fs28 \cf0 Store opening checklist
+\f0\b0\fs24 \
+\
+Unlock the front door at nine.\
+Switch off the alarm first \'96 the panel is behind the counter.\
+\pard\tx220\tx720\pardirnatural\partightenfactor0
+\ls1\ilvl0\cf0 {\listtext	\uc0\u8226 	}Caf\'e9 staff arrive at half past eight.\
+{\listtext	\uc0\u8226 	}The till float is 150 \uc0\u8364 .\
+\pard\tx566\tx1133\pardirnatural\partightenfactor0
+\cf0 Na\uc0\u239 ve questions are welcome.}
+"""
 
 
 def locked(raw: bytes) -> bytes:
@@ -98,3 +121,26 @@ def test_a_damaged_old_office_file_is_a_clear_error(tmp_path, original):
         result = CliRunner().invoke(cli, ["extract", str(tmp_path / f"{name}{original.suffix}")])
         assert result.exit_code == 1, result.output
         assert f"{name}{original.suffix}: not a readable {what}" in result.output and "unexpected" not in result.output, result.output
+
+
+def test_rich_text_files_are_read_as_word_and_textedit_show_them(tmp_path, local_embedder):
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    shutil.copy(LEGACY / "handbook.rtf", notes / "travel.rtf")
+    (notes / "opening.rtf").write_bytes(TEXTEDIT)
+    (notes / "minutes.rtf").write_text("Minutes of the May meeting, saved as plain text under the wrong name.\n")
+    with indexed_and_served(tmp_path, '[[sources]]\nname = "notes"\ntype = "files"\npath = "notes"\n[[spaces]]\nprovider = "local"\n') as (report, client):
+        assert [(e.code, e.doc_id) for e in report.errors] == [("FILE_EXTRACTION_FAILED", "file:minutes.rtf")], report.errors
+        assert "not a readable Rich Text (.rtf) document: it does not start with {\\rtf" in report.errors[0].message
+        hit = search_hits(client, "how much is the daily meal allowance")[0]
+        assert hit["doc_id"] == "file:travel.rtf" and hit["title"] == "Travel handbook" and hit["heading_path"][-1] == "Per diem", hit
+        assert hit["updated_at"].startswith("2026-11-02T08:00:00")
+        hit = search_hits(client, "hotel nightly limit in Lisbon")[0]
+        assert "- Parking at the hotel is refunded.\n\nCity | Nightly limit (EUR)\nLisbon | 120" in hit["text"], hit
+        for words in ("manager approval flights", "allowance 30 euros before 2026", "intranet.example.com", "Per diem 2 Hotels 1"):
+            texts = [h["text"] for h in search_hits(client, words, mode="lexical", top_k=10)]
+            assert not any(t in text for text in texts for t in ("approval", "30 euros", "intranet", "Hotels 1")), (words, texts)
+        hit = search_hits(client, "who arrives at half past eight")[0]
+        assert hit["doc_id"] == "file:opening.rtf" and hit["title"] == "Opening", "no title in its properties, no heading: its name"
+        assert ("Switch off the alarm first – the panel is behind the counter.\n\n- Café staff arrive at half past eight.\n"
+                "- The till float is 150 €.\n\nNaïve questions are welcome.") in hit["text"], hit["text"]

@@ -1,4 +1,4 @@
-"""A folder of .md / .mdx / .rst / .adoc / .ipynb / .txt / .html / .pdf / .docx / .doc / .pptx / .xlsx / .xls / .odt / .ods / .odp files. doc_id = `file:<id_prefix><path relative to the folder>`."""
+"""A folder of .md / .mdx / .rst / .adoc / .ipynb / .txt / .html / .pdf / .docx / .doc / .rtf / .pptx / .xlsx / .xls / .odt / .ods / .odp files. doc_id = `file:<id_prefix><path relative to the folder>`."""
 
 from __future__ import annotations
 
@@ -27,6 +27,7 @@ from indexer.notebook import notebook_to_markdown
 from indexer.opendocument import extract_odp, extract_ods, extract_odt
 from indexer.pdf import extract_pdf
 from indexer.labels import project_labels, referenced_titles
+from indexer.rtf import extract_rtf
 from indexer.rst import rst_empty_reason, rst_to_markdown
 from indexer.sheets import extract_xls, extract_xlsx
 from indexer.slides import empty_deck_reason, extract_pptx
@@ -40,8 +41,8 @@ from indexer.sources import SourceResult
 # .gitignore to leave them out.
 PACKAGE_FOLDERS = frozenset({"node_modules", "bower_components", "site-packages", "__pycache__"})
 # PDF and the office formats, read from their bytes (their own properties give title, author and date).
-OFFICE_READERS = {".pdf": extract_pdf, ".docx": extract_docx, ".doc": extract_doc, ".pptx": extract_pptx, ".xlsx": extract_xlsx, ".xls": extract_xls,
-                  ".odt": extract_odt, ".ods": extract_ods, ".odp": extract_odp}
+OFFICE_READERS = {".pdf": extract_pdf, ".docx": extract_docx, ".doc": extract_doc, ".rtf": extract_rtf, ".pptx": extract_pptx,
+                  ".xlsx": extract_xlsx, ".xls": extract_xls, ".odt": extract_odt, ".ods": extract_ods, ".odp": extract_odp}
 OFFICE_LOCK = "~$"  # "~$deck.docx": the owner file Word and PowerPoint keep beside a document open on a shared drive
 # A Jekyll site's folder holds its templates and build beside its pages: `_layouts/default.html`
 # indexed as a page is "{{ content }}" and its Liquid, `_site/` every page a second time; so does a

@@ -22,6 +22,7 @@ from indexer.extract import (
 from indexer.opendocument import extract_odp, extract_ods, extract_odt
 from indexer.pdf import extract_pdf
 from indexer.pools import thread_pool
+from indexer.rtf import extract_rtf
 from indexer.sheets import extract_xls, extract_xlsx
 from indexer.slides import extract_pptx
 from indexer.word import extract_docx
@@ -44,6 +45,7 @@ TEXT_TYPES = {"text/plain": "text", "text/markdown": "markdown", "text/x-markdow
 FILE_TYPES = {  # media type → the reader of its files
     "application/pdf": extract_pdf, "application/x-pdf": extract_pdf,
     "application/vnd.openxmlformats-officedocument.wordprocessingml.document": extract_docx, "application/msword": extract_doc,
+    "application/rtf": extract_rtf, "text/rtf": extract_rtf,
     "application/vnd.openxmlformats-officedocument.presentationml.presentation": extract_pptx,
     "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": extract_xlsx, "application/vnd.ms-excel": extract_xls,
     "application/vnd.oasis.opendocument.text": extract_odt, "application/vnd.oasis.opendocument.spreadsheet": extract_ods,

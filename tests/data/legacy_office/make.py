@@ -1,4 +1,4 @@
-"""Makes this folder's Office 97–2003 files the way a team's old shared drive holds them: written
+"""Makes this folder's Office 97–2003 and Rich Text files the way a team's old shared drive holds them: written
 by a real office program (LibreOffice, `soffice --convert-to`) from OpenDocument files built here
 with odfpy. Not run by the tests (they read the files committed beside it); run it again after
 changing what they hold:
@@ -99,10 +99,10 @@ def main() -> None:
         made = Path(scratch)
         handbook(made / "handbook.odt")
         prices(made / "prices.ods")
-        for source, target in (("handbook.odt", "doc:MS Word 97"), ("prices.ods", "xls:MS Excel 97")):
+        for source, target in (("handbook.odt", "doc:MS Word 97"), ("handbook.odt", "rtf"), ("prices.ods", "xls:MS Excel 97")):
             subprocess.run(["soffice", "--headless", f"-env:UserInstallation=file://{made}/profile", "--convert-to", target,
                             "--outdir", str(HERE), str(made / source)], check=True, capture_output=True, timeout=180)
-    for name in ("handbook.doc", "prices.xls"):
+    for name in ("handbook.doc", "handbook.rtf", "prices.xls"):
         print(name, (HERE / name).stat().st_size, "bytes")
 
 
