@@ -25,16 +25,15 @@ from indexer.urlscope import UrlScope, compile_pattern
 
 SOURCE_TYPES = ("files", "urls", "notion", "answers")
 DEFAULT_EXTENSIONS = (".md", ".markdown", ".mdx", ".rst", ".adoc", ".asciidoc", ".ipynb", ".txt", ".html", ".htm", ".pdf", ".docx", ".doc", ".rtf", ".pptx", ".xlsx", ".xls",
-                      ".odt", ".ods", ".odp")
+                      ".odt", ".ods", ".odp", ".epub")
 # Office formats a folder of documents holds that this version does not read: the kind, and how to make them readable.
 # A files source leaves them out with a FILE_TYPE_UNREAD warning, not read as text (a .xls "not UTF-8 text … save it as UTF-8").
 _AS_DOCX = "save it as DOCX or PDF to index it"
-_AS_PDF = "export it as PDF to index its text, with page numbers"
 _AS_PPTX = "save it as .pptx or PDF to index it"
 _AS_XLSX = "save it as .xlsx to index it"
 UNREAD_FORMATS = {
     ".pages": ("Pages", _AS_DOCX), ".ppt": ("PowerPoint 97–2003", _AS_PPTX),
-    ".numbers": ("Numbers", _AS_XLSX), ".epub": ("EPUB", _AS_PDF),
+    ".numbers": ("Numbers", _AS_XLSX),
     # Google Drive for desktop shows a Google document as a shortcut file: a link, with the text left in Google Drive
     ".gdoc": ("Google Docs shortcut", "its text is in Google Drive: download it as .docx (File → Download) to index it"),
     ".gsheet": ("Google Sheets shortcut", "its cells are in Google Drive: download it as .xlsx (File → Download) to index it"),

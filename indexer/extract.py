@@ -69,6 +69,7 @@ def package_xml(package: zipfile.ZipFile, part: str):
         raise ValueError(f"{part} unpacks to {info.file_size:,} bytes")
     return etree.fromstring(package.read(info), _PACKAGE_XML)
 
+
 # How an OLE compound file begins: an Office 97–2003 file (.doc, .ppt, .xls) renamed to the newer
 # extension, or an Office file saved with a password, which is encrypted inside such a container.
 OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"  # an Office 97–2003 file, or a newer one saved with a password

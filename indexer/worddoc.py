@@ -57,6 +57,8 @@ def extract_doc(raw: bytes, fallback_title: str, kind: str = KIND) -> Extracted:
     properties = ole_properties(ole)
     try:
         paragraphs = _paragraphs(ole, kind)
+    except ExtractionError:
+        raise  # already says what is wrong (a ValueError too, which the line below would wrap)
     except (struct.error, IndexError, ValueError, OSError, KeyError) as exc:
         raise ExtractionError(f"not a readable {kind} ({type(exc).__name__}: {exc})") from None
     finally:

@@ -100,7 +100,7 @@ def test_an_excel_97_workbook_is_read_a_row_at_a_time_with_its_column_names(driv
 def test_a_locked_or_misnamed_old_office_file_is_named_or_read_for_what_it_is(drive, tmp_path):
     report, client = drive
     assert [(e.code, e.doc_id) for e in report.errors] == [("FILE_EXTRACTION_FAILED", "file:locked.doc")], report.errors
-    assert "not a readable Word 97–2003 (.doc) document: it is password-protected; save it without a password" in report.errors[0].message
+    assert report.errors[0].message == "locked.doc: not a readable Word 97–2003 (.doc) document: it is password-protected; save it without a password to index it", report.errors[0].message
     assert search_hits(client, "business visas")[0]["doc_id"] == "file:visas.doc", "a .docx saved as .doc"
     assert search_hits(client, "Swiss franc rate")[0]["doc_id"] == "file:rates.xls", "an .xlsx saved as .xls"
     shutil.copy(HANDBOOK, tmp_path / "expenses.docx")

@@ -1,4 +1,4 @@
-"""A folder of .md / .mdx / .rst / .adoc / .ipynb / .txt / .html / .pdf / .docx / .doc / .rtf / .pptx / .xlsx / .xls / .odt / .ods / .odp files. doc_id = `file:<id_prefix><path relative to the folder>`."""
+"""A folder of .md / .mdx / .rst / .adoc / .ipynb / .txt / .html / .pdf / .docx / .doc / .rtf / .pptx / .xlsx / .xls / .odt / .ods / .odp / .epub files. doc_id = `file:<id_prefix><path relative to the folder>`."""
 
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ from indexer.extract import (
     EXTRACTION_VERSION, ExtractionError, Extracted, decode_file_text, empty_page_reason, extract_html, extract_markdown, extract_text, not_text, parse_timestamp,
 )
 from indexer.asciidoc import asciidoc_to_markdown
+from indexer.epub import extract_epub
 from indexer.fileurls import HEADING_IDS, HugoLanguages, file_url
 from indexer.partials import included_fragments, inline_partials, partial_bytes
 from indexer.notebook import notebook_to_markdown
@@ -42,7 +43,8 @@ from indexer.sources import SourceResult
 PACKAGE_FOLDERS = frozenset({"node_modules", "bower_components", "site-packages", "__pycache__"})
 # PDF and the office formats, read from their bytes (their own properties give title, author and date).
 OFFICE_READERS = {".pdf": extract_pdf, ".docx": extract_docx, ".doc": extract_doc, ".rtf": extract_rtf, ".pptx": extract_pptx,
-                  ".xlsx": extract_xlsx, ".xls": extract_xls, ".odt": extract_odt, ".ods": extract_ods, ".odp": extract_odp}
+                  ".xlsx": extract_xlsx, ".xls": extract_xls, ".odt": extract_odt, ".ods": extract_ods, ".odp": extract_odp,
+                  ".epub": extract_epub}
 OFFICE_LOCK = "~$"  # "~$deck.docx": the owner file Word and PowerPoint keep beside a document open on a shared drive
 # A Jekyll site's folder holds its templates and build beside its pages: `_layouts/default.html`
 # indexed as a page is "{{ content }}" and its Liquid, `_site/` every page a second time; so does a

@@ -19,6 +19,7 @@ from indexer.extract import (
     NOFOLLOW, NOINDEX, Extracted, ExtractionError, decode_text, empty_page_reason, extract_html, extract_markdown, extract_text,
     first_heading,
 )
+from indexer.epub import extract_epub
 from indexer.opendocument import extract_odp, extract_ods, extract_odt
 from indexer.pdf import extract_pdf
 from indexer.pools import thread_pool
@@ -49,7 +50,7 @@ FILE_TYPES = {  # media type → the reader of its files
     "application/vnd.openxmlformats-officedocument.presentationml.presentation": extract_pptx,
     "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": extract_xlsx, "application/vnd.ms-excel": extract_xls,
     "application/vnd.oasis.opendocument.text": extract_odt, "application/vnd.oasis.opendocument.spreadsheet": extract_ods,
-    "application/vnd.oasis.opendocument.presentation": extract_odp,
+    "application/vnd.oasis.opendocument.presentation": extract_odp, "application/epub+zip": extract_epub,
 }
 HTML_TYPES = {"text/html", "application/xhtml+xml"}
 
