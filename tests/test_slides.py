@@ -1,6 +1,6 @@
 """PowerPoint decks, as a shared drive and a help site hold them: searchable slide by slide, each hit
 naming its slide, speaker notes included, hidden slides left out; a deck that cannot be read says
-why. (A crawl's linked workbook, Writer file, Office 97–2003 and Rich Text files are checked here beside the deck.)"""
+why. (A crawl's linked workbook, Writer file, Office 97–2003, Rich Text and EPUB files are checked here beside the deck.)"""
 
 from datetime import datetime
 from pathlib import Path
@@ -12,9 +12,11 @@ from indexer.cli import cli
 from indexer.config import load_config
 from indexer.pipeline import run_index
 from tests.conftest import LOOPBACK_WEB, api_client, indexed_and_served, search_hits as search, write_config
+from tests.fakes.epub import make_epub
 from tests.fakes.opendocument import make_odt
 from tests.fakes.sheets import make_xlsx
 from tests.fakes.slides import make_pptx
+from tests.test_epub import CHAPTERS
 from tests.test_legacy_office import TEXTEDIT
 from tests.test_sheets import PRICES
 
@@ -98,7 +100,7 @@ def test_decks_workbooks_and_documents_linked_from_a_crawled_page_are_indexed(tm
     site.routes["/"] = (200, "text/html", b'<html><head><title>Stores</title></head><body><main><h1>Store staff</h1>'
                         b'<p>Everything the stores need for the winter sale, from prices to opening hours, is in the briefing.</p>'
                         b'<p><a href="/files/winter-sale.pptx">Winter sale briefing (slides)</a> <a href="/files/prices.xlsx">Price list</a>'
-                        b' <a href="/files/staff.odt">Staff rota</a> <a href="/files/travel.doc">Travel</a> <a href="/files/old-prices.xls">Old prices</a> <a href="/files/opening.rtf">Opening</a>'
+                        b' <a href="/files/staff.odt">Staff rota</a> <a href="/files/travel.doc">Travel</a> <a href="/files/old-prices.xls">Old prices</a> <a href="/files/opening.rtf">Opening</a> <a href="/files/handbook.epub">Handbook</a>'
                         b'</p></main></body></html>')
     site.routes["/files/winter-sale.pptx"] = (200, PPTX, (tmp_path / "deck.pptx").read_bytes())
     site.routes["/files/prices.xlsx"] = (200, XLSX, (tmp_path / "prices.xlsx").read_bytes())
@@ -106,6 +108,8 @@ def test_decks_workbooks_and_documents_linked_from_a_crawled_page_are_indexed(tm
     site.routes["/files/travel.doc"] = (200, "application/msword", (legacy / "handbook.doc").read_bytes())
     site.routes["/files/old-prices.xls"] = (200, "application/vnd.ms-excel", (legacy / "prices.xls").read_bytes())
     site.routes["/files/opening.rtf"] = (200, "text/rtf", TEXTEDIT)
+    make_epub(tmp_path / "handbook.epub", CHAPTERS, title="Customer handbook", author="Support team")
+    site.routes["/files/handbook.epub"] = (200, "application/epub+zip", (tmp_path / "handbook.epub").read_bytes())
     config = load_config(write_config(tmp_path, f'[[sources]]\nname = "help"\ntype = "urls"\ncrawl = true\n{LOOPBACK_WEB}'
                                                  f'urls = ["{site.url("/")}"]\n[[spaces]]\nprovider = "local"\n'))
     report = run_index(config)
@@ -117,6 +121,7 @@ def test_decks_workbooks_and_documents_linked_from_a_crawled_page_are_indexed(tm
         travel = search(client, "how much is the daily meal allowance")[0]
         hours = search(client, "when does the Porto store open")[0]
         note = search(client, "who arrives at half past eight")[0]
+        book = search(client, "how long does delivery to the islands take")[0]
     assert hit["url"] == hit["link"] == site.url("/files/winter-sale.pptx")
     assert hit["title"] == "Winter sale briefing" and hit["heading_path"] == ["Slide 2: Pricing"]
     assert row["url"] == site.url("/files/prices.xlsx") and row["title"] == "Winter price list"
@@ -125,3 +130,4 @@ def test_decks_workbooks_and_documents_linked_from_a_crawled_page_are_indexed(tm
     assert travel["url"] == site.url("/files/travel.doc") and travel["title"] == "Travel handbook" and travel["heading_path"][-1] == "Per diem"
     assert hours["url"] == site.url("/files/old-prices.xls") and "Store: Porto; Hours: 10 to 20" in hours["text"]
     assert note["url"] == site.url("/files/opening.rtf") and "- Café staff arrive at half past eight." in note["text"]
+    assert book["url"] == site.url("/files/handbook.epub") and book["heading_path"] == ["Shipping", "Islands"]
