@@ -89,6 +89,7 @@ def _chapter_text(book: zipfile.ZipFile, path: str) -> str:
         page = lxml_html.document_fromstring(data)
     except (etree.ParserError, ValueError):
         return ""
+    etree.strip_elements(page, etree.Comment, etree.ProcessingInstruction, with_tail=False)  # not text, but html_to_text would print them
     for element in list(page.iter()):
         kinds = set((element.get("epub:type") or "").split()) | set((element.get("role") or "").split())
         if kinds & NOTES and element.getparent() is not None:
@@ -106,6 +107,6 @@ def _encrypted(book: zipfile.ZipFile) -> set[str]:
 
 
 def _first(metadata, tag: str) -> str:
-    found = metadata.find(tag)
+    found = next(metadata.iter(tag), None)  # anywhere inside: EPUB 2 writers may nest it in <dc-metadata>
     return " ".join((found.text or "").split()) if found is not None else ""
 

@@ -25,6 +25,7 @@ KIND = "Word 97–2003 (.doc) document"
 FIB_IDENT, FIB_FLAGS, FIB_CCP_TEXT = 0x0000, 0x000A, 0x004C
 FIB_STSH, FIB_BTE_CHPX, FIB_BTE_PAPX, FIB_CLX = 0x00A2, 0x00FA, 0x0102, 0x01A2
 WORD_IDENT, ENCRYPTED, WHICH_TABLE = 0xA5EC, 0x0100, 0x0200
+WORD_95_NFIB = 0x0069  # the file format version (nFib) of Word 95; Word 6 wrote 0x0065, Word 97 and later 0x00C1
 # Sprms (property modifiers) read: paragraph in a table, table row end, list level and list,
 # outline level; character deleted (a tracked deletion), hidden.
 P_IN_TABLE, P_ROW_END, P_LIST_LEVEL, P_LIST, P_OUTLINE = 0x2416, 0x2417, 0x260A, 0x460B, 0x2640
@@ -78,7 +79,7 @@ def _paragraphs(ole, kind: str) -> list[Paragraph]:
     ident, flags = struct.unpack_from("<H", word, FIB_IDENT)[0], struct.unpack_from("<H", word, FIB_FLAGS)[0]
     if ident != WORD_IDENT:
         raise ExtractionError(f"not a readable {kind}: its WordDocument stream does not start as Word's does")
-    if struct.unpack_from("<H", word, 2)[0] < 101:
+    if struct.unpack_from("<H", word, 2)[0] <= WORD_95_NFIB:  # the FIB's layout before Word 97 differs
         raise ExtractionError(f"not a readable {kind}: it is a Word 6 or 95 file; save it as .docx to index it")
     if flags & ENCRYPTED:
         raise ExtractionError(f"not a readable {kind}: it is password-protected; save it without a password to index it")
@@ -91,7 +92,7 @@ def _paragraphs(ole, kind: str) -> list[Paragraph]:
     papx = _runs(word, table, *struct.unpack_from("<II", word, FIB_BTE_PAPX), _papx)
     starts = [start for start, _, _ in papx]
 
-    out, text, fc_of_end = [], [], None
+    out, text = [], []
     for piece in pieces:
         if piece.cp_start >= ccp_text:
             break
@@ -102,10 +103,8 @@ def _paragraphs(ole, kind: str) -> list[Paragraph]:
             fc = piece.fc + i * piece.width
             if hidden and _inside(hidden, fc):
                 continue
-            if char in "\r\x07\x0c\x0e":
-                fc_of_end = fc
-                props = _props_at(papx, starts, fc_of_end, styles)
-                out.append(Paragraph("".join(text), "\x0c" if char == "\x0e" else char, props))
+            if char in "\r\x07\x0c\x0e":  # a paragraph, a cell or row, a page or section, a column ends
+                out.append(Paragraph("".join(text), "\x0c" if char == "\x0e" else char, _props_at(papx, starts, fc, styles)))
                 text = []
             else:
                 text.append(char)

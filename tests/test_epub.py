@@ -11,7 +11,7 @@ from tests.conftest import indexed_and_served, search_hits
 from tests.fakes.epub import make_epub
 
 CHAPTERS = [
-    ("Returns", '<h1>Returns</h1><p>Items can be returned within <em>30 days</em> of delivery<a href="#fn1" class="footnote-ref" '
+    ("Returns", '<!-- chapter 1 from returns.md --><h1>Returns</h1><p>Items can be returned within <em>30 days</em> of delivery<a href="#fn1" class="footnote-ref" '
                 'role="doc-noteref"><sup>1</sup></a>.</p><ul><li>Keep the receipt</li><li>Use the prepaid label in the parcel</li></ul>'
                 '<section class="footnotes" role="doc-endnotes"><ol><li id="fn1"><p>Sale items: 14 days.</p></li></ol></section>'),  # as Pandoc writes notes
     ("Shipping", '<section epub:type="chapter"><h1>Shipping</h1><h2>Islands</h2><p>Parcels to the islands take three extra days'
@@ -48,6 +48,7 @@ def test_index_extract_prints_a_book_and_names_what_is_not_one(tmp_path):
     make_epub(tmp_path / "book.epub", CHAPTERS, title="Customer handbook", author="Support team")
     result = CliRunner().invoke(cli, ["extract", str(tmp_path / "book.epub")])
     assert result.exit_code == 0 and "# Returns\n\nItems can be returned within 30 days of delivery.\n" in result.output, result.output
+    assert "returns.md" not in result.output, "a comment is not text"
     with zipfile.ZipFile(tmp_path / "nobook.epub", "w") as package:
         package.writestr("mimetype", "application/epub+zip")
     result = CliRunner().invoke(cli, ["extract", str(tmp_path / "nobook.epub")])

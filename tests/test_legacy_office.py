@@ -43,10 +43,16 @@ Switch off the alarm first \'96 the panel is behind the counter.\
 
 def locked(raw: bytes) -> bytes:
     """The .doc as Word saves it with a password: the same file with its FIB's fEncrypted flag set."""
-    fib = next(at for at in range(0, len(raw), 512) if raw[at : at + 2] == b"\xec\xa5")  # WordDocument's first sector
+    fib = raw.index(b"\xec\xa5")  # the Word magic that opens the WordDocument stream (and its FIB)
     changed = bytearray(raw)
     changed[fib + 0x0B] |= 0x01
     return bytes(changed)
+
+
+def word_95(raw: bytes) -> bytes:
+    """The .doc with the file format version (nFib) Word 95 writes, whose FIB is laid out otherwise."""
+    fib = raw.index(b"\xec\xa5")
+    return raw[: fib + 2] + (0x0068).to_bytes(2, "little") + raw[fib + 4 :]
 
 
 @pytest.fixture(scope="module")
@@ -103,6 +109,9 @@ def test_a_locked_or_misnamed_old_office_file_is_named_or_read_for_what_it_is(dr
     assert report.errors[0].message == "locked.doc: not a readable Word 97–2003 (.doc) document: it is password-protected; save it without a password to index it", report.errors[0].message
     assert search_hits(client, "business visas")[0]["doc_id"] == "file:visas.doc", "a .docx saved as .doc"
     assert search_hits(client, "Swiss franc rate")[0]["doc_id"] == "file:rates.xls", "an .xlsx saved as .xls"
+    (tmp_path / "memo.doc").write_bytes(word_95(HANDBOOK.read_bytes()))
+    result = CliRunner().invoke(cli, ["extract", str(tmp_path / "memo.doc")])
+    assert result.exit_code == 1 and "memo.doc: not a readable Word 97–2003 (.doc) document: it is a Word 6 or 95 file; save it as .docx" in result.output
     shutil.copy(HANDBOOK, tmp_path / "expenses.docx")
     shutil.copy(PRICES, tmp_path / "prices.xlsx")
     result = CliRunner().invoke(cli, ["extract", str(tmp_path / "expenses.docx")])
