@@ -385,7 +385,7 @@ def _answers_source(values: dict, where: str, base_dir: Path) -> SourceConfig:
     from indexer.sources.notion import notion_id
 
     if (values["path"] is None) == (values["database"] is None):
-        raise ConfigError(f"{where}: an answers source reads `path` (a .toml, .csv or .yaml file of question/answer pairs) or `database` (a Notion database id); set one")
+        raise ConfigError(f"{where}: an answers source reads `path` (a .toml, .csv, .yaml, .xlsx or .xls file of question/answer pairs) or `database` (a Notion database id); set one")
     database = notion_id(values["database"]) if values["database"] is not None else None
     if values["database"] is not None and database is None:
         raise ConfigError(f"{where}.database: must be a Notion database id (32 hex digits) or its URL; got {values['database']!r}")

@@ -1,6 +1,6 @@
 """`index init`: a first index.toml from where a team's documents are.
 
-Each place is read for what it is: a folder is a files source, a .csv / .toml / .yaml / .xlsx file
+Each place is read for what it is: a folder is a files source, a .csv / .toml / .yaml / .xlsx / .xls file
 of question/answer pairs an answers source, a sitemap URL a urls source that lists its pages, any
 other web page a crawl kept below that page's folder, a Notion page or database (URL or id) a
 notion source. The file holds the keys a first run needs, with the next
@@ -21,7 +21,7 @@ from indexer.errors import ConfigError
 from indexer.sources.notion import ID as NOTION_ID
 
 NOTION_HOSTS = ("notion.so", "notion.site")
-ANSWER_FILES = (".csv", ".toml", ".yaml", ".yml", ".xlsx")  # question/answer pairs: an answers source
+ANSWER_FILES = (".csv", ".toml", ".yaml", ".yml", ".xlsx", ".xls")  # question/answer pairs: an answers source
 
 
 @dataclass

@@ -1,8 +1,8 @@
 """Office 97–2003 and Rich Text files, as an old shared drive keeps them: a Word .doc, a Rich Text
-.rtf and an Excel .xls written by a real office program (LibreOffice, from the OpenDocument files
-tests/data/legacy_office/make.py builds), and a TextEdit note, are searchable as their newer
-formats are; one saved with a password, under the other extension, or damaged is named, and the
-run goes on."""
+.rtf and Excel .xls files (a price list, a FAQ of curated answers) written by a real office program
+(LibreOffice, from the OpenDocument files tests/data/legacy_office/make.py builds), and a TextEdit
+note, are searchable as their newer formats are; one saved with a password, under the other
+extension, or damaged is named, and the run goes on."""
 
 import shutil
 from pathlib import Path
@@ -11,6 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from indexer.cli import cli
+from indexer.config import load_config
 from tests.conftest import indexed_and_served, search_hits
 from tests.fakes.sheets import make_xlsx
 from tests.fakes.word import make_docx
@@ -153,3 +154,19 @@ def test_rich_text_files_are_read_as_word_and_textedit_show_them(tmp_path, local
         assert hit["doc_id"] == "file:opening.rtf" and hit["title"] == "Opening", "no title in its properties, no heading: its name"
         assert ("Switch off the alarm first – the panel is behind the counter.\n\n- Café staff arrive at half past eight.\n"
                 "- The till float is 150 €.\n\nNaïve questions are welcome.") in hit["text"], hit["text"]
+
+
+def test_an_excel_97_workbook_of_questions_and_answers_gives_curated_answers(tmp_path, monkeypatch, local_embedder):
+    """A support team's FAQ kept in an .xls since before .xlsx: `index init faq.xls` makes it an answers source."""
+    shutil.copy(LEGACY / "faq.xls", tmp_path / "faq.xls")
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(cli, ["init", "faq.xls", "-p", "local"])
+    assert result.exit_code == 0, result.output
+    (answers,) = load_config(tmp_path / "index.toml").sources
+    assert (answers.type, answers.path) == ("answers", tmp_path / "faq.xls")
+    with indexed_and_served(tmp_path, (tmp_path / "index.toml").read_text()) as (report, client):
+        assert not report.errors
+        response = client.post("/v1/search", json={"query": "when will I get my money back", "top_k": 3}).json()
+    answer = response["answers"][0]
+    assert answer["questions"] == ["How long does a refund take?", "When do I get my money back?"], "a cell's lines are its phrasings"
+    assert answer["url"] == "https://shop.example/help/refunds" and answer["tags"] == ["returns", "money"]

@@ -1,5 +1,5 @@
 """Curated answers: question/answer pairs a support team approves, from a TOML, CSV, YAML or Excel
-(.xlsx) file or a Notion database. Each answer is a document (`answer:<source>/<id>`) whose text is its
+(.xlsx, .xls) file or a Notion database. Each answer is a document (`answer:<source>/<id>`) whose text is its
 questions, then the answer; the server returns it in the response's `answers` list, before the
 hits, when a query matches it well enough (server/answers.py).
 
@@ -32,10 +32,10 @@ from indexer.documents import Document, FetchState
 from indexer.errors import ErrorCode, IngestError
 from indexer.extract import ExtractionError, decode_file_text, not_text, parse_timestamp
 from indexer.frontmatter import load_front_matter
-from indexer.sheets import read_workbook
+from indexer.sheets import read_workbook, read_xls
 from indexer.sources import SourceResult
 
-FORMATS = (".toml", ".csv", ".yaml", ".yml", ".xlsx")
+FORMATS = (".toml", ".csv", ".yaml", ".yml", ".xlsx", ".xls")
 
 
 @dataclass(frozen=True)
@@ -147,7 +147,7 @@ def _file_entries(source: SourceConfig) -> tuple[list, datetime]:
     if suffix not in FORMATS:
         raise AnswersFileError(f"{path.name}: answers are read from {', '.join(FORMATS)} files")
     modified = datetime.fromtimestamp(path.stat().st_mtime, tz=timezone.utc)
-    if suffix == ".xlsx":
+    if suffix in (".xlsx", ".xls"):
         return _sheet_entries(path), modified
     try:
         text = decode_file_text(path.read_bytes())
@@ -176,9 +176,9 @@ def _file_entries(source: SourceConfig) -> tuple[list, datetime]:
 
 
 def _sheet_entries(path) -> list[dict]:
-    """The answers in a workbook's first sheet, a row each under a header row, as in a CSV file."""
+    """The answers in a workbook's first sheet (.xlsx, or Excel 97–2003's .xls), a row each under a header row, as in a CSV file."""
     try:
-        sheets = read_workbook(path.read_bytes()).sheets
+        sheets = (read_xls if path.suffix.lower() == ".xls" else read_workbook)(path.read_bytes()).sheets
     except ExtractionError as exc:
         raise AnswersFileError(f"{path.name}: {exc}") from None
     return _table_entries(path.name, sheets[0][1] if sheets else [], "with the cells `question` and `answer`")

@@ -17,7 +17,7 @@ from pathlib import Path
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE.parents[2]))
 
-from tests.fakes.opendocument import make_odt  # noqa: E402
+from tests.fakes.opendocument import make_ods, make_odt  # noqa: E402
 
 
 def handbook(path: Path) -> None:
@@ -94,15 +94,23 @@ def prices(path: Path) -> None:
     book.save(str(path))
 
 
+def faq(path: Path) -> None:
+    """A support team's curated answers: a header row, a question with two phrasings in one cell."""
+    make_ods(path, {"FAQ": [["Question", "Answer", "URL", "Tags"],
+                            ["How long does a refund take?\nWhen do I get my money back?", "Refunds reach your card 3 to 5 business days after we receive the parcel.",
+                             "https://shop.example/help/refunds", "returns, money"]]})
+
+
 def main() -> None:
     with tempfile.TemporaryDirectory() as scratch:
         made = Path(scratch)
         handbook(made / "handbook.odt")
         prices(made / "prices.ods")
-        for source, target in (("handbook.odt", "doc:MS Word 97"), ("handbook.odt", "rtf"), ("prices.ods", "xls:MS Excel 97")):
+        faq(made / "faq.ods")
+        for source, target in (("handbook.odt", "doc:MS Word 97"), ("handbook.odt", "rtf"), ("prices.ods", "xls:MS Excel 97"), ("faq.ods", "xls:MS Excel 97")):
             subprocess.run(["soffice", "--headless", f"-env:UserInstallation=file://{made}/profile", "--convert-to", target,
                             "--outdir", str(HERE), str(made / source)], check=True, capture_output=True, timeout=180)
-    for name in ("handbook.doc", "handbook.rtf", "prices.xls"):
+    for name in ("handbook.doc", "handbook.rtf", "prices.xls", "faq.xls"):
         print(name, (HERE / name).stat().st_size, "bytes")
 
 
