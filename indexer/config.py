@@ -26,6 +26,7 @@ from indexer.urlscope import UrlScope, compile_pattern
 SOURCE_TYPES = ("files", "urls", "notion", "answers")
 DEFAULT_EXTENSIONS = (".md", ".markdown", ".mdx", ".rst", ".adoc", ".asciidoc", ".ipynb", ".txt", ".html", ".htm", ".pdf", ".docx", ".doc", ".rtf", ".pptx", ".xlsx", ".xls",
                       ".odt", ".ods", ".odp", ".epub")
+ANSWER_FILES = (".toml", ".csv", ".yaml", ".yml", ".xlsx", ".xls")  # what an answers source's `path` may be: question/answer pairs
 # Office formats a folder of documents holds that this version does not read: the kind, and how to make them readable.
 # A files source leaves them out with a FILE_TYPE_UNREAD warning, not read as text (a .xls "not UTF-8 text … save it as UTF-8").
 _AS_DOCX = "save it as DOCX or PDF to index it"

@@ -17,7 +17,7 @@ from lxml import etree
 from lxml import html as lxml_html
 
 from indexer.extract import (
-    DAMAGED_PACKAGE, MAX_PACKAGE_PART_BYTES, ExtractionError, Extracted, first_heading, html_to_text, join_blocks, normalize_text, own_title,
+    DAMAGED_PACKAGE, ExtractionError, Extracted, first_heading, html_to_text, join_blocks, normalize_text, own_title, package_part,
     package_xml, parse_timestamp,
 )
 
@@ -79,10 +79,7 @@ def _extracted(book: zipfile.ZipFile, fallback_title: str) -> Extracted:
 
 
 def _chapter_text(book: zipfile.ZipFile, path: str) -> str:
-    info = book.getinfo(path)
-    if info.file_size > MAX_PACKAGE_PART_BYTES:
-        raise ValueError(f"{path} unpacks to {info.file_size:,} bytes")
-    data = book.read(info)
+    data = package_part(book, path)
     if not data.strip():
         return ""
     try:

@@ -61,13 +61,18 @@ MAX_PACKAGE_PART_BYTES = 64 * 1024 * 1024  # one XML part that unpacks beyond th
 _PACKAGE_XML = etree.XMLParser(resolve_entities=False, no_network=True, remove_comments=True)
 
 
-def package_xml(package: zipfile.ZipFile, part: str):
-    """One XML part of an office file (a zip: .pptx, .odt…), its unpacked size bounded, entities
-    never resolved, nothing fetched; raises one of DAMAGED_PACKAGE."""
+def package_part(package: zipfile.ZipFile, part: str) -> bytes:
+    """One part of an office file or e-book (a zip), its unpacked size bounded; raises one of DAMAGED_PACKAGE."""
     info = package.getinfo(part)
     if info.file_size > MAX_PACKAGE_PART_BYTES:
         raise ValueError(f"{part} unpacks to {info.file_size:,} bytes")
-    return etree.fromstring(package.read(info), _PACKAGE_XML)
+    return package.read(info)
+
+
+def package_xml(package: zipfile.ZipFile, part: str):
+    """One XML part of an office file (a zip: .pptx, .odt…), its unpacked size bounded, entities
+    never resolved, nothing fetched; raises one of DAMAGED_PACKAGE."""
+    return etree.fromstring(package_part(package, part), _PACKAGE_XML)
 
 
 # How an OLE compound file begins: an Office 97–2003 file (.doc, .ppt, .xls) renamed to the newer

@@ -76,24 +76,24 @@ VT_I2, VT_LPSTR, VT_LPWSTR, VT_FILETIME = 2, 30, 31, 64
 MAX_PROPERTY_BYTES = 64 * 1024
 
 
-def _summary(stream: bytes) -> dict[int, object]:
+def _summary(data: bytes) -> dict[int, object]:
     """The properties of the SummaryInformation stream's first section ([MS-OLEPS]) this module
     reads: the codepage, strings as bytes or text, times as UTC datetimes."""
-    section = struct.unpack_from("<I", stream, 44)[0]
-    count = min(struct.unpack_from("<I", stream, section + 4)[0], 1000)
+    section = struct.unpack_from("<I", data, 44)[0]
+    count = min(struct.unpack_from("<I", data, section + 4)[0], 1000)
     values: dict[int, object] = {}
     for i in range(count):
-        pid, offset = struct.unpack_from("<II", stream, section + 8 + 8 * i)
+        pid, offset = struct.unpack_from("<II", data, section + 8 + 8 * i)
         at = section + offset
-        kind = struct.unpack_from("<I", stream, at)[0] & 0xFFFF
+        kind = struct.unpack_from("<I", data, at)[0] & 0xFFFF
         if kind == VT_I2:
-            values[pid] = struct.unpack_from("<h", stream, at + 4)[0]
+            values[pid] = struct.unpack_from("<h", data, at + 4)[0]
         elif kind in (VT_LPSTR, VT_LPWSTR):
-            size = min(struct.unpack_from("<I", stream, at + 4)[0], MAX_PROPERTY_BYTES)
-            raw = stream[at + 8 : at + 8 + (size * 2 if kind == VT_LPWSTR else size)]
+            size = min(struct.unpack_from("<I", data, at + 4)[0], MAX_PROPERTY_BYTES)
+            raw = data[at + 8 : at + 8 + (size * 2 if kind == VT_LPWSTR else size)]
             values[pid] = raw.decode("utf-16-le", errors="replace") if kind == VT_LPWSTR else raw.split(b"\x00", 1)[0]
         elif kind == VT_FILETIME:
-            ticks = struct.unpack_from("<Q", stream, at + 4)[0]  # 100 ns since 1601
+            ticks = struct.unpack_from("<Q", data, at + 4)[0]  # 100 ns since 1601
             if ticks:
                 when = datetime(1601, 1, 1, tzinfo=timezone.utc) + timedelta(microseconds=ticks // 10)
                 if when.year >= 1980:  # an unset time, or a duration stored where a date is expected

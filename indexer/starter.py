@@ -17,11 +17,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from indexer.config import ANSWER_FILES
 from indexer.errors import ConfigError
 from indexer.sources.notion import ID as NOTION_ID
 
 NOTION_HOSTS = ("notion.so", "notion.site")
-ANSWER_FILES = (".csv", ".toml", ".yaml", ".yml", ".xlsx", ".xls")  # question/answer pairs: an answers source
 
 
 @dataclass

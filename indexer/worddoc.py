@@ -30,6 +30,7 @@ WORD_95_NFIB = 0x0069  # the file format version (nFib) of Word 95; Word 6 wrote
 # outline level; character deleted (a tracked deletion), hidden.
 P_IN_TABLE, P_ROW_END, P_LIST_LEVEL, P_LIST, P_OUTLINE = 0x2416, 0x2417, 0x260A, 0x460B, 0x2640
 C_DELETED, C_HIDDEN = 0x0800, 0x083C
+STYLE, BUILT_IN_STYLE = -1, -2  # keys beside the sprms: the paragraph's style (istd), and that style's built-in id (sti)
 FIELD_START, FIELD_SEPARATOR, FIELD_END = "\x13", "\x14", "\x15"
 NOT_TEXT = str.maketrans({"\x01": None, "\x02": None, "\x05": None, "\x08": None, "\x1f": None, "\x1e": "-", "\xa0": " ", "\x0b": " "})
 GENERATED_FIELDS = re.compile(r"\s*(TOC|INDEX|TOA|PAGE|NUMPAGES|PAGEREF)\b", re.IGNORECASE)  # results Word computes: a contents list, page numbers
@@ -142,7 +143,8 @@ def _runs(word: bytes, table: bytes, fc_plc: int, lcb_plc: int, read) -> list[tu
     pages = struct.unpack_from(f"<{n}I", table, fc_plc + 4 * (n + 1)) if n > 0 else ()
     runs = []
     for page_number in pages:
-        page = word[(page_number & 0x3FFFFF) * 512 :][:512]
+        start = (page_number & 0x3FFFFF) * 512
+        page = word[start : start + 512]
         count = page[511]
         fcs = struct.unpack_from(f"<{count + 1}I", page, 0)
         for i in range(count):
@@ -165,7 +167,7 @@ def _papx(page: bytes, offsets_at: int, i: int) -> dict[int, int]:
     start, size = (at + 2, 2 * page[at + 1]) if size == 0 else (at + 1, 2 * size - 1)
     grpprl = page[start : start + size]
     props = _sprms(grpprl[2:])
-    props[-1] = struct.unpack_from("<H", grpprl, 0)[0] if len(grpprl) >= 2 else 0  # the paragraph's style
+    props[STYLE] = struct.unpack_from("<H", grpprl, 0)[0] if len(grpprl) >= 2 else 0
     return props
 
 
@@ -220,11 +222,11 @@ def _props_at(papx, starts, fc: int, styles) -> dict[int, int]:
     """The paragraph properties at byte position `fc`, its style's (and their bases') under its own."""
     i = bisect.bisect_right(starts, fc) - 1
     own = papx[i][2] if i >= 0 and fc < papx[i][1] else {}
-    merged, istd, seen = {}, own.get(-1, 0), 0
+    merged, istd, seen = {}, own.get(STYLE, 0), 0
     while istd in styles and seen < 10:
         sti, base, sprms = styles[istd]
         merged = {**sprms, **merged}
-        merged.setdefault(-2, sti)  # the paragraph's own built-in style id
+        merged.setdefault(BUILT_IN_STYLE, sti)  # the paragraph's own style's, not a base's
         istd, seen = base, seen + 1
     return {**merged, **own}
 
@@ -235,7 +237,7 @@ def _inside(ranges: list[tuple[int, int]], fc: int) -> bool:
 
 
 def _heading_level(props: dict[int, int]) -> int:
-    sti = props.get(-2, 0)
+    sti = props.get(BUILT_IN_STYLE, 0)
     if 1 <= sti <= 9:
         return min(sti, 6)
     outline = props.get(P_OUTLINE, 9)
@@ -249,6 +251,10 @@ def paragraphs_markdown(paragraphs: list[Paragraph]) -> tuple[str, str | None]:
     cell: list[str] = []
     rows: list[str] = []
     first_heading = None
+
+    def table() -> str:  # the rows read so far, one line each, empty ones left out
+        return "\n".join(r for r in rows + ([" | ".join(row)] if row else []) if r.strip(" |"))
+
     for text in _fields_shown(paragraphs):
         line = " ".join(text.text.translate(NOT_TEXT).split())
         if text.props.get(P_IN_TABLE) or text.end == "\x07":
@@ -262,7 +268,7 @@ def paragraphs_markdown(paragraphs: list[Paragraph]) -> tuple[str, str | None]:
                 cell.append(line)
             continue
         if rows or row:
-            parts.append("\n".join(r for r in rows + ([" | ".join(row)] if row else []) if r.strip(" |")))
+            parts.append(table())
             rows, row = [], []
         if not line:
             continue
@@ -275,7 +281,7 @@ def paragraphs_markdown(paragraphs: list[Paragraph]) -> tuple[str, str | None]:
         else:
             parts.append(line)
     if rows or row:
-        parts.append("\n".join(r for r in rows + ([" | ".join(row)] if row else []) if r.strip(" |")))
+        parts.append(table())
     return join_blocks([p for p in parts if p]), first_heading
 
 

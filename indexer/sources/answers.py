@@ -27,15 +27,13 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 
 from indexer.anchors import slugify
-from indexer.config import SourceConfig
+from indexer.config import ANSWER_FILES, SourceConfig
 from indexer.documents import Document, FetchState
 from indexer.errors import ErrorCode, IngestError
 from indexer.extract import ExtractionError, decode_file_text, not_text, parse_timestamp
 from indexer.frontmatter import load_front_matter
 from indexer.sheets import read_workbook, read_xls
 from indexer.sources import SourceResult
-
-FORMATS = (".toml", ".csv", ".yaml", ".yml", ".xlsx", ".xls")
 
 
 @dataclass(frozen=True)
@@ -144,8 +142,8 @@ def _file_entries(source: SourceConfig) -> tuple[list, datetime]:
     if path is None or not path.is_file():
         raise AnswersFileError(f"answers file not found: {path}")
     suffix = path.suffix.lower()
-    if suffix not in FORMATS:
-        raise AnswersFileError(f"{path.name}: answers are read from {', '.join(FORMATS)} files")
+    if suffix not in ANSWER_FILES:
+        raise AnswersFileError(f"{path.name}: answers are read from {', '.join(ANSWER_FILES)} files")
     modified = datetime.fromtimestamp(path.stat().st_mtime, tz=timezone.utc)
     if suffix in (".xlsx", ".xls"):
         return _sheet_entries(path), modified
