@@ -84,7 +84,7 @@ def read_xls(raw: bytes, kind: str = "Excel 97–2003 (.xls) workbook") -> Workb
         if "encrypted" in str(exc).lower():
             raise ExtractionError(f"not a readable {kind}: it is password-protected; save it without a password to index it") from None
         raise ExtractionError(f"not a readable {kind} ({exc})") from None
-    except (CompDocError, *DAMAGED_PACKAGE, IndexError, AssertionError, struct.error, UnicodeDecodeError, OverflowError, TypeError) as exc:
+    except (CompDocError, *DAMAGED_PACKAGE, IndexError, AssertionError, struct.error, UnicodeDecodeError, LookupError, OverflowError, TypeError) as exc:
         raise ExtractionError(f"not a readable {kind} ({type(exc).__name__}: {exc})") from None
     return Workbook(sheets, properties.title, properties.author, properties.keywords, properties.modified)
 

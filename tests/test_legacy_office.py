@@ -126,6 +126,9 @@ def test_a_damaged_old_office_file_is_a_clear_error(tmp_path, original):
     raw = original.read_bytes()
     what = "Word 97–2003 (.doc) document" if original.suffix == ".doc" else "Excel 97–2003 (.xls) workbook"
     damaged = {"cut": raw[: len(raw) // 3], "empty": b"", "zeroed": raw[:512] + bytes(len(raw) - 512), "text": b"Minutes of the May meeting\n"}
+    if original.suffix == ".xls":  # its CODEPAGE record (Unicode, 1200) changed to a number no codec has
+        record = raw.index(b"\x42\x00\x02\x00\xb0\x04")
+        damaged["codepage"] = raw[: record + 4] + (1149).to_bytes(2, "little") + raw[record + 6 :]
     for name, content in damaged.items():
         (tmp_path / f"{name}{original.suffix}").write_bytes(content)
         result = CliRunner().invoke(cli, ["extract", str(tmp_path / f"{name}{original.suffix}")])
