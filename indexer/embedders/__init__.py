@@ -15,6 +15,7 @@ from typing import Callable, Protocol, Sequence
 
 import numpy as np
 
+from indexer import chunking
 from indexer.config import SpaceConfig
 
 
@@ -138,6 +139,6 @@ def space_manifest(space: SpaceConfig) -> dict:
             "model": "bert-wordpiece-uncased" if space.provider == "local" else f"{space.provider}-server-side",
             "max_input_tokens": info.max_input_tokens,
         },
-        "chunking": {"unit": "cl100k_base tokens", "chunk_tokens": space.chunk_tokens, "chunk_overlap": space.chunk_overlap},
+        "chunking": {"unit": "cl100k_base tokens", "chunk_tokens": space.chunk_tokens, "chunk_overlap": space.chunk_overlap, "rules": chunking.RULES},
         "task_types": {"document": info.document_task, "query": info.query_task},
     }
