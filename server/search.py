@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
@@ -28,6 +29,7 @@ MODES = ("hybrid", "dense", "lexical")
 MIN_CANDIDATES = 100  # per retriever, before fusion and filtering to top_k
 MAX_CHUNKS_PER_DOC = 2  # hits one document may take in a result, by default
 SCORE_DIGITS = 6
+WORD = re.compile(r"\w+")
 MAX_MERGED = 3  # overlapping chunks merged into one hit, at most (a hit stays a passage, not a document)
 RECENCY_HALF_LIFE_DAYS = 30  # recency_weight: a document's freshness halves every 30 days
 _BM25_THREADS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="bm25")  # hybrid searches' lexical halves
@@ -303,11 +305,12 @@ def _collapse(generation: Generation, space_id: str, ranked: list[tuple[int, flo
     merged into it (up to MAX_MERGED chunks), a document past `max_chunks_per_doc` hits is skipped.
     A curated answer's best chunk is set `aside` (doc_id → row, score, dense, lexical), never a hit;
     with `aside` None (a search by keywords alone) answers are hits like any chunk. A chunk whose
-    text a hit already holds (a page served at two addresses, a file copied or linked into the
-    folder twice) adds nothing a chatbot can use: it is skipped, unless `repeated_texts`."""
+    words the hits already hold (a page served at two addresses, a file copied into the folder
+    twice, the folder's Markdown beside the site built from it, a deck beside its PDF) adds
+    nothing a chatbot can use: it is skipped (`_Shown`), unless `repeated_texts`."""
     hits: list[_Hit] = []
     by_doc: dict[str, list[_Hit]] = {}
-    texts: set[str] = set()  # of the chunks in the hits so far
+    shown = _Shown()  # the chunks in the hits so far
     batch = max(wanted * 2, 20)
     for offset in range(0, len(ranked), batch):
         part = [(vid, score) for vid, score in ranked[offset : offset + batch] if score >= min_score]
@@ -325,17 +328,46 @@ def _collapse(generation: Generation, space_id: str, ranked: list[tuple[int, flo
                 target = touching[0]
                 if len(touching) == 1 and len(target.chunks) < MAX_MERGED:
                     target.merge(row)
-                    texts.add(row["text"])
+                    shown.add(row["text"])
                 continue
-            if (row["text"] in texts and not repeated_texts) or (max_chunks_per_doc is not None and len(mine) >= max_chunks_per_doc):
+            if (not repeated_texts and shown.holds(row["text"])) or (max_chunks_per_doc is not None and len(mine) >= max_chunks_per_doc):
                 continue
             if len(hits) == wanted:
                 return [h.freeze() for h in hits]
-            texts.add(row["text"])
+            shown.add(row["text"])
             hit = _Hit(row, score, dense.get(vid), lexical.get(vid))
             mine.append(hit)
             hits.append(hit)
     return [h.freeze() for h in hits]
+
+
+class _Shown:
+    """The words of the chunks in a result so far, as runs of three (lower case, markup and
+    punctuation left out), to tell a chunk that repeats them in another form: the same section as
+    Markdown and as the HTML page built from it, or a slide and its PDF page, share nearly all their
+    runs (0.99–1.00), distinct passages almost none (bench/README.md, "Repeated passages")."""
+
+    REPEATED = 0.8  # the share of a chunk's runs already shown above which it adds nothing
+    MIN_RUNS = 5  # a chunk of fewer runs is told only by its exact text: a short line is easily held by chance
+
+    def __init__(self) -> None:
+        self.texts: set[str] = set()
+        self.runs: set[tuple[str, ...]] = set()
+
+    def add(self, text: str) -> None:
+        self.texts.add(text)
+        self.runs |= _runs(text)
+
+    def holds(self, text: str) -> bool:
+        if text in self.texts:
+            return True
+        runs = _runs(text)
+        return len(runs) >= self.MIN_RUNS and len(runs & self.runs) >= self.REPEATED * len(runs)
+
+
+def _runs(text: str) -> set[tuple[str, ...]]:
+    words = WORD.findall(text.lower())
+    return set(zip(words, words[1:], words[2:]))
 
 
 class _Hit:

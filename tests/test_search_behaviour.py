@@ -214,3 +214,39 @@ def test_a_passage_found_in_two_documents_is_one_hit(tmp_path, local_embedder, m
         assert {h["title"] for h in hits} == {"Refunds", "Store credit"}, hits
         copy = ask(client, query="refund", mode=mode, filters={"doc_id": "file:v1/refunds.md"})["hits"]
         assert [h["doc_id"] for h in copy] == ["file:v1/refunds.md"], "each copy is still searchable on its own"
+
+
+REFUNDS_MD = """# Refunds
+
+A refund reaches the **card used for the order** within five business days of the parcel reaching our
+warehouse in Porto. We email you the day it is sent, with the `RF-` number your bank shows.
+
+- Sale items are refunded as store credit.
+- Gift cards cannot be refunded.
+"""
+REFUNDS_HTML = """<html><head><title>Refunds · Shop help</title></head><body>
+<nav><a href="/">Home</a> <a href="/help/">Help</a></nav>
+<main><h1>Refunds</h1>
+<p>A refund reaches the <strong>card used for the order</strong> within five business days of the parcel reaching our
+warehouse in Porto. We email you the day it is sent, with the <code>RF-</code> number your bank shows.</p>
+<ul><li>Sale items are refunded as store credit.</li><li>Gift cards cannot be refunded.</li></ul></main>
+<footer>© 2026 Shop</footer></body></html>"""
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "dense", "lexical"])
+def test_a_passage_found_again_in_another_form_is_one_hit(tmp_path, local_embedder, mode):
+    """A docs folder indexed beside the site built from it (or a deck beside its PDF): the same
+    section as Markdown and as HTML differ in markup, not in words, and filled two of the top hits."""
+    for folder, name, text in (("docs", "refunds.md", REFUNDS_MD), ("site", "refunds.html", REFUNDS_HTML)):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / name).write_text(text)
+    (tmp_path / "docs" / "credit.md").write_text("# Store credit\n\nA refund as store credit is on your account at once, and never expires.\n")
+    sources = "".join(f'[[sources]]\nname = "{f}"\ntype = "files"\npath = "{f}"\n' for f in ("docs", "site"))
+    config = load_config(write_config(tmp_path, sources + '[[spaces]]\nprovider = "local"\n'))
+    assert not run_index(config).errors
+    with api_client(config.artifacts) as client:
+        hits = ask(client, query="how long until a refund reaches my card", mode=mode)["hits"]
+        assert [h["title"] for h in hits] == ["Refunds", "Store credit"], [(h["doc_id"], h["text"][:40]) for h in hits]
+        for source in ("docs", "site"):
+            copy = ask(client, query="refund card", mode=mode, filters={"source": source})["hits"]
+            assert copy[0]["doc_id"].startswith("file:refunds."), "each copy is still found on its own"

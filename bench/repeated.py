@@ -1,0 +1,146 @@
+"""Repeated passages: does a page of hits say the same thing twice, and does the rule that skips
+repeats (server/search.py `_Shown`) skip anything else?
+
+    .venv/bin/python bench/repeated.py twins
+    .venv/bin/python bench/repeated.py corpus --artifacts /tmp/ds/nfcorpus/artifacts --queries ../shared/data/nfcorpus
+
+`twins`: examples/docs/guide indexed twice, as its Markdown files and as the HTML site built from
+them (markdown-it, each page in a site's navigation and footer), as a team indexes its docs folder
+and crawls its docs site. The on-topic questions of tests/test_answerable.py run at top_k 5, with
+the rule and with exact repeats only: for each, how many hits repeat a passage already shown (80%
+of its runs of three words; the share `_Shown.REPEATED`), and how many documents the hits cover.
+
+`corpus`: an index of a corpus without copies made on purpose (`index eval --artifacts`, or an
+index of BEIR files as bench/README.md builds them). Every query of the BEIR folder runs at top_k
+10 both ways; each hit the rule drops is printed beside the hit that holds its words. The dropped
+share is what the rule costs where repeats are rare.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from indexer.config import ServerConfig, load_config  # noqa: E402
+from indexer.evaluation import load_queries  # noqa: E402
+from indexer.pipeline import run_index  # noqa: E402
+from server import search as search_module  # noqa: E402
+from server.search import SearchFilters  # noqa: E402
+from server.service import SearchService, Settings  # noqa: E402
+
+HERE = Path(__file__).resolve().parent
+
+
+def ranked(service: SearchService, queries: list[str], top_k: int, rule: bool) -> list[list]:
+    """Each query's hits, with the rule or (REPEATED above 1) with exact repeats only."""
+    saved = search_module._Shown.REPEATED
+    search_module._Shown.REPEATED = saved if rule else 1.01
+    try:
+        return [service.search(q, top_k=top_k, filters=SearchFilters()).hits for q in queries]
+    finally:
+        search_module._Shown.REPEATED = saved
+
+
+def repeats(hits: list) -> int:
+    """Hits whose runs are at least REPEATED held by the hits above them."""
+    shown, count = search_module._Shown(), 0
+    for hit in hits:
+        count += shown.holds(hit.text)
+        shown.add(hit.text)
+    return count
+
+
+def open_service(artifacts: Path) -> SearchService:
+    service = SearchService(Settings(artifacts=artifacts, server=ServerConfig(requests_per_minute=0)))
+    service.load()
+    return service
+
+
+def twins() -> None:
+    from markdown_it import MarkdownIt
+
+    from tests.test_answerable import ON_TOPIC
+
+    with tempfile.TemporaryDirectory() as folder:
+        root = Path(folder)
+        shutil.copytree(HERE.parent / "examples" / "docs" / "guide", root / "docs")
+        (root / "site").mkdir()
+        render = MarkdownIt("commonmark").enable("table")
+        for page in sorted((root / "docs").glob("*.md")):
+            body = page.read_text(encoding="utf-8").split("---\n", 2)[-1]  # the front matter is not on the site
+            html = (f"<html><head><title>{page.stem} · Docs</title></head><body><nav><a href='/'>Home</a> <a href='/guide/'>Guide</a></nav>"
+                    f"<main>{render.render(body)}</main><footer>© 2026 Example</footer></body></html>")
+            (root / "site" / f"{page.stem}.html").write_text(html, encoding="utf-8")
+        (root / "index.toml").write_text('artifacts = "artifacts"\n[[sources]]\nname = "folder"\ntype = "files"\npath = "docs"\n'
+                                         '[[sources]]\nname = "site"\ntype = "files"\npath = "site"\n[[spaces]]\nprovider = "local"\n')
+        config = load_config(root / "index.toml")
+        report = run_index(config)
+        if report.errors:
+            sys.exit(f"indexing failed: {report.errors}")
+        service = open_service(config.artifacts)
+        try:
+            print(f"{len(ON_TOPIC)} questions, top_k 5, examples/docs/guide as Markdown and as HTML\n")
+            print("| | questions with a repeat | hits repeating a passage | documents per page (mean) | pages (of the 14) per page of hits (mean) |")
+            print("| --- | --- | --- | --- | --- |")
+            for name, rule in (("exact repeats only", False), ("the rule", True)):
+                results = ranked(service, ON_TOPIC, 5, rule)
+                counts = [repeats(hits) for hits in results]
+                docs = sum(len({h.doc_id for h in hits}) for hits in results) / len(results)
+                pages = sum(len({h.doc_id.rsplit("/", 1)[-1].rsplit(".", 1)[0] for h in hits}) for hits in results) / len(results)
+                print(f"| {name} | {sum(c > 0 for c in counts)} | {sum(counts)} of {sum(len(h) for h in results)} | {docs:.2f} | {pages:.2f} |")
+        finally:
+            service.close()
+
+
+def corpus(artifacts: Path, queries_folder: Path, split: str) -> None:
+    queries = list(load_queries(queries_folder, split).values())
+    service = open_service(artifacts)
+    try:
+        exact = ranked(service, queries, 10, rule=False)
+        ruled = ranked(service, queries, 10, rule=True)
+    finally:
+        service.close()
+    dropped = 0
+    for query, before, after in zip(queries, exact, ruled):
+        kept = {h.chunk_id for h in after}
+        for i, hit in enumerate(before):
+            if hit.chunk_id in kept:
+                continue
+            above = [h for h in before[:i]]
+            shown = search_module._Shown()
+            for h in above:
+                shown.add(h.text)
+            if not shown.holds(hit.text):
+                continue  # pushed below the 10th by a hit the rule let in, not dropped by it
+            dropped += 1
+            runs = search_module._runs(hit.text)
+            holder = max(above, key=lambda h: len(runs & search_module._runs(h.text)))
+            share = len(runs & search_module._runs(holder.text)) / len(runs)
+            print(f"{query[:60]!r}: dropped {hit.doc_id} (#{i + 1}), {share:.0%} of its runs in {holder.doc_id}\n"
+                  f"    dropped: {hit.text[:110]!r}\n    holder:  {holder.text[:110]!r}")
+    total = sum(len(h) for h in exact)
+    print(f"\n{len(queries)} queries, top_k 10: the rule dropped {dropped} of {total} hits ({dropped / max(total, 1):.2%})")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    commands = parser.add_subparsers(dest="command", required=True)
+    commands.add_parser("twins", help="examples/docs/guide as Markdown beside its HTML site")
+    measured = commands.add_parser("corpus", help="what the rule drops on an index without copies made on purpose")
+    measured.add_argument("--artifacts", type=Path, required=True, help="artifacts folder of an indexed corpus")
+    measured.add_argument("--queries", type=Path, required=True, help="a BEIR folder whose queries to run")
+    measured.add_argument("--split", default="test")
+    args = parser.parse_args()
+    if args.command == "twins":
+        twins()
+    else:
+        corpus(args.artifacts, args.queries, args.split)
+
+
+if __name__ == "__main__":
+    main()
