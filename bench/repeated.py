@@ -7,8 +7,10 @@ repeats (server/search.py `_Shown`) skip anything else?
 `twins`: examples/docs/guide indexed twice, as its Markdown files and as the HTML site built from
 them (markdown-it, each page in a site's navigation and footer), as a team indexes its docs folder
 and crawls its docs site. The on-topic questions of tests/test_answerable.py run at top_k 5, with
-the rule and with exact repeats only: for each, how many hits repeat a passage already shown (80%
-of its runs of three words; the share `_Shown.REPEATED`), and how many documents the hits cover.
+the rule and with exact repeats only: how many hits repeat the hits above them (by the rule: all
+their words and all but at most `_Shown.MAX_NEW_RUNS` of their runs of three words shown), how
+many new runs the hits that share most of their runs with those above bring, and how many pages
+the hits cover.
 
 `corpus`: an index of a corpus without copies made on purpose (`index eval --artifacts`, or an
 index of BEIR files as bench/README.md builds them). Every query of the BEIR folder runs at top_k
@@ -28,6 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from indexer.config import ServerConfig, load_config  # noqa: E402
 from indexer.evaluation import load_queries  # noqa: E402
+from indexer.lexical import words  # noqa: E402
 from indexer.pipeline import run_index  # noqa: E402
 from server import search as search_module  # noqa: E402
 from server.search import SearchFilters  # noqa: E402
@@ -37,22 +40,40 @@ HERE = Path(__file__).resolve().parent
 
 
 def ranked(service: SearchService, queries: list[str], top_k: int, rule: bool) -> list[list]:
-    """Each query's hits, with the rule or (REPEATED above 1) with exact repeats only."""
-    saved = search_module._Shown.REPEATED
-    search_module._Shown.REPEATED = saved if rule else 1.01
+    """Each query's hits, with the rule or (no new run allowed below none) with exact repeats only."""
+    saved = search_module._Shown.MAX_NEW_RUNS
+    search_module._Shown.MAX_NEW_RUNS = saved if rule else -1
     try:
         return [service.search(q, top_k=top_k, filters=SearchFilters()).hits for q in queries]
     finally:
-        search_module._Shown.REPEATED = saved
+        search_module._Shown.MAX_NEW_RUNS = saved
 
 
 def repeats(hits: list) -> int:
-    """Hits whose runs are at least REPEATED held by the hits above them."""
+    """Hits the rule counts as repeating the hits above them."""
     shown, count = search_module._Shown(), 0
     for hit in hits:
         count += shown.holds(hit.text)
         shown.add(hit.text)
     return count
+
+
+def word_runs(text: str) -> set:
+    found = words(text.lower())
+    return set(zip(found, found[1:], found[2:]))
+
+
+def new_runs(hits: list) -> list[tuple[int, float]]:
+    """(new runs, share held) of each hit that shares at least half its runs with the hits above."""
+    seen: set = set()
+    out = []
+    for hit in hits:
+        runs = word_runs(hit.text)
+        held = len(runs & seen)
+        if runs and held >= len(runs) / 2:
+            out.append((len(runs) - held, held / len(runs)))
+        seen |= runs
+    return out
 
 
 def open_service(artifacts: Path) -> SearchService:
@@ -85,14 +106,17 @@ def twins() -> None:
         service = open_service(config.artifacts)
         try:
             print(f"{len(ON_TOPIC)} questions, top_k 5, examples/docs/guide as Markdown and as HTML\n")
-            print("| | questions with a repeat | hits repeating a passage | documents per page (mean) | pages (of the 14) per page of hits (mean) |")
-            print("| --- | --- | --- | --- | --- |")
+            print("| | questions with a repeat | hits repeating a passage | pages (of the 14) per top 5 (mean) |")
+            print("| --- | --- | --- | --- |")
+            overlaps = {}
             for name, rule in (("exact repeats only", False), ("the rule", True)):
                 results = ranked(service, ON_TOPIC, 5, rule)
                 counts = [repeats(hits) for hits in results]
-                docs = sum(len({h.doc_id for h in hits}) for hits in results) / len(results)
                 pages = sum(len({h.doc_id.rsplit("/", 1)[-1].rsplit(".", 1)[0] for h in hits}) for hits in results) / len(results)
-                print(f"| {name} | {sum(c > 0 for c in counts)} | {sum(counts)} of {sum(len(h) for h in results)} | {docs:.2f} | {pages:.2f} |")
+                print(f"| {name} | {sum(c > 0 for c in counts)} | {sum(counts)} of {sum(len(h) for h in results)} | {pages:.2f} |")
+                overlaps[name] = sorted(n for hits in results for n, _ in new_runs(hits))
+            for name, found in overlaps.items():
+                print(f"\n{name}: new runs of the {len(found)} hits holding at least half their runs above them: {found}")
         finally:
             service.close()
 
@@ -111,16 +135,16 @@ def corpus(artifacts: Path, queries_folder: Path, split: str) -> None:
         for i, hit in enumerate(before):
             if hit.chunk_id in kept:
                 continue
-            above = [h for h in before[:i]]
+            above = before[:i]
             shown = search_module._Shown()
             for h in above:
                 shown.add(h.text)
             if not shown.holds(hit.text):
                 continue  # pushed below the 10th by a hit the rule let in, not dropped by it
             dropped += 1
-            runs = search_module._runs(hit.text)
-            holder = max(above, key=lambda h: len(runs & search_module._runs(h.text)))
-            share = len(runs & search_module._runs(holder.text)) / len(runs)
+            runs = word_runs(hit.text)
+            holder = max(above, key=lambda h: len(runs & word_runs(h.text)))
+            share = len(runs & word_runs(holder.text)) / len(runs)
             print(f"{query[:60]!r}: dropped {hit.doc_id} (#{i + 1}), {share:.0%} of its runs in {holder.doc_id}\n"
                   f"    dropped: {hit.text[:110]!r}\n    holder:  {holder.text[:110]!r}")
     total = sum(len(h) for h in exact)

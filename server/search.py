@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
@@ -13,7 +12,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from indexer.embedders import Embedder
-from indexer.lexical import query_terms
+from indexer.lexical import query_terms, words
 from server.answers import AnswerHit, pick
 from server.fusion import DENSE_WEIGHT, floored, fuse
 from server.links import body_start, deep_link, page_span
@@ -29,7 +28,6 @@ MODES = ("hybrid", "dense", "lexical")
 MIN_CANDIDATES = 100  # per retriever, before fusion and filtering to top_k
 MAX_CHUNKS_PER_DOC = 2  # hits one document may take in a result, by default
 SCORE_DIGITS = 6
-WORD = re.compile(r"\w+")
 MAX_MERGED = 3  # overlapping chunks merged into one hit, at most (a hit stays a passage, not a document)
 RECENCY_HALF_LIFE_DAYS = 30  # recency_weight: a document's freshness halves every 30 days
 _BM25_THREADS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="bm25")  # hybrid searches' lexical halves
@@ -306,8 +304,8 @@ def _collapse(generation: Generation, space_id: str, ranked: list[tuple[int, flo
     A curated answer's best chunk is set `aside` (doc_id → row, score, dense, lexical), never a hit;
     with `aside` None (a search by keywords alone) answers are hits like any chunk. A chunk whose
     words the hits already hold (a page served at two addresses, a file copied into the folder
-    twice, the folder's Markdown beside the site built from it, a deck beside its PDF) adds
-    nothing a chatbot can use: it is skipped (`_Shown`), unless `repeated_texts`."""
+    twice, a docs folder's Markdown beside the site built from it) adds nothing a chatbot can use:
+    it is skipped (`_Shown`), unless `repeated_texts`."""
     hits: list[_Hit] = []
     by_doc: dict[str, list[_Hit]] = {}
     shown = _Shown()  # the chunks in the hits so far
@@ -330,7 +328,7 @@ def _collapse(generation: Generation, space_id: str, ranked: list[tuple[int, flo
                     target.merge(row)
                     shown.add(row["text"])
                 continue
-            if (not repeated_texts and shown.holds(row["text"])) or (max_chunks_per_doc is not None and len(mine) >= max_chunks_per_doc):
+            if (max_chunks_per_doc is not None and len(mine) >= max_chunks_per_doc) or (not repeated_texts and shown.holds(row["text"])):
                 continue
             if len(hits) == wanted:
                 return [h.freeze() for h in hits]
@@ -342,32 +340,43 @@ def _collapse(generation: Generation, space_id: str, ranked: list[tuple[int, flo
 
 
 class _Shown:
-    """The words of the chunks in a result so far, as runs of three (lower case, markup and
-    punctuation left out), to tell a chunk that repeats them in another form: the same section as
-    Markdown and as the HTML page built from it, or a slide and its PDF page, share nearly all their
-    runs (0.99–1.00), distinct passages almost none (bench/README.md, "Repeated passages")."""
+    """The words of the chunks in a result so far, to tell a chunk that repeats them in another
+    form: the same section as the Markdown file and as the HTML page built from it differ in
+    markup, not in words. A chunk repeats the hits above when every word of it is among theirs and
+    every run of three of its words (lower case, markup and punctuation left out) but at most
+    MAX_NEW_RUNS is too: such twins had 0 or 1 new runs, passages cut at other places 9 or more
+    (bench/README.md, "Repeated passages"). A page made from the same template as one above that
+    differs in a single word inside (Lisbon's opening hours beside Porto's) has three new runs, or
+    a new word, and stays a hit: a chatbot must not lose the fact that differs."""
 
-    REPEATED = 0.8  # the share of a chunk's runs already shown above which it adds nothing
+    MAX_NEW_RUNS = 1
     MIN_RUNS = 5  # a chunk of fewer runs is told only by its exact text: a short line is easily held by chance
 
     def __init__(self) -> None:
         self.texts: set[str] = set()
-        self.runs: set[tuple[str, ...]] = set()
-
-    def add(self, text: str) -> None:
-        self.texts.add(text)
-        self.runs |= _runs(text)
+        self.words: set[str] = set()
+        self.runs: set[tuple[str, str, str]] = set()
+        self._read: tuple[str, list[str], set] | None = None  # the last text read, kept for `add` after `holds`
 
     def holds(self, text: str) -> bool:
         if text in self.texts:
             return True
-        runs = _runs(text)
-        return len(runs) >= self.MIN_RUNS and len(runs & self.runs) >= self.REPEATED * len(runs)
+        if not self.runs:
+            return False
+        found, runs = self._words_and_runs(text)
+        return len(runs) >= self.MIN_RUNS and self.words.issuperset(found) and len(runs - self.runs) <= self.MAX_NEW_RUNS
 
+    def add(self, text: str) -> None:
+        found, runs = self._words_and_runs(text)
+        self.texts.add(text)
+        self.words.update(found)
+        self.runs |= runs
 
-def _runs(text: str) -> set[tuple[str, ...]]:
-    words = WORD.findall(text.lower())
-    return set(zip(words, words[1:], words[2:]))
+    def _words_and_runs(self, text: str) -> tuple[list[str], set]:
+        if self._read is None or self._read[0] is not text:
+            found = words(text.lower())
+            self._read = (text, found, set(zip(found, found[1:], found[2:])))
+        return self._read[1], self._read[2]
 
 
 class _Hit:

@@ -44,7 +44,7 @@ def zoo(tmp_path_factory, local_embedder):
     (folder / "zoo" / "herd.md").write_text("# Herd\n\n" + ", ".join(["striped zebras grazing on the open savanna"] * 30) + "\n")
     for n in range(12):
         note = folder / "zoo" / f"note-{n:02}.md"
-        note.write_text(f"# Note {n}\n\nThe reptile house needs new lamps. Visitors asked about the zebra. Feeding times moved to noon. <script>alert({n})</script>\n")
+        note.write_text(f"# Note {n}\n\nThe reptile house needs new lamps. Visitors asked <script>alert({n})</script> about the zebra. Feeding times moved to noon.\n")
         when = AGES.get(n, NOW - timedelta(days=30 + n))
         os.utime(note, (when.timestamp(), when.timestamp()))
     config = load_config(write_config(folder, CONFIG))
@@ -90,7 +90,7 @@ def test_scores_are_between_0_and_1_and_min_score_drops_weak_hits(zoo, mode):
     hits = ask(zoo, query="zebra foal feeding", mode=mode, top_k=20)["hits"]
     scores = [h["score"] for h in hits]
     assert hits and all(0 <= s <= 1 for s in scores) and scores == sorted(scores, reverse=True)
-    cut = scores[len(scores) // 2]
+    cut = sorted(set(scores))[len(set(scores)) // 2]  # the middle distinct score: the notes tie
     strong = ask(zoo, query="zebra foal feeding", mode=mode, top_k=20, min_score=cut)["hits"]
     assert strong and all(h["score"] >= cut for h in strong) and len(strong) < len(hits)
     best = ask(zoo, query="zebra foal feeding", mode=mode, top_k=20, min_score=scores[0])["hits"]
@@ -241,12 +241,21 @@ def test_a_passage_found_again_in_another_form_is_one_hit(tmp_path, local_embedd
         (tmp_path / folder).mkdir()
         (tmp_path / folder / name).write_text(text)
     (tmp_path / "docs" / "credit.md").write_text("# Store credit\n\nA refund as store credit is on your account at once, and never expires.\n")
+    for city, hours in (("Lisbon", "9:00 to 18:00"), ("Porto", "10:00 to 19:00")):  # one template, one fact apart
+        (tmp_path / "docs" / f"{city.lower()}.md").write_text(
+            f"# Our {city} store\n\nThe {city} store is open from {hours}, Monday to Saturday. Bring your order number for returns and "
+            "exchanges; fitting rooms close fifteen minutes before the shop does, and the parking garage next door validates tickets. "
+            "Staff can order any size we make for delivery to the store within three days, hold an item for you until the next "
+            "evening, and take back shoes bought online if the soles are clean. Dogs on a lead are welcome inside.\n")
     sources = "".join(f'[[sources]]\nname = "{f}"\ntype = "files"\npath = "{f}"\n' for f in ("docs", "site"))
     config = load_config(write_config(tmp_path, sources + '[[spaces]]\nprovider = "local"\n'))
     assert not run_index(config).errors
     with api_client(config.artifacts) as client:
         hits = ask(client, query="how long until a refund reaches my card", mode=mode)["hits"]
-        assert [h["title"] for h in hits] == ["Refunds", "Store credit"], [(h["doc_id"], h["text"][:40]) for h in hits]
+        titles = [h["title"] for h in hits]
+        assert titles[0] == "Refunds" and titles.count("Refunds") == 1 and "Store credit" in titles, [(h["doc_id"], h["text"][:40]) for h in hits]
         for source in ("docs", "site"):
             copy = ask(client, query="refund card", mode=mode, filters={"source": source})["hits"]
             assert copy[0]["doc_id"].startswith("file:refunds."), "each copy is still found on its own"
+        stores = ask(client, query="when are the stores open on Saturday", mode=mode, top_k=3)["hits"]
+        assert {"Our Lisbon store", "Our Porto store"} <= {h["title"] for h in stores}, "pages that differ in a fact are not repeats"
