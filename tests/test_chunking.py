@@ -5,8 +5,8 @@ import random
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from indexer.chunking import HEADING as HEADING_LINE, ChunkingParams, chunk_text, count_tokens, encoding, span_token_count, token_byte_lengths, token_starts
-from indexer.documents import MAX_TITLE_CHARS, shortened
+from indexer.chunking import ChunkingParams, chunk_text, count_tokens, encoding, span_token_count, token_byte_lengths, token_starts
+from indexer.documents import MAX_TITLE_CHARS
 
 WORDS = st.sampled_from(
     "the index server chunk vector fsync rename généré naïve 東京 données 1234 3.14 e.g. API-key "
@@ -33,16 +33,8 @@ def check_promises(text, chunks, params, fits=lambda s: True):
         assert fits(c.text)
         for j in range(c.start, c.end):
             covered[j] = True
-    missed = [j for j, ch in enumerate(text) if not ch.isspace() and not covered[j] and not _left_out_heading(text, j, chunks)]
+    missed = [j for j, ch in enumerate(text) if not ch.isspace() and not covered[j]]
     assert not missed, f"characters not in any chunk: {[text[j] for j in missed[:10]]}"
-
-
-def _left_out_heading(text, j, chunks):
-    """A heading line that did not fit with the text under it is in that text's chunk's heading_path only."""
-    line_start = text.rfind("\n", 0, j) + 1
-    line_end = text.find("\n", j) if "\n" in text[j:] else len(text)
-    heading = HEADING_LINE.match(text[line_start:line_end].strip())
-    return heading is not None and any(c.start >= line_end and shortened(heading.group(2).strip()) in c.heading_path for c in chunks)
 
 
 @relaxed
@@ -120,25 +112,6 @@ def test_a_heading_longer_than_a_line_is_cut_at_a_word_in_the_heading_path():
 def test_a_heading_followed_directly_by_a_subheading_is_not_a_chunk_of_its_own():
     chunks = chunk_text("# Guide\n\n## Install\n\nRun make.", ChunkingParams(200, 0))
     assert [(c.heading_path, c.text) for c in chunks] == [(("Guide", "Install"), "# Guide\n\n## Install\n\nRun make.")]
-
-
-def test_a_heading_that_does_not_fit_with_its_paragraph_is_not_a_chunk_of_its_own():
-    """A paragraph that fits a chunk only without its heading (a SciFact abstract under its title,
-    a long first paragraph of a web page) is its chunk whole, the heading in its heading_path: not
-    a chunk holding nothing but "## Fusion" beside it."""
-    paragraph = " ".join(f"Sentence {i} explains how the two scores are blended." for i in range(18))
-    params = ChunkingParams(200, 40)
-    assert count_tokens(paragraph) <= 200 < count_tokens("## Fusion\n\n" + paragraph), "the case: only the heading makes it too long"
-    text = f"# Hybrid search\n\nIntro.\n\n## Fusion\n\n{paragraph}\n\n## Filters\n\nFilters come first."
-    chunks = chunk_text(text, params)
-    check_promises(text, chunks, params)
-    assert [(c.heading_path, c.text) for c in chunks] == [
-        (("Hybrid search",), "# Hybrid search\n\nIntro."),
-        (("Hybrid search", "Fusion"), paragraph),
-        (("Hybrid search", "Filters"), "## Filters\n\nFilters come first."),
-    ]
-    nested = chunk_text(f"# Hybrid search\n\n## Fusion\n\n{paragraph[:-1]}", params)
-    assert [c.text.split("\n")[0] for c in nested] == ["## Fusion"], "as few headings as need be are left out"
 
 
 def test_long_paragraphs_split_at_sentences_with_overlap():

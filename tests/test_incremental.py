@@ -370,35 +370,6 @@ def test_an_unchanged_space_reuses_its_index_files_and_the_manifest_stays_true(t
     assert search_titles(config, "gift cards")[0] == "Page 3"
 
 
-def test_a_space_chunked_under_older_rules_is_chunked_again_with_its_vectors_reused(tmp_path, local_embedder):
-    """A generation whose space.json predates the chunker's current rules (`chunking.rules`,
-    artifacts/README.md) is chunked again by the next run, though no document changed, so every
-    page gets the new boundaries; only chunk texts that changed are embedded (none here)."""
-    import hashlib
-
-    from indexer.chunking import RULES
-
-    config = corpus(tmp_path)
-    first = run_json("run", "-c", str(config))[1]["generation"]
-    old = tmp_path / "artifacts" / "generations" / first
-    name = "spaces/local-all-minilm-l6-v2-384/space.json"
-    space = json.loads((old / name).read_text())
-    del space["chunking"]["rules"]  # as the version before rules wrote it
-    data = json.dumps(space, indent=2).encode()
-    (old / name).write_bytes(data)
-    manifest = json.loads((old / "manifest.json").read_text())
-    manifest["files"][name] = {**manifest["files"][name], "bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
-    (old / "manifest.json").write_text(json.dumps(manifest, indent=2))
-    code, second = run_json("run", "-c", str(config))
-    assert code == 0 and not second["unchanged"], "the old rules are a change"
-    space = second["spaces"]["local-all-minilm-l6-v2-384"]
-    assert (space["embedded"], space["carried"]) == (0, 0), space
-    stored = json.loads((tmp_path / "artifacts" / "generations" / second["generation"] / name).read_text())
-    assert stored["chunking"]["rules"] == RULES
-    assert search_titles(config, "gift cards")[0] == "Page 3"
-    assert run_json("run", "-c", str(config))[1]["unchanged"], "and then it is not"
-
-
 def test_a_run_that_finds_nothing_changed_writes_nothing(tmp_path, local_embedder):
     config = corpus(tmp_path)
     code, first = run_json("run", "-c", str(config))

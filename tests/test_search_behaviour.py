@@ -44,7 +44,7 @@ def zoo(tmp_path_factory, local_embedder):
     (folder / "zoo" / "herd.md").write_text("# Herd\n\n" + ", ".join(["striped zebras grazing on the open savanna"] * 30) + "\n")
     for n in range(12):
         note = folder / "zoo" / f"note-{n:02}.md"
-        note.write_text(f"# Note {n}\n\nThe reptile house needs new lamps. Visitors asked <script>alert({n})</script> about the zebra. Feeding times moved to noon.\n")
+        note.write_text(f"# Note {n}\n\nThe reptile house needs new lamps. Visitors asked about the zebra. Feeding times moved to noon. <script>alert({n})</script>\n")
         when = AGES.get(n, NOW - timedelta(days=30 + n))
         os.utime(note, (when.timestamp(), when.timestamp()))
     config = load_config(write_config(folder, CONFIG))

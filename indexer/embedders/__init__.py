@@ -15,7 +15,6 @@ from typing import Callable, Protocol, Sequence
 
 import numpy as np
 
-from indexer import chunking
 from indexer.config import SpaceConfig
 
 
@@ -139,6 +138,6 @@ def space_manifest(space: SpaceConfig) -> dict:
             "model": "bert-wordpiece-uncased" if space.provider == "local" else f"{space.provider}-server-side",
             "max_input_tokens": info.max_input_tokens,
         },
-        "chunking": {"unit": "cl100k_base tokens", "chunk_tokens": space.chunk_tokens, "chunk_overlap": space.chunk_overlap, "rules": chunking.RULES},
+        "chunking": {"unit": "cl100k_base tokens", "chunk_tokens": space.chunk_tokens, "chunk_overlap": space.chunk_overlap},
         "task_types": {"document": info.document_task, "query": info.query_task},
     }
