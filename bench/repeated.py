@@ -30,17 +30,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from indexer.config import ServerConfig, load_config  # noqa: E402
 from indexer.evaluation import load_queries  # noqa: E402
-from indexer.lexical import words  # noqa: E402
 from indexer.pipeline import run_index  # noqa: E402
 from server import search as search_module  # noqa: E402
-from server.search import SearchFilters  # noqa: E402
+from server.search import SearchFilters, word_runs  # noqa: E402
 from server.service import SearchService, Settings  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 
 
 def ranked(service: SearchService, queries: list[str], top_k: int, rule: bool) -> list[list]:
-    """Each query's hits, with the rule or (no new run allowed below none) with exact repeats only."""
+    """Each query's hits, with the rule or (MAX_NEW_RUNS set to -1) with exact repeats only."""
     saved = search_module._Shown.MAX_NEW_RUNS
     search_module._Shown.MAX_NEW_RUNS = saved if rule else -1
     try:
@@ -58,17 +57,12 @@ def repeats(hits: list) -> int:
     return count
 
 
-def word_runs(text: str) -> set:
-    found = words(text.lower())
-    return set(zip(found, found[1:], found[2:]))
-
-
 def new_runs(hits: list) -> list[tuple[int, float]]:
     """(new runs, share held) of each hit that shares at least half its runs with the hits above."""
     seen: set = set()
     out = []
     for hit in hits:
-        runs = word_runs(hit.text)
+        runs = word_runs(hit.text)[1]
         held = len(runs & seen)
         if runs and held >= len(runs) / 2:
             out.append((len(runs) - held, held / len(runs)))
@@ -142,9 +136,10 @@ def corpus(artifacts: Path, queries_folder: Path, split: str) -> None:
             if not shown.holds(hit.text):
                 continue  # pushed below the 10th by a hit the rule let in, not dropped by it
             dropped += 1
-            runs = word_runs(hit.text)
-            holder = max(above, key=lambda h: len(runs & word_runs(h.text)))
-            share = len(runs & word_runs(holder.text)) / len(runs)
+            runs = word_runs(hit.text)[1]
+            held = {h.chunk_id: len(runs & word_runs(h.text)[1]) for h in above}
+            holder = max(above, key=lambda h: held[h.chunk_id])
+            share = held[holder.chunk_id] / len(runs)
             print(f"{query[:60]!r}: dropped {hit.doc_id} (#{i + 1}), {share:.0%} of its runs in {holder.doc_id}\n"
                   f"    dropped: {hit.text[:110]!r}\n    holder:  {holder.text[:110]!r}")
     total = sum(len(h) for h in exact)

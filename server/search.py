@@ -374,9 +374,14 @@ class _Shown:
 
     def _words_and_runs(self, text: str) -> tuple[list[str], set]:
         if self._read is None or self._read[0] is not text:
-            found = words(text.lower())
-            self._read = (text, found, set(zip(found, found[1:], found[2:])))
+            self._read = (text, *word_runs(text))
         return self._read[1], self._read[2]
+
+
+def word_runs(text: str) -> tuple[list[str], set[tuple[str, str, str]]]:
+    """A text's words (lower case, markup and punctuation left out) and its runs of three of them."""
+    found = words(text.lower())
+    return found, set(zip(found, found[1:], found[2:]))
 
 
 class _Hit:
