@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from indexer.chance import FILE, LENGTHS, SAMPLES, ChanceLevel, sample_texts, still_valid
+from indexer.chance import FILE, LENGTHS, SAMPLES, ChanceLevel, measure, sample_texts, still_valid
 from tests.test_old_generations import reseal
 
 SPACE = "local-all-minilm-l6-v2-384"
@@ -112,6 +112,29 @@ def test_levels_read_back_by_number_of_query_terms():
     assert not still_valid({"version": 1, "vectors": 100, "points": []}, 100), "measured with its source chunks too: measured again"
     assert sample_texts(["alpha beta", "gamma"]) == sample_texts(["alpha beta", "gamma"]), "the same corpus, the same samples"
     assert sample_texts(["", "  "]) == []
+
+
+def test_a_few_chunks_give_a_level_for_the_questions_they_could_measure():
+    """In a space of three chunks most samples are left out (each must leave two chunks to be
+    compared with), and one draw kept only salads of one and two terms beside function-word ones.
+    The level then held only the function words' point, and every question was read against it:
+    a shop of three chunks answered 32 of 173 everyday questions (bench/README.md). Now such
+    samples give a line, and a question of more terms reads the longest one measured."""
+    rng = np.random.default_rng(0)
+    texts = ["the of and"] * 40 + ["parcels"] * 120 + ["refund label"] * 25
+    best = np.concatenate([rng.normal(0.05, 0.04, 40), rng.normal(0.16, 0.11, 120), rng.normal(0.21, 0.14, 25)])
+    level = measure(texts, best, vectors=3)
+    terms, means, _ = np.array(level["points"]).T
+    assert list(terms) == [0, 1, 2] and means[1] == pytest.approx(0.16, abs=0.03) and means[2] == pytest.approx(0.21, abs=0.04)
+    read = ChanceLevel.of(level)
+    assert read.z(0.21, 5) == pytest.approx(read.z(0.21, 2)), "five terms: the level of two, the most measured"
+    assert read.z(0.21, 5) < 0.5, "a question at the level of salad is not far above it"
+
+    few = measure(["the of and"] * 40 + ["parcels"] * 7, np.full(47, 0.1), vectors=3)
+    assert few["points"] == [], "too few samples with a term: no level (the fixed calibration serves), not the function words' alone"
+    only_function_words = {"version": 1, "compared": "other-chunks", "vectors": 3, "samples": 187, "points": [[0.0, 0.05209, 0.0438]]}
+    assert ChanceLevel.of(only_function_words) is None, "such a level, written before, is not read"
+    assert not still_valid(only_function_words, 3), "and the next run that rebuilds the space measures it again"
 
 
 def test_a_remote_space_measures_through_its_provider_and_a_refusal_only_warns(tmp_path, monkeypatch):
