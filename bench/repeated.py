@@ -3,6 +3,7 @@ repeats (server/search.py `_Shown`) skip anything else?
 
     .venv/bin/python bench/repeated.py twins
     .venv/bin/python bench/repeated.py corpus --artifacts /tmp/ds/nfcorpus/artifacts --queries ../shared/data/nfcorpus
+    .venv/bin/python bench/repeated.py cost --artifacts artifacts --queries bench/everyday
 
 `twins`: examples/docs/guide indexed twice, as its Markdown files and as the HTML site built from
 them (markdown-it, each page in a site's navigation and footer), as a team indexes its docs folder
@@ -16,15 +17,25 @@ the hits cover.
 index of BEIR files as bench/README.md builds them). Every query of the BEIR folder runs at top_k
 10 both ways; each hit the rule drops is printed beside the hit that holds its words. The dropped
 share is what the rule costs where repeats are rare.
+
+`cost`: what the rule costs in time. Each query (embedded once beforehand) is searched in
+process, `--rounds` times with the rule and as many with no repeat check at all (`repeated_texts`,
+as `index eval` searches: no word of any chunk is read), alternated so that a busy machine slows
+both alike; per query the median of each, then the median over the queries and of the per-query
+differences. The exact-text check that came before the rule costs a set lookup per chunk.
 """
 
 from __future__ import annotations
 
 import argparse
 import shutil
+import statistics
 import sys
 import tempfile
+import time
 from pathlib import Path
+
+import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -32,7 +43,7 @@ from indexer.config import ServerConfig, load_config  # noqa: E402
 from indexer.evaluation import load_queries  # noqa: E402
 from indexer.pipeline import run_index  # noqa: E402
 from server import search as search_module  # noqa: E402
-from server.search import SearchFilters, word_runs  # noqa: E402
+from server.search import SearchFilters, search, word_runs  # noqa: E402
 from server.service import SearchService, Settings  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
@@ -146,6 +157,34 @@ def corpus(artifacts: Path, queries_folder: Path, split: str) -> None:
     print(f"\n{len(queries)} queries, top_k 10: the rule dropped {dropped} of {total} hits ({dropped / max(total, 1):.2%})")
 
 
+def cost(artifacts: Path, queries_folder: Path, split: str, rounds: int) -> None:
+    queries = list(load_queries(queries_folder, split).values())
+    service = open_service(artifacts)
+    try:
+        generation = service.generation
+        (space,) = generation.spaces.values()
+        vectors = np.asarray(service._embedder_for(space).embed_queries(queries), dtype=np.float32)
+        for mode in ("lexical", "hybrid"):
+            ruled, unchecked = [], []
+            for query, vector in zip(queries, vectors):
+                vector = None if mode == "lexical" else vector
+                search(generation, space, vector, query, top_k=10, mode=mode)  # warms this query's pages, not counted
+                times: dict[bool, list[float]] = {False: [], True: []}
+                for turn in range(rounds):
+                    for repeated in ((False, True) if turn % 2 == 0 else (True, False)):
+                        start = time.perf_counter()
+                        search(generation, space, vector, query, top_k=10, mode=mode, repeated_texts=repeated)
+                        times[repeated].append((time.perf_counter() - start) * 1000)
+                ruled.append(statistics.median(times[False]))
+                unchecked.append(statistics.median(times[True]))
+            differences = np.subtract(ruled, unchecked)
+            print(f"{mode}: {len(queries)} queries, top_k 10, median search {statistics.median(ruled):.3f} ms with the rule, "
+                  f"{statistics.median(unchecked):.3f} ms without any repeat check; per query the rule adds "
+                  f"{np.median(differences):+.3f} ms (median), {np.percentile(differences, 90):+.3f} ms (90th percentile)")
+    finally:
+        service.close()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -154,11 +193,18 @@ def main() -> None:
     measured.add_argument("--artifacts", type=Path, required=True, help="artifacts folder of an indexed corpus")
     measured.add_argument("--queries", type=Path, required=True, help="a BEIR folder whose queries to run")
     measured.add_argument("--split", default="test")
+    timed = commands.add_parser("cost", help="the time the rule adds to a search")
+    timed.add_argument("--artifacts", type=Path, required=True, help="artifacts folder of an indexed corpus")
+    timed.add_argument("--queries", type=Path, required=True, help="a BEIR folder whose queries to run")
+    timed.add_argument("--split", default="test")
+    timed.add_argument("--rounds", type=int, default=5, help="searches of each query each way")
     args = parser.parse_args()
     if args.command == "twins":
         twins()
-    else:
+    elif args.command == "corpus":
         corpus(args.artifacts, args.queries, args.split)
+    else:
+        cost(args.artifacts, args.queries, args.split, args.rounds)
 
 
 if __name__ == "__main__":

@@ -308,7 +308,7 @@ def _collapse(generation: Generation, space_id: str, ranked: list[tuple[int, flo
     it is skipped (`_Shown`), unless `repeated_texts`."""
     hits: list[_Hit] = []
     by_doc: dict[str, list[_Hit]] = {}
-    shown = _Shown()  # the chunks in the hits so far
+    shown = None if repeated_texts else _Shown()  # the chunks in the hits so far
     batch = max(wanted * 2, 20)
     for offset in range(0, len(ranked), batch):
         part = [(vid, score) for vid, score in ranked[offset : offset + batch] if score >= min_score]
@@ -326,13 +326,15 @@ def _collapse(generation: Generation, space_id: str, ranked: list[tuple[int, flo
                 target = touching[0]
                 if len(touching) == 1 and len(target.chunks) < MAX_MERGED:
                     target.merge(row)
-                    shown.add(row["text"])
+                    if shown is not None:
+                        shown.add(row["text"])
                 continue
-            if (max_chunks_per_doc is not None and len(mine) >= max_chunks_per_doc) or (not repeated_texts and shown.holds(row["text"])):
+            if (max_chunks_per_doc is not None and len(mine) >= max_chunks_per_doc) or (shown is not None and shown.holds(row["text"])):
                 continue
             if len(hits) == wanted:
                 return [h.freeze() for h in hits]
-            shown.add(row["text"])
+            if shown is not None:
+                shown.add(row["text"])
             hit = _Hit(row, score, dense.get(vid), lexical.get(vid))
             mine.append(hit)
             hits.append(hit)
@@ -347,7 +349,10 @@ class _Shown:
     MAX_NEW_RUNS is too: such twins had 0 or 1 new runs, passages cut at other places 9 or more
     (bench/README.md, "Repeated passages"). A page made from the same template as one above that
     differs in a single word inside (Lisbon's opening hours beside Porto's) has three new runs, or
-    a new word, and stays a hit: a chatbot must not lose the fact that differs."""
+    a new word, and stays a hit: a chatbot must not lose the fact that differs.
+
+    The runs cost more to build than the words, and most chunks have a word the hits above lack:
+    they are built only for a chunk whose words are all shown, and the hits' runs only then."""
 
     MAX_NEW_RUNS = 1
     MIN_RUNS = 5  # a chunk of fewer runs is told only by its exact text: a short line is easily held by chance
@@ -356,32 +361,43 @@ class _Shown:
         self.texts: set[str] = set()
         self.words: set[str] = set()
         self.runs: set[tuple[str, str, str]] = set()
-        self._read: tuple[str, list[str], set] | None = None  # the last text read, kept for `add` after `holds`
+        self._not_run: list[list[str]] = []  # the words of shown chunks whose runs are not in `runs` yet
+        self._read: tuple[str, list[str]] | None = None  # the last text read, kept for `add` after `holds`
 
     def holds(self, text: str) -> bool:
         if text in self.texts:
             return True
-        if not self.runs:
+        found = self._words(text)
+        if not self.words.issuperset(found):
             return False
-        found, runs = self._words_and_runs(text)
-        return len(runs) >= self.MIN_RUNS and self.words.issuperset(found) and len(runs - self.runs) <= self.MAX_NEW_RUNS
+        runs = runs_of(found)
+        if len(runs) < self.MIN_RUNS:
+            return False
+        for earlier in self._not_run:
+            self.runs |= runs_of(earlier)
+        self._not_run.clear()
+        return len(runs - self.runs) <= self.MAX_NEW_RUNS
 
     def add(self, text: str) -> None:
-        found, runs = self._words_and_runs(text)
+        found = self._words(text)
         self.texts.add(text)
         self.words.update(found)
-        self.runs |= runs
+        self._not_run.append(found)
 
-    def _words_and_runs(self, text: str) -> tuple[list[str], set]:
+    def _words(self, text: str) -> list[str]:
         if self._read is None or self._read[0] is not text:
-            self._read = (text, *word_runs(text))
-        return self._read[1], self._read[2]
+            self._read = (text, words(text.lower()))
+        return self._read[1]
 
 
 def word_runs(text: str) -> tuple[list[str], set[tuple[str, str, str]]]:
     """A text's words (lower case, markup and punctuation left out) and its runs of three of them."""
     found = words(text.lower())
-    return found, set(zip(found, found[1:], found[2:]))
+    return found, runs_of(found)
+
+
+def runs_of(found: list[str]) -> set[tuple[str, str, str]]:
+    return set(zip(found, found[1:], found[2:]))
 
 
 class _Hit:
