@@ -200,28 +200,42 @@ def test_a_run_whose_terminal_closes_ends_at_once_and_logs_why(tmp_path):
     but not that write, by exit 1 instead of the signal (the write's OSError replaced the stop)."""
     import fcntl
     import pty
+    import select
     import termios
     import threading
 
     terminal, side = pty.openpty()
+    closing = threading.Event()
 
     def start(command, env):
-        def own_terminal():  # a login shell's child: the pseudo-terminal is its controlling terminal
+        def own_terminal():  # a login shell's child: the pseudo-terminal is its controlling terminal,
             fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+            signal.signal(signal.SIGHUP, signal.SIG_DFL)  # and a hang-up stops it (under `nohup make test` the run kept it ignored, rightly)
 
         process = subprocess.Popen(command, stdin=side, stdout=side, stderr=side, env=env, start_new_session=True, preexec_fn=own_terminal)
         os.close(side)
-        threading.Thread(target=drain, daemon=True).start()  # the progress bars must not fill the terminal's buffer
+        start.drainer = threading.Thread(target=drain, daemon=True)  # the progress bars must not fill the terminal's buffer
+        start.drainer.start()
         return process
 
     def drain():
-        try:
-            while os.read(terminal, 65536):
-                pass
-        except OSError:  # closed
-            pass
+        # The terminal is closed here, between reads: closed by another thread while this one
+        # waited in read(), it stayed open (and the kernel sent no hang-up) until the run wrote
+        # again, and a run that waits on a request may not write for 30 s.
+        while not closing.is_set():
+            if select.select([terminal], [], [], 0.05)[0]:
+                try:
+                    if not os.read(terminal, 65536):
+                        break
+                except OSError:  # the run's side closed
+                    break
+        os.close(terminal)
 
-    process, _, stopped, served = stop_a_run_mid_request(tmp_path, start, lambda process: os.close(terminal))
+    def close_the_terminal(process):
+        closing.set()
+        start.drainer.join(timeout=10)
+
+    process, _, stopped, served = stop_a_run_mid_request(tmp_path, start, close_the_terminal)
     assert process.returncode == -signal.SIGHUP, "ended by the hang-up, as a shell expects"
     assert stopped["status"] == "failed" and "stopped by SIGHUP (its terminal closed)" in stopped["error"], stopped
     assert served, "CURRENT is unchanged"
