@@ -308,7 +308,7 @@ def _collapse(generation: Generation, space_id: str, ranked: list[tuple[int, flo
     it is skipped (`_Shown`), unless `repeated_texts`."""
     hits: list[_Hit] = []
     by_doc: dict[str, list[_Hit]] = {}
-    shown = None if repeated_texts else _Shown()  # the chunks in the hits so far
+    shown = _NothingShown() if repeated_texts else _Shown()  # the chunks in the hits so far
     batch = max(wanted * 2, 20)
     for offset in range(0, len(ranked), batch):
         part = [(vid, score) for vid, score in ranked[offset : offset + batch] if score >= min_score]
@@ -326,15 +326,13 @@ def _collapse(generation: Generation, space_id: str, ranked: list[tuple[int, flo
                 target = touching[0]
                 if len(touching) == 1 and len(target.chunks) < MAX_MERGED:
                     target.merge(row)
-                    if shown is not None:
-                        shown.add(row["text"])
+                    shown.add(row["text"])
                 continue
-            if (max_chunks_per_doc is not None and len(mine) >= max_chunks_per_doc) or (shown is not None and shown.holds(row["text"])):
+            if (max_chunks_per_doc is not None and len(mine) >= max_chunks_per_doc) or shown.holds(row["text"]):
                 continue
             if len(hits) == wanted:
                 return [h.freeze() for h in hits]
-            if shown is not None:
-                shown.add(row["text"])
+            shown.add(row["text"])
             hit = _Hit(row, score, dense.get(vid), lexical.get(vid))
             mine.append(hit)
             hits.append(hit)
@@ -388,6 +386,16 @@ class _Shown:
         if self._read is None or self._read[0] is not text:
             self._read = (text, words(text.lower()))
         return self._read[1]
+
+
+class _NothingShown:
+    """What an evaluation's search tells repeats by (`repeated_texts`): nothing, and no word is read."""
+
+    def holds(self, text: str) -> bool:
+        return False
+
+    def add(self, text: str) -> None:
+        pass
 
 
 def word_runs(text: str) -> tuple[list[str], set[tuple[str, str, str]]]:

@@ -214,8 +214,7 @@ def test_a_run_whose_terminal_closes_ends_at_once_and_logs_why(tmp_path):
 
         process = subprocess.Popen(command, stdin=side, stdout=side, stderr=side, env=env, start_new_session=True, preexec_fn=own_terminal)
         os.close(side)
-        start.drainer = threading.Thread(target=drain, daemon=True)  # the progress bars must not fill the terminal's buffer
-        start.drainer.start()
+        drainer.start()
         return process
 
     def drain():
@@ -231,9 +230,11 @@ def test_a_run_whose_terminal_closes_ends_at_once_and_logs_why(tmp_path):
                     break
         os.close(terminal)
 
+    drainer = threading.Thread(target=drain, daemon=True)  # the progress bars must not fill the terminal's buffer
+
     def close_the_terminal(process):
         closing.set()
-        start.drainer.join(timeout=10)
+        drainer.join(timeout=10)
 
     process, _, stopped, served = stop_a_run_mid_request(tmp_path, start, close_the_terminal)
     assert process.returncode == -signal.SIGHUP, "ended by the hang-up, as a shell expects"
