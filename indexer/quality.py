@@ -162,27 +162,36 @@ def _rates(own_found: np.ndarray, other: np.ndarray, threshold: float) -> tuple[
 
 
 def choose_threshold(rates: dict[str, dict[float, tuple[float, float]]], current: float | None = None) -> dict:
-    """The threshold with the most room on the tighter of the two targets (MAX_ANSWERED,
-    MAX_ABSTAINED) over the off-topic sets, from `rates`: set → threshold → (answered, abstained).
-    Sets no threshold serves (their questions have answers here after all) are left out of the
-    choice and named; when none is served, the threshold that misses by least. Among equally
-    good thresholds, the one nearest `current` (a small labeled set ties many), else the lowest;
-    the threshold in use counts as equally good unless another has ROOM_TO_CHANGE more room (a
-    question or two either way is not worth a change of config)."""
+    """The threshold that serves the most off-topic sets (meets both targets, MAX_ANSWERED and
+    MAX_ABSTAINED, on each), and among those the one with the most room on the tighter target over
+    the sets it serves, from `rates`: set → threshold → (answered, abstained). The sets it leaves
+    unserved are named, with the threshold that would serve each alone (`alone`, when one does):
+    their questions may have answers in this corpus after all. When none is served, the threshold
+    that misses by least. Among equally good thresholds, the one nearest `current` (a small labeled
+    set ties many), else the lowest; the threshold in use counts as equally good when it serves as
+    many sets and no other has ROOM_TO_CHANGE more room (a question or two either way is not worth
+    a change of config).
+
+    Serving the most sets comes first: a set that only a far higher threshold serves alone once
+    pulled the choice to a compromise that served no set at all, while it still claimed to meet
+    the targets (bench/README.md, "How much the draw of samples matters")."""
     def room(name, t):
         answered, abstained = rates[name][t]
         return min(MAX_ANSWERED - answered, MAX_ABSTAINED - abstained)
 
-    served = [name for name, by in rates.items() if any(room(name, t) >= 0 for t in by)]
-    judged = served or list(rates)
     thresholds = sorted(set.intersection(*(set(by) for by in rates.values())))
-    worst = {t: min(room(name, t) for name in judged) for t in thresholds}
+    served = {t: [name for name in rates if room(name, t) >= 0] for t in thresholds}
+    score = {t: (len(served[t]), min(room(name, t) for name in served[t] or rates)) for t in thresholds}
     nearest = (lambda t: -abs(math.log(t / current))) if current else (lambda t: -t)
-    best = max(thresholds, key=lambda t: (worst[t], nearest(t)))
-    if current in worst and worst[current] >= 0 and worst[current] + ROOM_TO_CHANGE >= worst[best]:
+    best = max(thresholds, key=lambda t: (score[t], nearest(t)))
+    if current in score and score[current][0] == score[best][0] > 0 and score[current][1] + ROOM_TO_CHANGE >= score[best][1]:
         best = current
-    return {"min_relevance": best, "current": current, "meets_targets": bool(served), "room": round(worst[best], 4),
-            "unserved": sorted(set(rates) - set(served)), "rates": {name: [round(r, 4) for r in rates[name][best]] for name in rates},
+    unserved = sorted(set(rates) - set(served[best]))
+    alone = {name: max((t for t in thresholds if room(name, t) >= 0), key=lambda t: (room(name, t), nearest(t)))
+             for name in unserved if any(room(name, t) >= 0 for t in thresholds)}
+    judged = served[best] or list(rates)
+    return {"min_relevance": best, "current": current, "meets_targets": bool(served[best]), "room": round(score[best][1], 4),
+            "unserved": unserved, "alone": alone, "rates": {name: [round(r, 4) for r in rates[name][best]] for name in rates},
             # the most answered and the most abstained over the sets the choice was made for
             "at": [round(max(rates[name][best][i] for name in judged), 4) for i in (0, 1)]}
 

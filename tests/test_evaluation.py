@@ -274,6 +274,29 @@ def test_the_suggested_threshold_has_the_most_room_on_the_sets_it_can_serve():
     assert choose_threshold(missing, current=0.045)["min_relevance"] == 0.0425
 
 
+def test_a_set_only_a_far_higher_threshold_serves_does_not_pull_the_suggestion_off_the_others(capsys):
+    """Three off-topic sets: two served at 0.05, the third only at 0.1, where the other two abstain
+    on far too many of their own. The suggestion serves the two, names the third with the
+    threshold that would serve it alone, and never claims targets its own rates miss."""
+    from indexer.cli.indexing import _print_suggested_threshold
+    from indexer.quality import choose_threshold
+
+    rates = {
+        "debates": {0.05: (0.01, 0.04), 0.06: (0.0, 0.12), 0.1: (0.0, 0.2)},
+        "recipes": {0.05: (0.02, 0.05), 0.06: (0.01, 0.11), 0.1: (0.0, 0.3)},
+        "nutrition": {0.05: (0.3, 0.0), 0.06: (0.2, 0.01), 0.1: (0.04, 0.02)},  # its questions have answers here
+    }
+    chosen = choose_threshold(rates, current=0.05)
+    assert (chosen["min_relevance"], chosen["meets_targets"], chosen["room"]) == (0.05, True, 0.03), chosen
+    assert chosen["unserved"] == ["nutrition"] and chosen["alone"] == {"nutrition": 0.1}
+    assert chosen["at"] == [0.02, 0.05], "the rates it reports are those of the sets it serves"
+    _print_suggested_threshold(chosen)
+    printed = capsys.readouterr().out
+    assert "min_relevance = 0.05" in printed and "(at it: 2.0% answered, 5.0% abstained on the sets it serves)" in printed
+    assert "(nutrition is served by min_relevance = 0.1 alone, which serves fewer sets in all" in printed
+    assert "no threshold serves" not in printed
+
+
 def test_tune_prints_the_config_line_for_the_best_weight(tiny_beir, local_embedder):
     result = CliRunner().invoke(cli, ["eval", "--dataset", str(tiny_beir), "--tune", "-q"])
     assert result.exit_code == 0, result.output

@@ -338,8 +338,11 @@ def _print_suggested_threshold(suggested: dict, key: str = "min_relevance") -> N
     same = f"  # the threshold in use: no other has {ROOM_TO_CHANGE * 100:g} points more room" if suggested["min_relevance"] == suggested.get("current") else ""
     click.echo(f"  For {targets}, add to this space's [[spaces]] table:\n    {at}{same}")
     click.echo(f"  (at it: {answered:.1%} answered, {abstained:.1%} abstained{' on the sets it serves' if suggested['unserved'] else ''})")
-    if suggested["unserved"]:
-        click.echo(f"  (no threshold serves {', '.join(suggested['unserved'])}: those questions may have answers in this corpus)")
+    alone = suggested.get("alone", {})
+    if never := [name for name in suggested["unserved"] if name not in alone]:
+        click.echo(f"  (no threshold serves {', '.join(never)}: those questions may have answers in this corpus)")
+    for name, at_alone in alone.items():
+        click.echo(f"  ({name} is served by {key} = {at_alone} alone, which serves fewer sets in all: those questions may have answers in this corpus)")
 
 
 PLAN_LINES = 50  # documents a dry run lists by name before summarizing the rest
