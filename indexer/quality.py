@@ -125,6 +125,10 @@ def _abstain_in(run: Run, space, off_topic: dict[str, dict[str, str]], mode: str
             "auroc_found": round(auroc(own_arr[found_arr], other_arr), 4) if found_arr.any() else None,
             "off_topic_answered": round(answered, 4) if answered is not None else None,
             "answerable_abstained": round(abstained, 4) if abstained is not None else None,
+            # the counts behind the two shares: a small labeled set's 4% may be two questions
+            "off_topic_answered_count": len(answered_by),
+            "answerable_found": int(found_arr.sum()),  # own questions with a relevant document in the top 10
+            "answerable_abstained_count": int((own_arr[found_arr] < threshold).sum()),
             # to judge by eye: an "off-topic" question this corpus answers may have its answer here after all
             "answered": sorted(answered_by, key=lambda a: -a["relevance"]),
         }

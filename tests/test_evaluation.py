@@ -144,7 +144,9 @@ def test_eval_reports_how_well_answerable_tells_own_questions_from_off_topic_one
     assert (row["answerable_queries"], row["off_topic_queries"]) == (2, 3), "queries without qrels are all taken as off-topic"
     assert row["auroc"] == 1.0 and row["off_topic_answered"] == 0.0 and row["answerable_abstained"] == 0.0
     text = CliRunner().invoke(cli, ["eval", "--dataset", str(tiny_beir), "--off-topic", str(tiny_off_topic), "-q"]).output
-    assert "vs astronomy (3 off-topic questions): AUROC 1.0000; off-topic answered 0.0%, answerable abstained 0.0%" in text
+    assert (row["off_topic_answered_count"], row["answerable_abstained_count"], row["answerable_found"]) == (0, 0, 2)
+    assert ("vs astronomy (3 off-topic questions): AUROC 1.0000; off-topic answered 0.0% (0), "
+            "answerable abstained 0.0% (0 of 2 with a relevant document in the top 10)") in text, "each share with the questions it counts"
     assert row["answered"] == [] and "answered, highest relevance first" not in text
 
 
@@ -164,7 +166,7 @@ def test_eval_names_the_off_topic_questions_the_corpus_answers(tiny_beir, mixed_
     folder = mixed_off_topic
     result = CliRunner().invoke(cli, ["eval", "--dataset", str(tiny_beir), "--off-topic", str(folder), "--json"])
     row = json.loads(result.output)["abstain"]["local-all-minilm-l6-v2-384"]["off_topic"]["mixed"]
-    assert row["off_topic_answered"] == 0.5
+    assert (row["off_topic_answered"], row["off_topic_answered_count"]) == (0.5, 1)
     (answered,) = row["answered"]
     assert (answered["query_id"], answered["doc_id"], answered["title"]) == ("m1", "d1", "Refund policy")
     assert answered["relevance"] >= json.loads(result.output)["abstain"]["local-all-minilm-l6-v2-384"]["min_relevance"]
@@ -184,7 +186,7 @@ def test_without_labeled_questions_eval_names_the_off_topic_questions_an_index_a
     args = ["eval", "--off-topic", str(folder), "--artifacts", str(examples_artifacts)]
     text = CliRunner().invoke(cli, [*args, "-q"])
     assert text.exit_code == 0, text.output
-    assert "vs visitors (2 off-topic questions): off-topic answered 50.0%" in text.output, "no AUROC, no abstained share: nothing to measure them on"
+    assert "vs visitors (2 off-topic questions): off-topic answered 50.0% (1)\n" in text.output, "no AUROC, no abstained share: nothing to measure them on"
     assert "“how do I undo a bad index run?” → Generations, CURRENT and rollback" in text.output and "Andromeda" not in text.output
     info = json.loads(CliRunner().invoke(cli, [*args, "--json"]).output)["abstain"]["local-all-minilm-l6-v2-384"]
     row = info["off_topic"]["visitors"]

@@ -286,8 +286,7 @@ def _print_eval(report: dict) -> None:
         click.echo(f"  abstain, {space_id} (min_relevance {info['min_relevance']}):")
         for name, row in info["off_topic"].items():
             auroc = f"AUROC {row['auroc']:.4f}; " if row["auroc"] is not None else ""  # None: no questions of its own
-            abstained = f", answerable abstained {row['answerable_abstained']:.1%}" if row["answerable_abstained"] is not None else ""
-            click.echo(f"    vs {name} ({row['off_topic_queries']} off-topic questions): {auroc}off-topic answered {row['off_topic_answered']:.1%}{abstained}")
+            click.echo(f"    vs {name} ({row['off_topic_queries']} off-topic questions): {auroc}{_rates_line(row)}")
             _print_answered(row["answered"])
         if suggested := info.get("suggested"):
             _print_suggested_threshold(suggested)
@@ -320,10 +319,18 @@ def _print_keywords_alone(info: dict) -> None:
     """The same for a search by keywords alone (lexical mode, a degraded one): its rates, and its own threshold to set."""
     click.echo(f"    by keywords alone (lexical mode, a degraded search; min_lexical_relevance {info['min_relevance']}):")
     for name, row in info["off_topic"].items():
-        abstained = f", answerable abstained {row['answerable_abstained']:.1%}" if row["answerable_abstained"] is not None else ""
-        click.echo(f"      vs {name}: off-topic answered {row['off_topic_answered']:.1%}{abstained}")
+        click.echo(f"      vs {name}: {_rates_line(row)}")
     if suggested := info.get("suggested"):
         _print_suggested_threshold(suggested, key="min_lexical_relevance")
+
+
+def _rates_line(row: dict) -> str:
+    """An off-topic set's two shares at the threshold, each with the questions it counts."""
+    line = f"off-topic answered {row['off_topic_answered']:.1%} ({row['off_topic_answered_count']})"
+    if row["answerable_abstained"] is not None:
+        line += (f", answerable abstained {row['answerable_abstained']:.1%} ({row['answerable_abstained_count']} of "
+                 f"{row['answerable_found']} with a relevant document in the top 10)")
+    return line
 
 
 def _print_suggested_threshold(suggested: dict, key: str = "min_relevance") -> None:
