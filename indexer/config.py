@@ -24,16 +24,15 @@ from indexer.models import MODELS, PROVIDERS, ModelInfo
 from indexer.urlscope import UrlScope, compile_pattern
 
 SOURCE_TYPES = ("files", "urls", "notion", "answers")
-DEFAULT_EXTENSIONS = (".md", ".markdown", ".mdx", ".rst", ".adoc", ".asciidoc", ".ipynb", ".txt", ".html", ".htm", ".pdf", ".docx", ".doc", ".rtf", ".pptx", ".xlsx", ".xls",
+DEFAULT_EXTENSIONS = (".md", ".markdown", ".mdx", ".rst", ".adoc", ".asciidoc", ".ipynb", ".txt", ".html", ".htm", ".pdf", ".docx", ".doc", ".rtf", ".pptx", ".ppt", ".xlsx", ".xls",
                       ".odt", ".ods", ".odp", ".epub")
 ANSWER_FILES = (".toml", ".csv", ".yaml", ".yml", ".xlsx", ".xls")  # what an answers source's `path` may be: question/answer pairs
 # Office formats a folder of documents holds that this version does not read: the kind, and how to make them readable.
 # A files source leaves them out with a FILE_TYPE_UNREAD warning, not read as text (a .xls "not UTF-8 text … save it as UTF-8").
 _AS_DOCX = "save it as DOCX or PDF to index it"
-_AS_PPTX = "save it as .pptx or PDF to index it"
 _AS_XLSX = "save it as .xlsx to index it"
 UNREAD_FORMATS = {
-    ".pages": ("Pages", _AS_DOCX), ".ppt": ("PowerPoint 97–2003", _AS_PPTX),
+    ".pages": ("Pages", _AS_DOCX), ".key": ("Keynote", "export it as .pptx or PDF to index it"),
     ".numbers": ("Numbers", _AS_XLSX),
     # Google Drive for desktop shows a Google document as a shortcut file: a link, with the text left in Google Drive
     ".gdoc": ("Google Docs shortcut", "its text is in Google Drive: download it as .docx (File → Download) to index it"),

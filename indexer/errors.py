@@ -33,7 +33,7 @@ class ErrorCode(StrEnum):
     FILE_TOO_LARGE = "FILE_TOO_LARGE"  # a file past the source's max_bytes; not read
     FILE_OUTSIDE_SOURCE = "FILE_OUTSIDE_SOURCE"  # warning: a symlink leading out of the source folder; not followed
     FILE_LFS_POINTER = "FILE_LFS_POINTER"  # the file is a Git LFS pointer: its content was not fetched (`git lfs pull`); keeps its last good version
-    FILE_TYPE_UNREAD = "FILE_TYPE_UNREAD"  # warning: an office file of a format we do not read (.xls, .ppt, .doc…); not indexed
+    FILE_TYPE_UNREAD = "FILE_TYPE_UNREAD"  # warning: an office file of a format we do not read (.pages, .numbers…); not indexed
     FILE_LINK_BROKEN = "FILE_LINK_BROKEN"  # warning: a symlink to a file that does not exist; not indexed (an indexed version is removed)
     FILE_DRAFT = "FILE_DRAFT"  # warning: front matter marks the file a draft; not indexed (an indexed version is removed)
     FILE_NAVIGATION = "FILE_NAVIGATION"  # warning: a wiki sidebar, a table of contents or a pip requirements file, not a page; not indexed (an indexed version is removed)

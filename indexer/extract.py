@@ -81,14 +81,6 @@ OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"  # an Office 97–2003 file, or 
 ZIP_MAGIC = b"PK\x03\x04"  # an Office 2007+ or OpenDocument file
 
 
-def office_container(raw: bytes, kind: str, older: str, advice: str) -> None:
-    """Raise a clear ExtractionError when an Office Open XML file (`kind`, such as "Word (.docx)
-    document") is an OLE container instead; a zip reader says only "File is not a zip file"."""
-    if raw.startswith(OLE_MAGIC):
-        article = "an" if older[0] in "AEIOU" else "a"
-        raise ExtractionError(f"not a readable {kind}: it is password-protected or {article} {older} file; {advice} to index it")
-
-
 def join_blocks(blocks: list[str]) -> str:
     """Blocks separated by blank lines, except consecutive list items, which stay one list."""
     out = ""

@@ -21,7 +21,7 @@ from datetime import datetime
 from typing import NamedTuple
 
 from indexer.extract import (
-    DAMAGED_PACKAGE, ExtractionError, Extracted, join_blocks, normalize_text, office_container, own_title, package_xml, parse_timestamp,
+    DAMAGED_PACKAGE, OLE_MAGIC, ExtractionError, Extracted, join_blocks, normalize_text, own_title, package_xml, parse_timestamp,
 )
 
 A = "{http://schemas.openxmlformats.org/drawingml/2006/main}"
@@ -40,7 +40,10 @@ FIELDS_LEFT_OUT = re.compile(r"slidenum|datetime", re.IGNORECASE)
 
 
 def extract_pptx(raw: bytes, fallback_title: str) -> Extracted:
-    office_container(raw, "PowerPoint (.pptx) deck", "PowerPoint 97–2003", "save it as .pptx without a password (or export it as PDF)")
+    if raw.startswith(OLE_MAGIC):  # saved with a password, or a PowerPoint 97–2003 file named .pptx
+        from indexer.ppt import extract_ppt
+
+        return extract_ppt(raw, fallback_title, kind="PowerPoint (.pptx) deck")
     try:
         deck = zipfile.ZipFile(io.BytesIO(raw))
         sections = [_slide_text(deck, part, number) for number, part in enumerate(_slide_parts(deck), 1)]

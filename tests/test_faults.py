@@ -115,7 +115,7 @@ def test_office_files_the_indexer_cannot_read_are_named_and_lock_files_are_not_f
     docs = tmp_path / "docs"
     docs.mkdir()
     (docs / "refunds.md").write_text("# Refunds\n\nRefunds take five days.\n")
-    (docs / "winter-sale.ppt").write_bytes(bytes.fromhex("d0cf11e0a1b11ae1") + b" a PowerPoint 97 deck")
+    (docs / "winter-sale.key").write_bytes(b"PK\x03\x04 an Apple Keynote deck")
     (docs / "prices.numbers").write_bytes(b"PK\x03\x04 an Apple Numbers spreadsheet")
     (docs / "~$refunds.docx").write_bytes(b"\x0bJane Doe  ")  # Word's owner file, 162 bytes in life
     (docs / "notes.png").write_bytes(b"\x89PNG")  # an image is no document: not listed at all
@@ -123,20 +123,20 @@ def test_office_files_the_indexer_cannot_read_are_named_and_lock_files_are_not_f
     code, report = run(files_config(tmp_path))
     warnings = {w["doc_id"]: w for w in report["warnings"]}
     assert code == 0 and report["documents"] | {"added": 1, "failed": 0} == report["documents"], report
-    assert set(warnings) == {"file:winter-sale.ppt", "file:prices.numbers", "file:roadmap.gdoc"}, warnings
-    deck = warnings["file:winter-sale.ppt"]
-    assert deck["code"] == "FILE_TYPE_UNREAD" and "a PowerPoint 97–2003 file, a format this version does not read" in deck["message"]
-    assert "save it as .pptx or PDF" in deck["message"] and "a Numbers file" in warnings["file:prices.numbers"]["message"]
+    assert set(warnings) == {"file:winter-sale.key", "file:prices.numbers", "file:roadmap.gdoc"}, warnings
+    deck = warnings["file:winter-sale.key"]
+    assert deck["code"] == "FILE_TYPE_UNREAD" and "a Keynote file, a format this version does not read" in deck["message"]
+    assert "export it as .pptx or PDF" in deck["message"] and "a Numbers file" in warnings["file:prices.numbers"]["message"]
     assert "a Google Docs shortcut file" in warnings["file:roadmap.gdoc"]["message"]
     assert "its text is in Google Drive: download it as .docx" in warnings["file:roadmap.gdoc"]["message"]
     source = load_config(files_config(tmp_path)).sources[0]
     ticks = []
     crawl(source, ticks.append)
     assert sum(ticks) == count_items(source) == 4, "the reading bar ends full: the files left out count (it stopped at 1/4)"
-    config = write_config(tmp_path, '[[sources]]\nname = "docs"\ntype = "files"\npath = "docs"\nextensions = [".md", ".ppt"]\n'
+    config = write_config(tmp_path, '[[sources]]\nname = "docs"\ntype = "files"\npath = "docs"\nextensions = [".md", ".key"]\n'
                                     '[[spaces]]\nprovider = "local"\n')
     code, said = run(config)
-    assert code == 2 and ".ppt files (PowerPoint 97–2003) are not text" in said["output"] and "UTF-8" not in said["output"], said
+    assert code == 2 and ".key files (Keynote) are not text" in said["output"] and "UTF-8" not in said["output"], said
 
 
 def test_git_lfs_pointers_are_named_and_never_indexed_as_the_text(tmp_path, local_embedder):

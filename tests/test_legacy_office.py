@@ -1,10 +1,11 @@
 """Office 97–2003 and Rich Text files, as an old shared drive keeps them: a Word .doc, a Rich Text
-.rtf and Excel .xls files (a price list, a FAQ of curated answers) written by a real office program
-(LibreOffice, from the OpenDocument files tests/data/legacy_office/make.py builds), and a TextEdit
-note, are searchable as their newer formats are; one saved with a password, under the other
-extension, or damaged is named, and the run goes on."""
+.rtf, Excel .xls files (a price list, a FAQ of curated answers) and a PowerPoint .ppt deck written by
+a real office program (LibreOffice, from the files tests/data/legacy_office/make.py builds), and a
+TextEdit note, are searchable as their newer formats are; one saved with a password, under the
+other extension, or damaged is named, and the run goes on."""
 
 import shutil
+import struct
 from pathlib import Path
 
 import pytest
@@ -14,10 +15,11 @@ from indexer.cli import cli
 from indexer.config import load_config
 from tests.conftest import indexed_and_served, search_hits
 from tests.fakes.sheets import make_xlsx
+from tests.fakes.slides import make_pptx
 from tests.fakes.word import make_docx
 
 LEGACY = Path(__file__).parent / "data" / "legacy_office"
-HANDBOOK, PRICES = LEGACY / "handbook.doc", LEGACY / "prices.xls"
+HANDBOOK, PRICES, BRIEFING = LEGACY / "handbook.doc", LEGACY / "prices.xls", LEGACY / "briefing.ppt"
 # A note as macOS TextEdit saves it (Format → Make Rich Text): its own header, a list of its kind,
 # `\` + line end as the paragraph mark, Windows-1252 bytes and \uc0\u escapes for other characters.
 TEXTEDIT = rb"""{\rtf1\ansi\ansicpg1252\cocoartf2761
@@ -56,6 +58,91 @@ def word_95(raw: bytes) -> bytes:
     return raw[: fib + 2] + (0x0068).to_bytes(2, "little") + raw[fib + 4 :]
 
 
+def lock_deck(path: Path) -> None:
+    """The .ppt as PowerPoint saves it with a password: its last edit (UserEditAtom) 4 bytes longer,
+    naming its encryption session (encryptSessionPersistIdRef), the records it leads to encrypted.
+    Made in place, every stream keeping its size: the persist directory written before that edit
+    gives up its last entry to make room, and the Current User stream points at the moved edit."""
+    import olefile
+
+    with olefile.OleFileIO(str(path), write_mode=True) as ole:
+        document, user = bytearray(ole.openstream("PowerPoint Document").read()), bytearray(ole.openstream("Current User").read())
+        edit = struct.unpack_from("<I", user, 16)[0]
+        directory = struct.unpack_from("<I", document, edit + 20)[0]
+        assert directory + 8 + struct.unpack_from("<I", document, directory + 4)[0] == edit == len(document) - 36, "the layout LibreOffice writes"
+        entries = document[directory + 8 : edit]
+        user_edit = (struct.pack("<HHI", 0, 0x0FF5, 32) + document[edit + 8 : edit + 20] + struct.pack("<I", directory + 40)
+                     + document[edit + 24 : edit + 36] + struct.pack("<I", 1))
+        persist = struct.pack("<HHII", 0, 0x1772, len(entries) - 4, struct.unpack_from("<I", entries)[0] - (1 << 20)) + entries[4:-4]
+        document[directory:] = user_edit + persist
+        struct.pack_into("<I", user, 16, directory)
+        ole.write_stream("PowerPoint Document", bytes(document))
+        ole.write_stream("Current User", bytes(user))
+
+
+def _tree(data, start, end):
+    """The records of data[start:end]: [version/instance, type, children (a container) or body bytes]."""
+    nodes, at = [], start
+    while at + 8 <= end:
+        version_instance, kind, length = struct.unpack_from("<HHI", data, at)
+        body = (at + 8, at + 8 + length)
+        nodes.append([version_instance, kind, _tree(data, *body) if version_instance & 0xF == 0xF else data[body[0]:body[1]], at])
+        at = body[1]
+    return nodes
+
+
+def _bytes(node):
+    body = b"".join(_bytes(child) for child in node[2]) if isinstance(node[2], list) else node[2]
+    return struct.pack("<HHI", node[0], node[1], len(body)) + body
+
+
+def _find(nodes, kind):
+    for node in nodes:
+        if node[1] == kind:
+            yield node
+        if isinstance(node[2], list):
+            yield from _find(node[2], kind)
+
+
+def placeholders_in_slide_list(path: Path, slide_number: int) -> None:
+    """The .ppt as PowerPoint writes a slide's placeholders: their text (header, characters, style)
+    kept in the document's slide list after the slide's SlidePersistAtom, each shape's text box
+    holding only an OutlineTextRefAtom that points at it. Rewritten in place: the streams keep
+    their sizes (the PowerPoint Document stream padded at its end), the persist directory, the
+    last edit and the Current User stream moved to the records' new places."""
+    import olefile
+
+    with olefile.OleFileIO(str(path), write_mode=True) as ole:
+        data, user = ole.openstream("PowerPoint Document").read(), bytearray(ole.openstream("Current User").read())
+        top = _tree(data, 0, len(data))
+        edit = next(n for n in top if n[1] == 0x0FF5)
+        directory = next(n for n in top if n[1] == 0x1772)
+        entries = struct.unpack_from(f"<{len(directory[2]) // 4}I", directory[2])
+        persist = dict(zip(range(entries[0] & 0xFFFFF, 1 << 20), entries[1:]))
+        slide_list = next(n for n in _find(top, 0x0FF0) if n[0] >> 4 == 0)
+        atom = [n for n in slide_list[2] if n[1] == 0x03F3][slide_number - 1]
+        slide = next(n for n in top if n[3] == persist[struct.unpack_from("<I", atom[2])[0]])
+        moved = []
+        for box in _find(slide[2], 0xF00D):
+            text = [n for n in box[2] if n[1] in (0x0F9F, 0x0FA0, 0x0FA8, 0x0FA1)]
+            if any(n[1] in (0x0FA0, 0x0FA8) for n in text):
+                box[2] = [[0, 0x0F9E, struct.pack("<I", len(moved)), 0]]
+                moved.append(text)
+        at = slide_list[2].index(atom) + 1
+        slide_list[2][at:at] = [n for text in moved for n in text]
+        placed, offset = {}, 0
+        for node in top:
+            placed[node[3]] = offset
+            offset += len(_bytes(node))
+        directory[2] = struct.pack(f"<{len(entries)}I", entries[0], *(placed[o] for o in entries[1:]))
+        edit[2] = edit[2][:8] + struct.pack("<II", 0, placed[directory[3]]) + edit[2][16:]
+        struct.pack_into("<I", user, 16, placed[edit[3]])
+        rebuilt = b"".join(_bytes(node) for node in top)
+        assert len(rebuilt) <= len(data), "the text boxes gave up more than the slide list took"
+        ole.write_stream("PowerPoint Document", rebuilt + bytes(len(data) - len(rebuilt)))
+        ole.write_stream("Current User", bytes(user))
+
+
 @pytest.fixture(scope="module")
 def drive(tmp_path_factory, local_embedder):
     folder = tmp_path_factory.mktemp("legacy")
@@ -64,6 +151,9 @@ def drive(tmp_path_factory, local_embedder):
     shutil.copy(HANDBOOK, drive / "travel-handbook.doc")
     shutil.copy(PRICES, drive / "winter-prices.xls")
     (drive / "locked.doc").write_bytes(locked(HANDBOOK.read_bytes()))
+    shutil.copy(BRIEFING, drive / "store-briefing.ppt")
+    shutil.copy(BRIEFING, drive / "locked.ppt")
+    lock_deck(drive / "locked.ppt")
     make_docx(drive / "visas.doc", [("h1", "Visas"), ("p", "The office applies for business visas three weeks ahead.")], title="Visas")  # a .docx named .doc
     make_xlsx(drive / "rates.xls", {"Rates": [["Currency", "Rate"], ["Swiss franc", "0.95"]]})  # an .xlsx named .xls
     with indexed_and_served(folder, '[[sources]]\nname = "drive"\ntype = "files"\npath = "drive"\n[[spaces]]\nprovider = "local"\n') as served:
@@ -93,6 +183,37 @@ def test_what_word_does_not_show_as_the_text_is_not_indexed(drive):
         assert not any(t in text for text in texts for t in ("approval", "30 euros", "intranet", "Hotels 1")), (words, texts)
 
 
+def test_a_powerpoint_97_deck_is_searched_slide_by_slide_with_its_notes(drive):
+    """As a .pptx is: each hit names its slide, bullets keep their levels, a table is a row per line,
+    the speaker notes count; a hidden slide, and the slide number field of a notes page, do not."""
+    _, client = drive
+    hit = search_hits(client, "who keeps the alarm keys")[0]
+    assert hit["doc_id"] == "file:store-briefing.ppt" and hit["title"] == "Store briefing" and hit["heading_path"] == ["Slide 2: Before nine"], hit
+    assert "- Two staff members open the store together\n  - One of them keeps the alarm keys" in hit["text"], hit["text"]
+    assert hit["text"].endswith("Speaker notes: The alarm code changes every Monday; ask the manager for the new one."), hit["text"]  # no "*" of its slide number field after it
+    assert hit["updated_at"].startswith("2026-11-02T08:00:00")
+    document = client.get(f"/v1/documents/{hit['doc_id']}").json()
+    assert document["authors"] == ["Retail team"] and document["tags"] == ["stores", "opening"]
+    hit = search_hits(client, "when does the Oslo store open")[0]
+    assert hit["heading_path"] == ["Slide 3: Opening hours"] and "Store | Opens\nLisbon | 9:00\nOslo | 10:00" in hit["text"], hit
+    hit = search_hits(client, "what is the last thing to do when the store closes")[0]
+    assert hit["heading_path"] == ["Slide 5: At closing time"], "a hidden slide keeps its number"
+    assert "Count the till before locking the door\n\nLights off in the stockroom\n\nSet the alarm last" in hit["text"], "a text box, then a group's two"
+    texts = [h["text"] for h in search_hits(client, "bonuses twelve percent weekend shifts", mode="lexical", top_k=10)]
+    assert not any("twelve percent" in text for text in texts), texts
+
+
+def test_a_deck_whose_placeholders_keep_their_text_in_the_slide_list_reads_the_same(tmp_path):
+    """PowerPoint itself keeps a title's and a body's text in the document's slide list, the shapes
+    only pointing at it (LibreOffice writes it in the shapes): both read alike."""
+    shutil.copy(BRIEFING, tmp_path / "as-libreoffice.ppt")
+    shutil.copy(BRIEFING, tmp_path / "as-powerpoint.ppt")
+    placeholders_in_slide_list(tmp_path / "as-powerpoint.ppt", 2)
+    results = [CliRunner().invoke(cli, ["extract", str(tmp_path / name)]) for name in ("as-libreoffice.ppt", "as-powerpoint.ppt")]
+    assert [r.exit_code for r in results] == [0, 0] and results[0].output == results[1].output, results[1].output
+    assert "# Slide 2: Before nine\n\n- Two staff members open the store together\n  - One of them keeps the alarm keys" in results[1].output
+
+
 def test_an_excel_97_workbook_is_read_a_row_at_a_time_with_its_column_names(drive):
     _, client = drive
     hit = search_hits(client, "how much are the Alpine boots")[0]
@@ -106,8 +227,11 @@ def test_an_excel_97_workbook_is_read_a_row_at_a_time_with_its_column_names(driv
 
 def test_a_locked_or_misnamed_old_office_file_is_named_or_read_for_what_it_is(drive, tmp_path):
     report, client = drive
-    assert [(e.code, e.doc_id) for e in report.errors] == [("FILE_EXTRACTION_FAILED", "file:locked.doc")], report.errors
-    assert report.errors[0].message == "locked.doc: not a readable Word 97–2003 (.doc) document: it is password-protected; save it without a password to index it", report.errors[0].message
+    errors = {e.doc_id: (e.code, e.message) for e in report.errors}
+    assert errors == {
+        "file:locked.doc": ("FILE_EXTRACTION_FAILED", "locked.doc: not a readable Word 97–2003 (.doc) document: it is password-protected; save it without a password to index it"),
+        "file:locked.ppt": ("FILE_EXTRACTION_FAILED", "locked.ppt: not a readable PowerPoint 97–2003 (.ppt) deck: it is password-protected; save it without a password to index it"),
+    }, errors
     assert search_hits(client, "business visas")[0]["doc_id"] == "file:visas.doc", "a .docx saved as .doc"
     assert search_hits(client, "Swiss franc rate")[0]["doc_id"] == "file:rates.xls", "an .xlsx saved as .xls"
     (tmp_path / "memo.doc").write_bytes(word_95(HANDBOOK.read_bytes()))
@@ -119,12 +243,18 @@ def test_a_locked_or_misnamed_old_office_file_is_named_or_read_for_what_it_is(dr
     assert result.exit_code == 0 and "## Per diem\n\nThe daily allowance for meals is 45 euros." in result.output, "a .doc saved as .docx"
     result = CliRunner().invoke(cli, ["extract", str(tmp_path / "prices.xlsx")])
     assert result.exit_code == 0 and "# Store hours\n\nStore: Lisbon; Hours: 9 to 21" in result.output, result.output
+    shutil.copy(BRIEFING, tmp_path / "briefing.pptx")
+    result = CliRunner().invoke(cli, ["extract", str(tmp_path / "briefing.pptx")])
+    assert result.exit_code == 0 and "# Slide 3: Opening hours\n\nStore | Opens" in result.output, "a .ppt saved as .pptx"
+    make_pptx(tmp_path / "newer.ppt", [{"title": "Returns", "bullets": [(0, "Returns are free within thirty days")]}])
+    result = CliRunner().invoke(cli, ["extract", str(tmp_path / "newer.ppt")])
+    assert result.exit_code == 0 and "# Slide 1: Returns\n\n- Returns are free within thirty days" in result.output, "a .pptx saved as .ppt"
 
 
-@pytest.mark.parametrize("original", [HANDBOOK, PRICES], ids=["doc", "xls"])
+@pytest.mark.parametrize("original", [HANDBOOK, PRICES, BRIEFING], ids=["doc", "xls", "ppt"])
 def test_a_damaged_old_office_file_is_a_clear_error(tmp_path, original):
     raw = original.read_bytes()
-    what = "Word 97–2003 (.doc) document" if original.suffix == ".doc" else "Excel 97–2003 (.xls) workbook"
+    what = {".doc": "Word 97–2003 (.doc) document", ".xls": "Excel 97–2003 (.xls) workbook", ".ppt": "PowerPoint 97–2003 (.ppt) deck"}[original.suffix]
     damaged = {"cut": raw[: len(raw) // 3], "empty": b"", "zeroed": raw[:512] + bytes(len(raw) - 512), "text": b"Minutes of the May meeting\n"}
     if original.suffix == ".xls":  # its CODEPAGE record (Unicode, 1200) changed to a number no codec has
         record = raw.index(b"\x42\x00\x02\x00\xb0\x04")

@@ -199,13 +199,13 @@ def test_links_robots_txt_disallows_are_not_crawled_and_not_failures(site):
 def test_linked_office_files_the_crawl_cannot_read_are_named_once_not_fetched(site):
     """A help site that links its sales deck and price list: a crawl left them out without a word,
     and a website owner asked why the deck was never found."""
-    serve(site, {"/": page("Home", "/decks/winter-sale.ppt", "/prices.numbers", "/logo.png", "/a"), "/a": page("A", "/prices.numbers")})
+    serve(site, {"/": page("Home", "/decks/winter-sale.key", "/prices.numbers", "/logo.png", "/a"), "/a": page("A", "/prices.numbers")})
     result = crawl_urls(site.source(["/"], crawl=True))
     assert [d.title for d in result.documents] == ["Home", "A"] and not result.errors
     assert [(w.code, w.level) for w in result.warnings] == [("WEB_FILES_UNREAD", "warning")], "one warning for the source, an image not counted"
     said = result.warnings[0].message
-    assert said.startswith("2 linked file(s) not fetched: Numbers, PowerPoint 97–2003 files, formats this version does not read") and ".pptx" in said
-    assert site.url("/decks/winter-sale.ppt") in said and not any(p.endswith((".ppt", ".numbers")) for p in site.requests)
+    assert said.startswith("2 linked file(s) not fetched: Keynote, Numbers files, formats this version does not read") and ".pptx" in said
+    assert site.url("/decks/winter-sale.key") in said and not any(p.endswith((".key", ".numbers")) for p in site.requests)
 
 
 def test_include_and_exclude_keep_a_crawl_to_the_help_centre(site):

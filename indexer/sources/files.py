@@ -1,4 +1,4 @@
-"""A folder of .md / .mdx / .rst / .adoc / .ipynb / .txt / .html / .pdf / .docx / .doc / .rtf / .pptx / .xlsx / .xls / .odt / .ods / .odp / .epub files. doc_id = `file:<id_prefix><path relative to the folder>`."""
+"""A folder of .md / .mdx / .rst / .adoc / .ipynb / .txt / .html / .pdf / .docx / .doc / .rtf / .pptx / .ppt / .xlsx / .xls / .odt / .ods / .odp / .epub files. doc_id = `file:<id_prefix><path relative to the folder>`."""
 
 from __future__ import annotations
 
@@ -31,6 +31,7 @@ from indexer.labels import project_labels, referenced_titles
 from indexer.rtf import extract_rtf
 from indexer.rst import rst_empty_reason, rst_to_markdown
 from indexer.sheets import extract_xls, extract_xlsx
+from indexer.ppt import extract_ppt
 from indexer.slides import empty_deck_reason, extract_pptx
 from indexer.word import extract_docx
 from indexer.worddoc import extract_doc
@@ -42,7 +43,7 @@ from indexer.sources import SourceResult
 # .gitignore to leave them out.
 PACKAGE_FOLDERS = frozenset({"node_modules", "bower_components", "site-packages", "__pycache__"})
 # PDF and the office formats, read from their bytes (their own properties give title, author and date).
-OFFICE_READERS = {".pdf": extract_pdf, ".docx": extract_docx, ".doc": extract_doc, ".rtf": extract_rtf, ".pptx": extract_pptx,
+OFFICE_READERS = {".pdf": extract_pdf, ".docx": extract_docx, ".doc": extract_doc, ".rtf": extract_rtf, ".pptx": extract_pptx, ".ppt": extract_ppt,
                   ".xlsx": extract_xlsx, ".xls": extract_xls, ".odt": extract_odt, ".ods": extract_ods, ".odp": extract_odp,
                   ".epub": extract_epub}
 OFFICE_LOCK = "~$"  # "~$deck.docx": the owner file Word and PowerPoint keep beside a document open on a shared drive

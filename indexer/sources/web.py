@@ -23,6 +23,7 @@ from indexer.epub import extract_epub
 from indexer.opendocument import extract_odp, extract_ods, extract_odt
 from indexer.pdf import extract_pdf
 from indexer.pools import thread_pool
+from indexer.ppt import extract_ppt
 from indexer.rtf import extract_rtf
 from indexer.sheets import extract_xls, extract_xlsx
 from indexer.slides import extract_pptx
@@ -47,7 +48,7 @@ FILE_TYPES = {  # media type → the reader of its files
     "application/pdf": extract_pdf, "application/x-pdf": extract_pdf,
     "application/vnd.openxmlformats-officedocument.wordprocessingml.document": extract_docx, "application/msword": extract_doc,
     "application/rtf": extract_rtf, "text/rtf": extract_rtf,
-    "application/vnd.openxmlformats-officedocument.presentationml.presentation": extract_pptx,
+    "application/vnd.openxmlformats-officedocument.presentationml.presentation": extract_pptx, "application/vnd.ms-powerpoint": extract_ppt,
     "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": extract_xlsx, "application/vnd.ms-excel": extract_xls,
     "application/vnd.oasis.opendocument.text": extract_odt, "application/vnd.oasis.opendocument.spreadsheet": extract_ods,
     "application/vnd.oasis.opendocument.presentation": extract_odp, "application/epub+zip": extract_epub,
@@ -292,7 +293,7 @@ def _fetch_page(client: httpx.Client, source: SourceConfig, fetch_state: dict[st
 
 NOT_PAGES = re.compile(
     r"\.(?:zip|gz|tgz|rar|7z|exe|dmg|msi|iso|jpe?g|png|gif|webp|avif|svg|ico|bmp|tiff?|mp[34]|m4a|mov|avi|webm|ogg|wav|"
-    r"woff2?|ttf|eot|css|js|json|xml|rss|atom|ppt|csv)$",
+    r"woff2?|ttf|eot|css|js|json|xml|rss|atom|csv)$",
     re.IGNORECASE,
 )
 

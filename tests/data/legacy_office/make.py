@@ -1,9 +1,10 @@
 """Makes this folder's Office 97–2003 and Rich Text files the way a team's old shared drive holds them: written
 by a real office program (LibreOffice, `soffice --convert-to`) from OpenDocument files built here
-with odfpy. Not run by the tests (they read the files committed beside it); run it again after
-changing what they hold:
+with odfpy, and the deck from a .pptx python-pptx lays out as PowerPoint's templates do (its title
+and content placeholders become the .ppt's). Not run by the tests (they read the files committed
+beside it); run it again after changing what they hold:
 
-    apt-get install libreoffice-writer-nogui libreoffice-calc-nogui
+    apt-get install libreoffice-writer-nogui libreoffice-calc-nogui libreoffice-impress-nogui
     .venv/bin/python tests/data/legacy_office/make.py
 """
 
@@ -18,6 +19,7 @@ HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE.parents[2]))
 
 from tests.fakes.opendocument import make_ods, make_odt  # noqa: E402
+from tests.fakes.slides import make_pptx  # noqa: E402
 
 
 def handbook(path: Path) -> None:
@@ -101,16 +103,33 @@ def faq(path: Path) -> None:
                              "https://shop.example/help/refunds", "returns, money"]]})
 
 
+def briefing(path: Path) -> None:
+    """Titles, bullets at two levels, speaker notes, a table, a hidden slide, a text box and a group of two."""
+    from datetime import datetime
+
+    make_pptx(path, [
+        {"title": "Store opening briefing"},
+        {"title": "Before nine", "bullets": [(0, "Two staff members open the store together"), (1, "One of them keeps the alarm keys")],
+         "notes": "The alarm code changes every Monday; ask the manager for the new one."},
+        {"title": "Opening hours", "table": [["Store", "Opens"], ["Lisbon", "9:00"], ["Oslo", "10:00"]]},
+        {"title": "Draft bonus scheme", "bullets": [(0, "Bonuses rise to twelve percent for weekend shifts")], "hidden": True},
+        {"title": "At closing time", "textbox": "Count the till before locking the door",
+         "group": ["Lights off in the stockroom", "Set the alarm last"]},
+    ], title="Store briefing", author="Retail team", keywords="stores, opening", modified=datetime(2026, 11, 2, 8, 0))
+
+
 def main() -> None:
     with tempfile.TemporaryDirectory() as scratch:
         made = Path(scratch)
         handbook(made / "handbook.odt")
         prices(made / "prices.ods")
         faq(made / "faq.ods")
-        for source, target in (("handbook.odt", "doc:MS Word 97"), ("handbook.odt", "rtf"), ("prices.ods", "xls:MS Excel 97"), ("faq.ods", "xls:MS Excel 97")):
+        briefing(made / "briefing.pptx")
+        for source, target in (("handbook.odt", "doc:MS Word 97"), ("handbook.odt", "rtf"), ("prices.ods", "xls:MS Excel 97"), ("faq.ods", "xls:MS Excel 97"),
+                               ("briefing.pptx", "ppt:MS PowerPoint 97")):
             subprocess.run(["soffice", "--headless", f"-env:UserInstallation=file://{made}/profile", "--convert-to", target,
                             "--outdir", str(HERE), str(made / source)], check=True, capture_output=True, timeout=180)
-    for name in ("handbook.doc", "handbook.rtf", "prices.xls", "faq.xls"):
+    for name in ("handbook.doc", "handbook.rtf", "prices.xls", "faq.xls", "briefing.ppt"):
         print(name, (HERE / name).stat().st_size, "bytes")
 
 
