@@ -5,11 +5,13 @@ modification time from its summary properties, by olefile (BSD)."""
 from __future__ import annotations
 
 import io
+import re
 import struct
+from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 from typing import NamedTuple
 
-from indexer.extract import OLE_MAGIC, ExtractionError, own_title
+from indexer.extract import OLE_MAGIC, ZIP_MAGIC, ExtractionError, Extracted, normalize_text, own_title
 
 
 class Properties(NamedTuple):
@@ -34,6 +36,32 @@ def open_ole(raw: bytes, kind: str):
         ole.close()
         raise ExtractionError(f"not a readable {kind}: it is password-protected; save it without a password to index it")
     return ole
+
+
+def extract_ole(raw: bytes, fallback_title: str, kind: str, newer: Callable[[], Callable[[bytes, str], Extracted]],
+                read: Callable[[object], tuple[str, str]]) -> Extracted:
+    """A Word or PowerPoint 97–2003 file's text by `read(ole)` (its first heading or slide title, its
+    text), with the title, author, keywords and date of its summary properties; the file of the
+    newer format when that is what it is (saved under the other extension): read by `newer()`."""
+    if raw.startswith(ZIP_MAGIC):
+        return newer()(raw, fallback_title)
+    ole = open_ole(raw, kind)
+    properties = ole_properties(ole)
+    try:
+        first_title, text = read(ole)
+    except ExtractionError:
+        raise  # already says what is wrong (a ValueError too, which the line below would wrap)
+    except (struct.error, IndexError, ValueError, OSError, KeyError, RecursionError) as exc:
+        raise ExtractionError(f"not a readable {kind} ({type(exc).__name__}: {exc})") from None
+    finally:
+        ole.close()
+    return Extracted(
+        title=properties.title or first_title or fallback_title,
+        text=normalize_text(text),
+        authors=(properties.author,) if properties.author else (),
+        tags=tuple(t.strip() for t in re.split(r"[,;]", properties.keywords) if t.strip()),
+        updated_at=properties.modified,
+    )
 
 
 def stream(ole, names: tuple[str, ...], kind: str) -> bytes:

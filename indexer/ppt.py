@@ -17,12 +17,11 @@ PowerPoint often writes placeholders, a reference to the text kept in the slide 
 
 from __future__ import annotations
 
-import re
 import struct
 from typing import NamedTuple
 
-from indexer.extract import ZIP_MAGIC, ExtractionError, Extracted, normalize_text
-from indexer.ole import ole_properties, open_ole, stream
+from indexer.extract import ExtractionError, Extracted
+from indexer.ole import extract_ole, stream
 from indexer.slides import slide_section
 
 KIND = "PowerPoint 97–2003 (.ppt) deck"
@@ -69,28 +68,16 @@ class Text(NamedTuple):
 
 def extract_ppt(raw: bytes, fallback_title: str, kind: str = KIND) -> Extracted:
     """A .ppt's text, or a .pptx's when that is what the file is (saved as .pptx, named .ppt)."""
-    if raw.startswith(ZIP_MAGIC):
+    def newer():
         from indexer.slides import extract_pptx
 
-        return extract_pptx(raw, fallback_title)
-    ole = open_ole(raw, kind)
-    properties = ole_properties(ole)
-    try:
+        return extract_pptx
+
+    def read(ole) -> tuple[str, str]:
         sections = _Deck(stream(ole, ("PowerPoint Document",), kind), stream(ole, ("Current User",), kind), kind).sections()
-    except ExtractionError:
-        raise
-    except (struct.error, IndexError, ValueError, KeyError, RecursionError) as exc:
-        raise ExtractionError(f"not a readable {kind} ({type(exc).__name__}: {exc})") from None
-    finally:
-        ole.close()
-    first_title = next((title for title, _ in sections if title), "")
-    return Extracted(
-        title=properties.title or first_title or fallback_title,
-        text=normalize_text("\n\n".join(text for _, text in sections if text)),
-        authors=(properties.author,) if properties.author else (),
-        tags=tuple(t.strip() for t in re.split(r"[,;]", properties.keywords) if t.strip()),
-        updated_at=properties.modified,
-    )
+        return next((title for title, _ in sections if title), ""), "\n\n".join(text for _, text in sections if text)
+
+    return extract_ole(raw, fallback_title, kind, newer, read)
 
 
 class _Deck:

@@ -17,8 +17,8 @@ import re
 import struct
 from typing import NamedTuple
 
-from indexer.extract import ZIP_MAGIC, ExtractionError, Extracted, join_blocks, normalize_text
-from indexer.ole import ole_properties, open_ole, stream
+from indexer.extract import ExtractionError, Extracted, join_blocks
+from indexer.ole import extract_ole, stream
 
 KIND = "Word 97–2003 (.doc) document"
 # The File Information Block's fields this reader needs (Word 97 and later all keep these offsets).
@@ -51,28 +51,16 @@ class Paragraph(NamedTuple):
 
 def extract_doc(raw: bytes, fallback_title: str, kind: str = KIND) -> Extracted:
     """A .doc's text, or a .docx's when that is what the file is (saved as .docx, named .doc)."""
-    if raw.startswith(ZIP_MAGIC):
+    def newer():
         from indexer.word import extract_docx
 
-        return extract_docx(raw, fallback_title)
-    ole = open_ole(raw, kind)
-    properties = ole_properties(ole)
-    try:
-        paragraphs = _paragraphs(ole, kind)
-    except ExtractionError:
-        raise  # already says what is wrong (a ValueError too, which the line below would wrap)
-    except (struct.error, IndexError, ValueError, OSError, KeyError) as exc:
-        raise ExtractionError(f"not a readable {kind} ({type(exc).__name__}: {exc})") from None
-    finally:
-        ole.close()
-    text, first_heading = paragraphs_markdown(paragraphs)
-    return Extracted(
-        title=properties.title or first_heading or fallback_title,
-        text=normalize_text(text),
-        authors=(properties.author,) if properties.author else (),
-        tags=tuple(t.strip() for t in re.split(r"[,;]", properties.keywords) if t.strip()),
-        updated_at=properties.modified,
-    )
+        return extract_docx
+
+    def read(ole) -> tuple[str, str]:
+        text, first_heading = paragraphs_markdown(_paragraphs(ole, kind))
+        return first_heading or "", text
+
+    return extract_ole(raw, fallback_title, kind, newer, read)
 
 
 def _paragraphs(ole, kind: str) -> list[Paragraph]:
