@@ -14,7 +14,7 @@ class ErrorCode(StrEnum):
     WEB_TOO_LARGE = "WEB_TOO_LARGE"  # the response passed the byte cap; the rest was not downloaded
     WEB_FILES_UNREAD = "WEB_FILES_UNREAD"  # warning: a crawl found links to office files of formats we do not read (.pptx, .xlsx…); not fetched
     WEB_REDIRECTED_AWAY = "WEB_REDIRECTED_AWAY"  # warning: a crawled link redirects to another site (a sign-in page, a profile); not indexed (an indexed version is removed)
-    WEB_UNSUPPORTED_TYPE = "WEB_UNSUPPORTED_TYPE"  # warning: not HTML, plain text, Markdown, PDF or Word (an image, a zip…); skipped unread
+    WEB_UNSUPPORTED_TYPE = "WEB_UNSUPPORTED_TYPE"  # warning: not HTML, plain text, Markdown, PDF, an office document or EPUB (an image, a zip…); skipped unread
     WEB_GONE = "WEB_GONE"  # warning: HTTP 410, the site removed the page for good; not indexed (an indexed version is removed)
     WEB_REFRESH = "WEB_REFRESH"  # warning: a redirect stub (<meta http-equiv="refresh"> to another page); not indexed, its target followed
     WEB_LASTMOD_STALE = "WEB_LASTMOD_STALE"  # warning: pages had changed though their sitemap's lastmod said not; their changes wait for a reread

@@ -3,6 +3,7 @@ every hop, and pages that are not pages left out with a warning."""
 
 import threading
 import time
+from pathlib import Path
 
 from indexer.documents import FetchState
 from indexer.sources.web import crawl_urls
@@ -159,6 +160,21 @@ def test_a_binary_content_type_is_skipped_unread_with_a_warning(site):
     assert not result.errors, "an image is left out on purpose, not a failed document"
     assert [(w.code, w.level, w.doc_id) for w in result.warnings] == [("WEB_UNSUPPORTED_TYPE", "warning", f"url:{site.url('/price-list')}")]
     assert "image/png" in result.warnings[0].message
+
+
+def test_a_file_sent_as_bare_bytes_is_read_by_the_extension_of_its_name(site, tmp_path):
+    """A help site keeps its manual and its old deck on S3, which stored them without a type: both
+    came back as application/octet-stream and were skipped as not text. A download whose name says
+    nothing is still skipped, and the warning says why."""
+    make_pdf(tmp_path / "manual.pdf", [("h1", "Boot care manual"), ("p", "Wax the leather twice a winter.")], running=False)
+    site.routes["/files/manual.pdf"] = (200, "application/octet-stream", (tmp_path / "manual.pdf").read_bytes())
+    legacy = Path(__file__).parent / "data" / "legacy_office"
+    site.routes["/files/Store-Briefing.PPT"] = (200, "binary/octet-stream", (legacy / "briefing.ppt").read_bytes())
+    site.routes["/download"] = (200, "application/octet-stream", b"\x00\x01 some bytes")
+    result = crawl_urls(site.source(["/files/manual.pdf", "/files/Store-Briefing.PPT", "/download"]))
+    assert sorted(d.title for d in result.documents) == ["Boot care manual", "Store briefing"] and not result.errors, result
+    assert [(w.code, w.doc_id) for w in result.warnings] == [("WEB_UNSUPPORTED_TYPE", f"url:{site.url('/download')}")]
+    assert "application/octet-stream is not HTML, plain text, Markdown, PDF, an office document or EPUB (nor does its name end in" in result.warnings[0].message
 
 
 def test_requests_to_one_host_are_limited_and_spaced(site):

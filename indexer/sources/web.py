@@ -54,6 +54,19 @@ FILE_TYPES = {  # media type → the reader of its files
     "application/vnd.oasis.opendocument.presentation": extract_odp, "application/epub+zip": extract_epub,
 }
 HTML_TYPES = {"text/html", "application/xhtml+xml"}
+# What a server sends a file as when it does not know its type (S3 an upload stored without one, a
+# download script "attachment" bytes): such a file is read by the extension of its name, as a
+# browser saving it would; a PDF served so was skipped as "content type application/octet-stream".
+GENERIC_TYPES = frozenset({"application/octet-stream", "binary/octet-stream", "application/x-download", "application/force-download",
+                           "application/download", "application/unknown"})
+TYPE_OF_SUFFIX = {
+    ".pdf": "application/pdf", ".docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+    ".doc": "application/msword", ".rtf": "application/rtf", ".pptx": "application/vnd.openxmlformats-officedocument.presentationml.presentation",
+    ".ppt": "application/vnd.ms-powerpoint", ".xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+    ".xls": "application/vnd.ms-excel", ".odt": "application/vnd.oasis.opendocument.text", ".ods": "application/vnd.oasis.opendocument.spreadsheet",
+    ".odp": "application/vnd.oasis.opendocument.presentation", ".epub": "application/epub+zip",
+    ".md": "text/markdown", ".markdown": "text/markdown", ".txt": "text/plain",
+}
 
 
 def normalize_url(url: str, drop_parameters: tuple[str, ...] = TRACKING_PARAMETERS) -> str:
@@ -335,7 +348,9 @@ def fetch_document(
         return problem(code, "fetch", message, retryable=retryable)
     media_type = _media_type(response)
     if body is None:
-        return problem(ErrorCode.WEB_UNSUPPORTED_TYPE, "fetch", f"content type {media_type} is not HTML, plain text, Markdown, PDF or Word; skipped", level="warning")
+        return problem(ErrorCode.WEB_UNSUPPORTED_TYPE, "fetch", f"content type {media_type} is not HTML, plain text, Markdown, PDF, an office "
+                       f"document or EPUB{' (nor does its name end in one of their extensions)' if media_type in GENERIC_TYPES else ''}; skipped",
+                       level="warning")
     if response.status_code == 304 and conditional(response.request):
         return Fetched(document=NOT_MODIFIED, url=found)
     if response.status_code == 410:  # the site says it removed the page for good: no last version to keep
@@ -409,7 +424,12 @@ def _download(client: httpx.Client, url: str, fetch_state: dict[str, FetchState]
 
 
 def _media_type(response: httpx.Response) -> str:
-    return response.headers.get("content-type", "text/html").split(";")[0].strip().lower()
+    """The response's media type; for a generic one (GENERIC_TYPES), the type its name's extension says, when it says one."""
+    declared = response.headers.get("content-type", "text/html").split(";")[0].strip().lower()
+    if declared in GENERIC_TYPES:
+        name = urlsplit(str(response.url)).path.rsplit("/", 1)[-1].lower()
+        return TYPE_OF_SUFFIX.get(name[name.rfind("."):] if "." in name else "", declared)
+    return declared
 
 
 # What a site's error page is titled when the server answers it with 200 (a "soft 404"): indexed,
