@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 import statistics
+import threading
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -81,6 +82,26 @@ class PdfText:
 
 
 def read_pdf(raw: bytes) -> PdfText:
+    with _PDFIUM:
+        pages, outline, meta = _read_with_pdfium(raw)
+    pages = _without_running_lines(pages)
+    blocks = _headings(_blocks(pages), outline)
+    text, offsets = _assemble(blocks, len(pages))
+    title = own_title(meta.get("Title"))
+    if not title:
+        title = next((_line_text(b) for b in blocks if b.heading == 1), None) or next((_line_text(b) for b in blocks if b.heading), None)
+    author = (meta.get("Author") or "").strip()
+    return PdfText(text, offsets, len(pages), title, (author,) if author else (), _pdf_date(meta.get("ModDate") or meta.get("CreationDate")))
+
+
+# PDFium is not thread-safe (pypdfium2 says so: one call at a time in a process). A crawl reads the
+# files it fetches in its fetch threads, and two PDFs read at once killed the whole run with a
+# segmentation fault, before any report: one PDF is read at a time.
+_PDFIUM = threading.Lock()
+
+
+def _read_with_pdfium(raw: bytes) -> tuple[list[list[Line]], dict[int, list[tuple[int, str]]], dict]:
+    """A PDF's lines per page, its outline and its metadata, from PDFium (under _PDFIUM)."""
     import pypdfium2 as pdfium
 
     try:
@@ -93,18 +114,9 @@ def read_pdf(raw: bytes) -> PdfText:
         pages = [_page_lines(pdf, i) for i in range(len(pdf))]
         if not any(pages):
             raise ExtractionError(f"{len(pdf)} page(s) without a text layer (a scan?); run OCR on it to index it", ErrorCode.PDF_NO_TEXT, "warning")
-        outline = _outline(pdf)
-        meta = pdf.get_metadata_dict()
+        return pages, _outline(pdf), pdf.get_metadata_dict()
     finally:
         pdf.close()
-    pages = _without_running_lines(pages)
-    blocks = _headings(_blocks(pages), outline)
-    text, offsets = _assemble(blocks, len(pages))
-    title = own_title(meta.get("Title"))
-    if not title:
-        title = next((_line_text(b) for b in blocks if b.heading == 1), None) or next((_line_text(b) for b in blocks if b.heading), None)
-    author = (meta.get("Author") or "").strip()
-    return PdfText(text, offsets, len(pages), title, (author,) if author else (), _pdf_date(meta.get("ModDate") or meta.get("CreationDate")))
 
 
 def _page_lines(pdf, index: int) -> list[Line]:

@@ -177,6 +177,16 @@ def test_a_file_sent_as_bare_bytes_is_read_by_the_extension_of_its_name(site, tm
     assert "application/octet-stream is not HTML, plain text, Markdown, PDF, an office document or EPUB (nor does its name end in" in result.warnings[0].message
 
 
+def test_the_pdfs_a_crawl_fetches_at_once_are_all_read(site, tmp_path):
+    """PDFium is not thread-safe, and a crawl reads what it fetches in its fetch threads: a help
+    centre linking its manuals killed the run with a segmentation fault, before any report."""
+    for i in range(8):  # read at once without a lock, eight manuals of a dozen pages crashed 3 runs in 5
+        make_pdf(tmp_path / f"m{i}.pdf", [("h1", f"Manual {i}")] + [("p", f"Chapter {c} explains how to lace the boots. " * 40) for c in range(30)])
+        site.routes[f"/manuals/m{i}.pdf"] = (200, "application/pdf", (tmp_path / f"m{i}.pdf").read_bytes())
+    result = crawl_urls(site.source([f"/manuals/m{i}.pdf" for i in range(8)]))
+    assert sorted(d.title for d in result.documents) == [f"Manual {i}" for i in range(8)] and not result.errors and not result.warnings
+
+
 def test_requests_to_one_host_are_limited_and_spaced(site):
     lock, active, peak, starts = threading.Lock(), [0], [0], []
 
