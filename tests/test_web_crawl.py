@@ -171,8 +171,12 @@ def test_a_file_sent_as_bare_bytes_is_read_by_the_extension_of_its_name(site, tm
     legacy = Path(__file__).parent / "data" / "legacy_office"
     site.routes["/files/Store-Briefing.PPT"] = (200, "binary/octet-stream", (legacy / "briefing.ppt").read_bytes())
     site.routes["/download"] = (200, "application/octet-stream", b"\x00\x01 some bytes")
-    result = crawl_urls(site.source(["/files/manual.pdf", "/files/Store-Briefing.PPT", "/download"]))
-    assert sorted(d.title for d in result.documents) == ["Boot care manual", "Store briefing"] and not result.errors, result
+    site.routes["/get?id=7"] = (200, "application/x-download", (tmp_path / "manual.pdf").read_bytes(),
+                                {"Content-Disposition": "attachment; filename=\"manual (2).pdf\""})
+    site.routes["/get?id=8"] = (200, "application/octet-stream", (legacy / "briefing.ppt").read_bytes(),
+                                {"Content-Disposition": "attachment; filename=\"briefing.bin\"; filename*=UTF-8''Briefing%20%C3%A9t%C3%A9.ppt"})
+    result = crawl_urls(site.source(["/files/manual.pdf", "/files/Store-Briefing.PPT", "/download", "/get?id=7", "/get?id=8"]))
+    assert sorted(d.title for d in result.documents) == ["Boot care manual"] * 2 + ["Store briefing"] * 2 and not result.errors, result
     assert [(w.code, w.doc_id) for w in result.warnings] == [("WEB_UNSUPPORTED_TYPE", f"url:{site.url('/download')}")]
     assert "application/octet-stream is not HTML, plain text, Markdown, PDF, an office document or EPUB (nor does its name end in" in result.warnings[0].message
 

@@ -7,7 +7,7 @@ import time
 from datetime import datetime, timezone
 from dataclasses import dataclass, replace
 from functools import partial
-from urllib.parse import urljoin, urlsplit, urlunsplit
+from urllib.parse import unquote, urljoin, urlsplit, urlunsplit
 
 import httpx
 
@@ -424,12 +424,23 @@ def _download(client: httpx.Client, url: str, fetch_state: dict[str, FetchState]
 
 
 def _media_type(response: httpx.Response) -> str:
-    """The response's media type; for a generic one (GENERIC_TYPES), the type its name's extension says, when it says one."""
+    """The response's media type; for a generic one (GENERIC_TYPES), the type its name's extension
+    says, when it says one: the name a download gives itself (Content-Disposition), else its URL's."""
     declared = response.headers.get("content-type", "text/html").split(";")[0].strip().lower()
     if declared in GENERIC_TYPES:
-        name = urlsplit(str(response.url)).path.rsplit("/", 1)[-1].lower()
+        name = (_disposition_name(response.headers.get("content-disposition", "")) or urlsplit(str(response.url)).path.rsplit("/", 1)[-1]).lower()
         return TYPE_OF_SUFFIX.get(name[name.rfind("."):] if "." in name else "", declared)
     return declared
+
+
+_FILENAME = re.compile(r"""filename\*\s*=\s*[\w-]*'[^']*'([^;]+)|filename\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^;]+))""", re.IGNORECASE)
+
+
+def _disposition_name(header: str) -> str:
+    """The file name a Content-Disposition header gives ("attachment; filename=\"manual.pdf\"",
+    or RFC 6266's filename*=UTF-8''…, which wins); "" when it gives none."""
+    names = [(unquote(m.group(1).strip()), True) if m.group(1) else ((m.group(2) or m.group(3) or "").strip(), False) for m in _FILENAME.finditer(header)]
+    return next((n for n, extended in names if extended), names[0][0] if names else "")
 
 
 # What a site's error page is titled when the server answers it with 200 (a "soft 404"): indexed,
