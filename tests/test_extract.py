@@ -139,6 +139,27 @@ def test_index_extract_prints_what_the_indexer_keeps(site, tmp_path):
     assert site.requests == ["/robots.txt", "/returns"], "utm_source was dropped before fetching; the refused fetch sent nothing"
 
 
+def extract_json(target: str) -> dict:
+    """`index extract --json` of a file or an address on a loopback site."""
+    from click.testing import CliRunner
+
+    from indexer.cli import cli
+
+    result = CliRunner().invoke(cli, ["extract", target, "--json", "--allow-private-network", "127.0.0.0/8"])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.output)
+
+
+def test_markdown_sent_as_plain_text_is_read_as_markdown_by_its_name(site):
+    """GitHub's raw files and most static servers send a README.md as text/plain: it was indexed
+    as plain text, titled "# Returns", its front matter text and its headings unread."""
+    site.routes["/raw/main/README.md"] = (200, "text/plain; charset=utf-8", b"---\ntitle: Return rules\n---\n# Returns\n\nBoots come back within 30 days.\n")
+    readme = extract_json(site.url("/raw/main/README.md"))
+    assert (readme["title"], readme["text"]) == ("Return rules", "# Returns\n\nBoots come back within 30 days."), readme
+    site.routes["/notes.txt"] = (200, "text/plain", b"# not a heading\n\nPlain notes.\n")
+    assert extract_json(site.url("/notes.txt"))["title"] == "# not a heading", "plain text whose name says so stays plain text"
+
+
 def test_files_saved_by_windows_editors_are_read_through_their_byte_order_mark(site, tmp_path):
     """A UTF-8 byte order mark hid a Markdown file's front matter and first heading (its title became the
     file name, its front matter text); "Unicode" text (UTF-16) failed as "not UTF-8"."""
@@ -146,10 +167,7 @@ def test_files_saved_by_windows_editors_are_read_through_their_byte_order_mark(s
 
     from indexer.cli import cli
 
-    def extract(target: str) -> dict:
-        result = CliRunner().invoke(cli, ["extract", target, "--json", "--allow-private-network", "127.0.0.0/8"])
-        assert result.exit_code == 0, result.output
-        return json.loads(result.output)
+    extract = extract_json
 
     (tmp_path / "refunds.md").write_bytes(b"\xef\xbb\xbf---\ntitle: Refund rules\ntags: [billing]\n---\n# Refunds\n\nRefunds take five days.\n")
     (tmp_path / "shipping.md").write_bytes("# Shipping\n\nParcels ship daily.\n".encode("utf-8-sig"))

@@ -425,11 +425,16 @@ def _download(client: httpx.Client, url: str, fetch_state: dict[str, FetchState]
 
 def _media_type(response: httpx.Response) -> str:
     """The response's media type; for a generic one (GENERIC_TYPES), the type its name's extension
-    says, when it says one: the name a download gives itself (Content-Disposition), else its URL's."""
+    says, when it says one: the name a download gives itself (Content-Disposition), else its URL's.
+    Plain text whose name says Markdown is Markdown: GitHub's raw files and most static servers
+    send a README.md as text/plain, and it was indexed titled "# Returns", its headings unread."""
     declared = response.headers.get("content-type", "text/html").split(";")[0].strip().lower()
-    if declared in GENERIC_TYPES:
+    if declared in GENERIC_TYPES or declared == "text/plain":
         name = (_disposition_name(response.headers.get("content-disposition", "")) or urlsplit(str(response.url)).path.rsplit("/", 1)[-1]).lower()
-        return TYPE_OF_SUFFIX.get(name[name.rfind("."):] if "." in name else "", declared)
+        named = TYPE_OF_SUFFIX.get(name[name.rfind("."):] if "." in name else "")
+        if declared in GENERIC_TYPES:
+            return named or declared
+        return named if named == "text/markdown" else declared
     return declared
 
 
