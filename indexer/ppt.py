@@ -5,7 +5,8 @@ One section per slide in the deck's order, "Slide 7: <its title>", then its text
 placeholders in the order of its shape tree (groups entered), bulleted paragraphs as `- ` items
 indented by level, then its speaker notes. Left out as in a .pptx: hidden slides (they keep their
 number), the slide number, date, header and footer placeholders, and text inside charts and
-pictures. A table is a group of text boxes in this format: its cells are read one per line.
+pictures. A table (in this format a group of text boxes, one per cell) is a row per line, ` | `
+between cells.
 The summary properties give the title, author, keywords (→ tags) and the modification time.
 
 The "PowerPoint Document" stream is a tree of records (an 8-byte header: version and instance,
@@ -34,7 +35,6 @@ PROPERTIES = (0xF00B, 0xF122)  # a shape's OfficeArt property tables (the primar
 TABLE_PROPERTIES = 0x03A0  # a group shape with this property is a table, its shapes the cells
 # Where a text shows a field (a slide number, a date, a header or footer): "*" in the text.
 FIELDS = {0x0FD8, 0x0FF7, 0x0FF8, 0x0FF9, 0x0FFA, 0x1015}
-CRYPT_SESSION = 0x2F14
 SLIDES, NOTES_LIST = 0, 2  # instances of the slide list: the slides, the notes pages
 TITLE_TEXT = {0, 6}  # a text header's kind: Title, CenterTitle
 TITLE_PLACEHOLDERS = {0x0D, 0x0F, 0x11}  # Title, CenterTitle, VerticalTitle
