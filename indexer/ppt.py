@@ -42,6 +42,7 @@ TITLE_PLACEHOLDERS = {0x0D, 0x0F, 0x11}  # Title, CenterTitle, VerticalTitle
 # MasterFooter, MasterHeader, NotesSlideImage (PlaceholderEnum).
 REPEATED_PLACEHOLDERS = {0x07, 0x08, 0x09, 0x0A, 0x0B}
 HIDDEN = 0x0004  # SlideShowSlideInfoAtom: fHidden
+ENCRYPTED_TOKEN = 0xF3D1C4DF  # the Current User stream's headerToken for a deck saved with a password
 HAS_BULLET = 0x0001
 MAX_DEPTH = 32  # records nest a dozen deep in real decks; a damaged one is not followed further
 MAX_EDITS = 1000  # saves kept in one file ("fast save"); a loop of edits in a damaged one is cut here
@@ -85,7 +86,10 @@ class _Deck:
 
     def __init__(self, document: bytes, current_user: bytes, kind: str):
         self.data, self.kind = document, kind
-        self.persist, document_ref = self._persist_directory(struct.unpack_from("<I", current_user, 16)[0])
+        token, edit_at = struct.unpack_from("<II", current_user, 12)
+        if token == ENCRYPTED_TOKEN:
+            raise ExtractionError(f"not a readable {kind}: it is password-protected; save it without a password to index it")
+        self.persist, document_ref = self._persist_directory(edit_at)
         self.document = self._record_at(self.persist[document_ref], DOCUMENT)
 
     def sections(self) -> list[tuple[str, str]]:
@@ -114,7 +118,7 @@ class _Deck:
             last_edit, directory_at, reference = struct.unpack_from("<III", self.data, edit.start + 8)
             if document_ref is None:
                 document_ref = reference
-                if edit.end - edit.start > 28 and struct.unpack_from("<I", self.data, edit.start + 28)[0]:  # encryptSessionPersistIdRef
+                if edit.end - edit.start >= 32:  # it names its encryption session (encryptSessionPersistIdRef)
                     raise ExtractionError(f"not a readable {self.kind}: it is password-protected; save it without a password to index it")
             directory = self._record_at(directory_at, PERSIST_DIRECTORY)
             at = directory.start

@@ -226,6 +226,8 @@ def test_an_excel_97_workbook_is_read_a_row_at_a_time_with_its_column_names(driv
 
 
 def test_a_locked_or_misnamed_old_office_file_is_named_or_read_for_what_it_is(drive, tmp_path):
+    import olefile
+
     report, client = drive
     errors = {e.doc_id: (e.code, e.message) for e in report.errors}
     assert errors == {
@@ -243,6 +245,13 @@ def test_a_locked_or_misnamed_old_office_file_is_named_or_read_for_what_it_is(dr
     assert result.exit_code == 0 and "## Per diem\n\nThe daily allowance for meals is 45 euros." in result.output, "a .doc saved as .docx"
     result = CliRunner().invoke(cli, ["extract", str(tmp_path / "prices.xlsx")])
     assert result.exit_code == 0 and "# Store hours\n\nStore: Lisbon; Hours: 9 to 21" in result.output, result.output
+    shutil.copy(BRIEFING, tmp_path / "sealed.ppt")
+    with olefile.OleFileIO(str(tmp_path / "sealed.ppt"), write_mode=True) as ole:  # its Current User marked as PowerPoint marks an encrypted deck's
+        user = bytearray(ole.openstream("Current User").read())
+        struct.pack_into("<I", user, 12, 0xF3D1C4DF)
+        ole.write_stream("Current User", bytes(user))
+    result = CliRunner().invoke(cli, ["extract", str(tmp_path / "sealed.ppt")])
+    assert result.exit_code == 1 and "sealed.ppt: not a readable PowerPoint 97–2003 (.ppt) deck: it is password-protected" in result.output, result.output
     shutil.copy(BRIEFING, tmp_path / "briefing.pptx")
     result = CliRunner().invoke(cli, ["extract", str(tmp_path / "briefing.pptx")])
     assert result.exit_code == 0 and "# Slide 3: Opening hours\n\nStore | Opens" in result.output, "a .ppt saved as .pptx"
