@@ -181,6 +181,41 @@ def test_a_file_sent_as_bare_bytes_is_read_by_the_extension_of_its_name(site, tm
     assert "application/octet-stream is not HTML, plain text, Markdown, PDF, an office document or EPUB (nor does its name end in" in result.warnings[0].message
 
 
+def test_a_file_the_server_calls_text_is_read_as_what_its_bytes_are(site, tmp_path):
+    """An old Apache sends what it has no type for as text/plain, a misconfigured server a PDF as
+    text/html: read as text, a manual was indexed as "%PDF-1.4 %“Œ‹ž 1 0 obj <<…" and a Word file
+    as "PK\\x03\\x04…" for a chatbot to cite. And a link to a PDF that answers with a sign-in page
+    failed as "not a readable PDF (… Data format error)"."""
+    import zipfile
+
+    from tests.fakes.word import make_docx
+
+    make_pdf(tmp_path / "manual.pdf", [("h1", "Boot care manual"), ("p", "Wax the leather twice a winter.")], running=False)
+    make_docx(tmp_path / "policy.docx", [("h1", "Travel policy"), ("p", "Employees book trains.")], title="Travel policy")
+    with zipfile.ZipFile(tmp_path / "photos.zip", "w") as archive:
+        archive.writestr("boot.jpg", b"\xff\xd8\xff\xe0 a photo")
+    legacy = Path(__file__).parent / "data" / "legacy_office"
+    site.routes["/manual"] = (200, "text/html", (tmp_path / "manual.pdf").read_bytes())
+    site.routes["/policy"] = (200, "text/plain", (tmp_path / "policy.docx").read_bytes())
+    site.routes["/briefing"] = (200, "text/plain; charset=iso-8859-1", (legacy / "briefing.ppt").read_bytes())
+    site.routes["/hello.txt"] = (200, "text/plain", "Hello from the shop.\n".encode("utf-16"))  # text, its NULs those of UTF-16
+    site.routes["/photos"] = (200, "text/html", (tmp_path / "photos.zip").read_bytes())
+    site.routes["/blob"] = (200, "text/plain", b"\x00\x01\x02 compiled bytes")
+    site.routes["/files/report.pdf"] = (200, "application/pdf", b"<!DOCTYPE html><html><head><title>Sign in</title></head><body>Log in to download.</body></html>")
+    paths = ["/manual", "/policy", "/briefing", "/hello.txt", "/photos", "/blob", "/files/report.pdf"]
+    result = crawl_urls(site.source(paths))
+    read = {d.url.rsplit("/", 1)[-1]: d for d in result.documents}
+    assert {name: d.title for name, d in read.items()} == {"manual": "Boot care manual", "policy": "Travel policy", "briefing": "Store briefing",
+                                                           "hello.txt": "Hello from the shop."}, read
+    assert read["manual"].text == "# Boot care manual\n\nWax the leather twice a winter."
+    warned = {w.doc_id.rsplit("/", 1)[-1]: w.message for w in result.warnings}
+    assert set(warned) == {"photos", "blob"} and all(w.code == "WEB_UNSUPPORTED_TYPE" for w in result.warnings), warned
+    assert "sent as text/html, but its bytes are application/zip, not text; skipped" in warned["photos"]
+    assert "sent as text/plain, but its bytes are application/octet-stream, not text" in warned["blob"]
+    (failed,) = result.errors
+    assert failed.code == "FILE_EXTRACTION_FAILED" and "sent as application/pdf, but it is an HTML page (“Sign in”): a sign-in or error page" in failed.message
+
+
 def test_the_pdfs_a_crawl_fetches_at_once_are_all_read(site, tmp_path):
     """PDFium is not thread-safe, and a crawl reads what it fetches in its fetch threads: a help
     centre linking its manuals killed the run with a segmentation fault, before any report."""

@@ -7,7 +7,7 @@ import time
 from datetime import datetime, timezone
 from dataclasses import dataclass, replace
 from functools import partial
-from urllib.parse import unquote, urljoin, urlsplit, urlunsplit
+from urllib.parse import urljoin, urlsplit, urlunsplit
 
 import httpx
 
@@ -31,6 +31,7 @@ from indexer.word import extract_docx
 from indexer.worddoc import extract_doc
 from indexer.retrying import backoff, retry_after_seconds
 from indexer.sources import SourceResult, limit_reached
+from indexer.sources.mediatypes import GENERIC_TYPES, html_page_title, media_type_of, sniffed_type
 from indexer.sources.netguard import MAX_BYTES, TooLarge, guarded_transport, read_capped, refused, total_deadline
 from indexer.sources.polite import PoliteTransport
 from indexer.sources.redirects import VALIDATORS, Whereabouts, ask_conditionally, conditional
@@ -54,19 +55,6 @@ FILE_TYPES = {  # media type → the reader of its files
     "application/vnd.oasis.opendocument.presentation": extract_odp, "application/epub+zip": extract_epub,
 }
 HTML_TYPES = {"text/html", "application/xhtml+xml"}
-# What a server sends a file as when it does not know its type (S3 an upload stored without one, a
-# download script "attachment" bytes): such a file is read by the extension of its name, as a
-# browser saving it would; a PDF served so was skipped as "content type application/octet-stream".
-GENERIC_TYPES = frozenset({"application/octet-stream", "binary/octet-stream", "application/x-download", "application/force-download",
-                           "application/download", "application/unknown"})
-TYPE_OF_SUFFIX = {
-    ".pdf": "application/pdf", ".docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
-    ".doc": "application/msword", ".rtf": "application/rtf", ".pptx": "application/vnd.openxmlformats-officedocument.presentationml.presentation",
-    ".ppt": "application/vnd.ms-powerpoint", ".xlsx": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
-    ".xls": "application/vnd.ms-excel", ".odt": "application/vnd.oasis.opendocument.text", ".ods": "application/vnd.oasis.opendocument.spreadsheet",
-    ".odp": "application/vnd.oasis.opendocument.presentation", ".epub": "application/epub+zip",
-    ".md": "text/markdown", ".markdown": "text/markdown", ".txt": "text/plain",
-}
 
 
 def normalize_url(url: str, drop_parameters: tuple[str, ...] = TRACKING_PARAMETERS) -> str:
@@ -346,7 +334,7 @@ def fetch_document(
     except (NotHttp, httpx.UnsupportedProtocol, RobotsDisallowed, TooLarge, httpx.HTTPError) as exc:
         code, message, retryable = _download_problem(exc, url, max_bytes)
         return problem(code, "fetch", message, retryable=retryable)
-    media_type = _media_type(response)
+    media_type = media_type_of(response)
     if body is None:
         return problem(ErrorCode.WEB_UNSUPPORTED_TYPE, "fetch", f"content type {media_type} is not HTML, plain text, Markdown, PDF, an office "
                        f"document or EPUB{' (nor does its name end in one of their extensions)' if media_type in GENERIC_TYPES else ''}; skipped",
@@ -359,6 +347,16 @@ def fetch_document(
         retryable = response.status_code == 429 or response.status_code >= 500
         failed = problem(ErrorCode.WEB_HTTP_STATUS, "fetch", f"HTTP {response.status_code}{_status_hint(response, body)}", retryable=retryable)
         return replace(failed, retry_after=retry_after_seconds(response.headers)) if retryable else failed
+    if media_type in HTML_TYPES or media_type in TEXT_TYPES:
+        actual = sniffed_type(body, response.charset_encoding)
+        if actual in FILE_TYPES:
+            media_type = actual  # a file the server called text: read as what it is
+        elif actual is not None:
+            return problem(ErrorCode.WEB_UNSUPPORTED_TYPE, "fetch", f"sent as {media_type}, but its bytes are {actual}, not text; skipped", level="warning")
+    elif media_type in FILE_TYPES and (title := html_page_title(body)) is not None:
+        shown = f" (“{title}”)" if title else ""
+        return problem(ErrorCode.FILE_EXTRACTION_FAILED, "extract", f"sent as {media_type}, but it is an HTML page{shown}: a sign-in or error page "
+                                                                    "where the file should be? not indexed")
     try:
         extracted, links = _extract(body, media_type, response, found, drop_parameters)
     except ExtractionError as exc:
@@ -414,38 +412,13 @@ def _download(client: httpx.Client, url: str, fetch_state: dict[str, FetchState]
     for validators in (fetch_state, {}):
         extensions = {ROBOTS_CHECKED: True, VALIDATORS: (validators, normalize)}
         with total_deadline(client.timeout.read), client.stream("GET", url, extensions=extensions) as response:
-            media_type = _media_type(response)
+            media_type = media_type_of(response)
             unread = response.status_code < 300 and media_type not in HTML_TYPES and media_type not in TEXT_TYPES and media_type not in FILE_TYPES
             body = None if unread else read_capped(response, max_bytes)
         found = normalize(str(response.url)) or url
         if response.status_code != 304 or found == url or f"url:{url}" not in fetch_state:
             break  # else: indexed at this address, now redirected to a page indexed too — read once more, so it moves, not vanishes
     return response, body, found
-
-
-def _media_type(response: httpx.Response) -> str:
-    """The response's media type; for a generic one (GENERIC_TYPES), the type its name's extension
-    says, when it says one: the name a download gives itself (Content-Disposition), else its URL's.
-    Plain text whose name says Markdown is Markdown: GitHub's raw files and most static servers
-    send a README.md as text/plain, and it was indexed titled "# Returns", its headings unread."""
-    declared = response.headers.get("content-type", "text/html").split(";")[0].strip().lower()
-    if declared in GENERIC_TYPES or declared == "text/plain":
-        name = (_disposition_name(response.headers.get("content-disposition", "")) or urlsplit(str(response.url)).path.rsplit("/", 1)[-1]).lower()
-        named = TYPE_OF_SUFFIX.get(name[name.rfind("."):] if "." in name else "")
-        if declared in GENERIC_TYPES:
-            return named or declared
-        return named if named == "text/markdown" else declared
-    return declared
-
-
-_FILENAME = re.compile(r"""filename\*\s*=\s*[\w-]*'[^']*'([^;]+)|filename\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^;]+))""", re.IGNORECASE)
-
-
-def _disposition_name(header: str) -> str:
-    """The file name a Content-Disposition header gives ("attachment; filename=\"manual.pdf\"",
-    or RFC 6266's filename*=UTF-8''…, which wins); "" when it gives none."""
-    names = [(unquote(m.group(1).strip()), True) if m.group(1) else ((m.group(2) or m.group(3) or "").strip(), False) for m in _FILENAME.finditer(header)]
-    return next((n for n, extended in names if extended), names[0][0] if names else "")
 
 
 # What a site's error page is titled when the server answers it with 200 (a "soft 404"): indexed,
