@@ -24,8 +24,12 @@ from indexer.models import MODELS, PROVIDERS, ModelInfo
 from indexer.urlscope import UrlScope, compile_pattern
 
 SOURCE_TYPES = ("files", "urls", "notion", "answers")
+# The macro-enabled, template and slide-show forms of the Office formats: the same files under other
+# names, read as the form each is of. Not .dot, .pot: Graphviz graphs and gettext catalogues in docs folders.
+OFFICE_FORMS = {".docm": ".docx", ".dotx": ".docx", ".dotm": ".docx", ".pptm": ".pptx", ".ppsx": ".pptx", ".ppsm": ".pptx", ".potx": ".pptx",
+                ".potm": ".pptx", ".pps": ".ppt", ".xlsm": ".xlsx", ".xltx": ".xlsx", ".xltm": ".xlsx", ".xlt": ".xls"}
 DEFAULT_EXTENSIONS = (".md", ".markdown", ".mdx", ".rst", ".adoc", ".asciidoc", ".ipynb", ".txt", ".html", ".htm", ".pdf", ".docx", ".doc", ".rtf", ".pptx", ".ppt", ".xlsx", ".xls",
-                      ".odt", ".ods", ".odp", ".epub")
+                      ".odt", ".ods", ".odp", ".epub", *OFFICE_FORMS)
 ANSWER_FILES = (".toml", ".csv", ".yaml", ".yml", ".xlsx", ".xls")  # what an answers source's `path` may be: question/answer pairs
 # Office formats a folder of documents holds that this version does not read: the kind, and how to make them readable.
 # A files source leaves them out with a FILE_TYPE_UNREAD warning, not read as text (a .xls "not UTF-8 text … save it as UTF-8").

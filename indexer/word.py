@@ -22,8 +22,17 @@ NOT_SHOWN = (f"{W}del", f"{W}moveFrom", f"{W}txbxContent")  # deleted, moved awa
 OFF = {"0", "false", "off"}
 
 
+# The main part of a Word document, and of its macro-enabled and template forms (.docm, .dotx,
+# .dotm): the same XML, which python-docx's Document() refuses under any but the first name.
+WORD_MAIN_PARTS = (
+    "application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml",
+    "application/vnd.ms-word.document.macroEnabled.main+xml",
+    "application/vnd.openxmlformats-officedocument.wordprocessingml.template.main+xml",
+    "application/vnd.ms-word.template.macroEnabledTemplate.main+xml",
+)
+
+
 def extract_docx(raw: bytes, fallback_title: str) -> Extracted:
-    from docx import Document as open_docx
     from docx.opc.exceptions import PackageNotFoundError
 
     if raw.startswith(OLE_MAGIC):  # saved with a password, or a Word 97–2003 file named .docx
@@ -31,9 +40,23 @@ def extract_docx(raw: bytes, fallback_title: str) -> Extracted:
 
         return extract_doc(raw, fallback_title, kind="Word (.docx) document")
     try:
-        return _extracted(open_docx(io.BytesIO(raw)), fallback_title)
+        return _extracted(_open_docx(raw), fallback_title)
     except (PackageNotFoundError, AttributeError, TypeError, *DAMAGED_PACKAGE) as exc:  # python-docx's objects over damaged parts
         raise ExtractionError(f"not a readable Word (.docx) document ({type(exc).__name__}: {exc})") from None
+
+
+def _open_docx(raw: bytes):
+    """python-docx's Document of a Word file in any of its forms (WORD_MAIN_PARTS)."""
+    from docx.opc.part import PartFactory
+    from docx.package import Package
+    from docx.parts.document import DocumentPart
+
+    for kind in WORD_MAIN_PARTS:
+        PartFactory.part_type_for.setdefault(kind, DocumentPart)
+    part = Package.open(io.BytesIO(raw)).main_document_part
+    if part.content_type not in WORD_MAIN_PARTS:
+        raise ValueError(f"its main part is {part.content_type}, not a Word document's")
+    return part.document
 
 
 def _extracted(document, fallback_title: str) -> Extracted:

@@ -14,7 +14,7 @@ from pathlib import Path
 from stat import S_ISLNK
 from typing import Callable
 
-from indexer.config import UNREAD_FORMATS, SourceConfig
+from indexer.config import OFFICE_FORMS, UNREAD_FORMATS, SourceConfig
 from indexer.documents import Document, FetchState
 from indexer.errors import ErrorCode, IngestError
 from indexer.extract import (
@@ -46,6 +46,7 @@ PACKAGE_FOLDERS = frozenset({"node_modules", "bower_components", "site-packages"
 OFFICE_READERS = {".pdf": extract_pdf, ".docx": extract_docx, ".doc": extract_doc, ".rtf": extract_rtf, ".pptx": extract_pptx, ".ppt": extract_ppt,
                   ".xlsx": extract_xlsx, ".xls": extract_xls, ".odt": extract_odt, ".ods": extract_ods, ".odp": extract_odp,
                   ".epub": extract_epub}
+OFFICE_READERS |= {form: OFFICE_READERS[base] for form, base in OFFICE_FORMS.items()}
 OFFICE_LOCK = "~$"  # "~$deck.docx": the owner file Word and PowerPoint keep beside a document open on a shared drive
 # A Jekyll site's folder holds its templates and build beside its pages: `_layouts/default.html`
 # indexed as a page is "{{ content }}" and its Liquid, `_site/` every page a second time; so does a

@@ -10,6 +10,7 @@ from urllib.parse import unquote, urlsplit
 
 import httpx
 
+from indexer.config import OFFICE_FORMS
 from indexer.extract import OLE_MAGIC, ZIP_MAGIC
 
 # What a server sends a file as when it does not know its type (S3 an upload stored without one, a
@@ -25,6 +26,16 @@ TYPE_OF_SUFFIX = {
     ".odp": "application/vnd.oasis.opendocument.presentation", ".epub": "application/epub+zip",
     ".md": "text/markdown", ".markdown": "text/markdown", ".txt": "text/plain",
 }
+TYPE_OF_SUFFIX |= {form: TYPE_OF_SUFFIX[base] for form, base in OFFICE_FORMS.items()}  # read as the format each is a form of
+# The media types servers give those forms, and the format each is read as.
+FORM_TYPES = {
+    "application/vnd.ms-word.document.macroenabled.12": ".docx", "application/vnd.openxmlformats-officedocument.wordprocessingml.template": ".docx",
+    "application/vnd.ms-word.template.macroenabled.12": ".docx", "application/vnd.ms-powerpoint.presentation.macroenabled.12": ".pptx",
+    "application/vnd.openxmlformats-officedocument.presentationml.slideshow": ".pptx", "application/vnd.ms-powerpoint.slideshow.macroenabled.12": ".pptx",
+    "application/vnd.openxmlformats-officedocument.presentationml.template": ".pptx", "application/vnd.ms-powerpoint.template.macroenabled.12": ".pptx",
+    "application/vnd.ms-excel.sheet.macroenabled.12": ".xlsx", "application/vnd.openxmlformats-officedocument.spreadsheetml.template": ".xlsx",
+    "application/vnd.ms-excel.template.macroenabled.12": ".xlsx",
+}
 
 
 def media_type_of(response: httpx.Response) -> str:
@@ -33,6 +44,8 @@ def media_type_of(response: httpx.Response) -> str:
     Plain text whose name says Markdown is Markdown: GitHub's raw files and most static servers
     send a README.md as text/plain, and it was indexed titled "# Returns", its headings unread."""
     declared = response.headers.get("content-type", "text/html").split(";")[0].strip().lower()
+    if declared in FORM_TYPES:
+        return TYPE_OF_SUFFIX[FORM_TYPES[declared]]
     if declared in GENERIC_TYPES or declared == "text/plain":
         name = (disposition_name(response.headers.get("content-disposition", "")) or urlsplit(str(response.url)).path.rsplit("/", 1)[-1]).lower()
         named = TYPE_OF_SUFFIX.get(name[name.rfind("."):] if "." in name else "")
