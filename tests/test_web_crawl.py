@@ -201,12 +201,14 @@ def test_a_file_the_server_calls_text_is_read_as_what_its_bytes_are(site, tmp_pa
     site.routes["/hello.txt"] = (200, "text/plain", "Hello from the shop.\n".encode("utf-16"))  # text, its NULs those of UTF-16
     site.routes["/photos"] = (200, "text/html", (tmp_path / "photos.zip").read_bytes())
     site.routes["/blob"] = (200, "text/plain", b"\x00\x01\x02 compiled bytes")
+    site.routes["/old-page"] = (200, "text/html", b"<html><head><title>Store hours</title></head><body><main><h1>Store hours</h1>"
+                                                  b"<p>We open at nine.\x00</p></main></body></html>")  # a CMS's stray NUL: still a page
     site.routes["/files/report.pdf"] = (200, "application/pdf", b"<!DOCTYPE html><html><head><title>Sign in</title></head><body>Log in to download.</body></html>")
-    paths = ["/manual", "/policy", "/briefing", "/hello.txt", "/photos", "/blob", "/files/report.pdf"]
+    paths = ["/manual", "/policy", "/briefing", "/hello.txt", "/photos", "/blob", "/files/report.pdf", "/old-page"]
     result = crawl_urls(site.source(paths))
     read = {d.url.rsplit("/", 1)[-1]: d for d in result.documents}
     assert {name: d.title for name, d in read.items()} == {"manual": "Boot care manual", "policy": "Travel policy", "briefing": "Store briefing",
-                                                           "hello.txt": "Hello from the shop."}, read
+                                                           "hello.txt": "Hello from the shop.", "old-page": "Store hours"}, read
     assert read["manual"].text == "# Boot care manual\n\nWax the leather twice a winter."
     warned = {w.doc_id.rsplit("/", 1)[-1]: w.message for w in result.warnings}
     assert set(warned) == {"photos", "blob"} and all(w.code == "WEB_UNSUPPORTED_TYPE" for w in result.warnings), warned

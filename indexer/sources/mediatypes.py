@@ -87,7 +87,8 @@ def sniffed_type(body: bytes, charset: str | None) -> str | None:
     if body.startswith(OLE_MAGIC):
         return _ole_type(body)
     wide = (charset or "").lower().replace("-", "").startswith(("utf16", "utf32"))
-    if not wide and not body.startswith(_BOMS) and b"\x00" in body[:4096]:
+    head = body[:4096]
+    if not wide and not body.startswith(_BOMS) and head.count(b"\x00") * 100 >= len(head):  # a stray NUL in a page is no binary file
         return "application/octet-stream"
     return None
 
