@@ -38,13 +38,13 @@ def open_ole(raw: bytes, kind: str):
     return ole
 
 
-def extract_ole(raw: bytes, fallback_title: str, kind: str, newer: Callable[[], Callable[[bytes, str], Extracted]],
+def extract_ole(raw: bytes, fallback_title: str, kind: str, newer: Callable[[bytes, str], Extracted],
                 read: Callable[[object], tuple[str, str]]) -> Extracted:
     """A Word or PowerPoint 97–2003 file's text by `read(ole)` (its first heading or slide title, its
     text), with the title, author, keywords and date of its summary properties; the file of the
-    newer format when that is what it is (saved under the other extension): read by `newer()`."""
+    newer format when that is what it is (saved under the other extension): read by `newer`."""
     if raw.startswith(ZIP_MAGIC):
-        return newer()(raw, fallback_title)
+        return newer(raw, fallback_title)
     ole = open_ole(raw, kind)
     properties = ole_properties(ole)
     try:

@@ -23,7 +23,7 @@ from typing import NamedTuple
 
 from indexer.extract import ExtractionError, Extracted
 from indexer.ole import extract_ole, stream
-from indexer.slides import slide_section
+from indexer.slides import extract_pptx, slide_section
 
 KIND = "PowerPoint 97–2003 (.ppt) deck"
 # Record types read ([MS-PPT] 2.13.24 RecordType, and the drawing's OfficeArt records).
@@ -69,16 +69,11 @@ class Text(NamedTuple):
 
 def extract_ppt(raw: bytes, fallback_title: str, kind: str = KIND) -> Extracted:
     """A .ppt's text, or a .pptx's when that is what the file is (saved as .pptx, named .ppt)."""
-    def newer():
-        from indexer.slides import extract_pptx
-
-        return extract_pptx
-
     def read(ole) -> tuple[str, str]:
         sections = _Deck(stream(ole, ("PowerPoint Document",), kind), stream(ole, ("Current User",), kind), kind).sections()
         return next((title for title, _ in sections if title), ""), "\n\n".join(text for _, text in sections if text)
 
-    return extract_ole(raw, fallback_title, kind, newer, read)
+    return extract_ole(raw, fallback_title, kind, extract_pptx, read)
 
 
 class _Deck:
@@ -88,7 +83,7 @@ class _Deck:
         self.data, self.kind = document, kind
         token, edit_at = struct.unpack_from("<II", current_user, 12)
         if token == ENCRYPTED_TOKEN:
-            raise ExtractionError(f"not a readable {kind}: it is password-protected; save it without a password to index it")
+            raise self._password_protected()
         self.persist, document_ref = self._persist_directory(edit_at)
         self.document = self._record_at(self.persist[document_ref], DOCUMENT)
 
@@ -119,7 +114,7 @@ class _Deck:
             if document_ref is None:
                 document_ref = reference
                 if edit.end - edit.start >= 32:  # it names its encryption session (encryptSessionPersistIdRef)
-                    raise ExtractionError(f"not a readable {self.kind}: it is password-protected; save it without a password to index it")
+                    raise self._password_protected()
             directory = self._record_at(directory_at, PERSIST_DIRECTORY)
             at = directory.start
             while at + 4 <= directory.end:
@@ -134,6 +129,9 @@ class _Deck:
         if document_ref not in persist:
             raise ExtractionError(f"not a readable {self.kind}: its document record is missing")
         return persist, document_ref
+
+    def _password_protected(self) -> ExtractionError:
+        return ExtractionError(f"not a readable {self.kind}: it is password-protected; save it without a password to index it")
 
     def _record_at(self, at: int, expected: int) -> Record:
         record = self._header(at)

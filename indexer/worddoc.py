@@ -19,6 +19,7 @@ from typing import NamedTuple
 
 from indexer.extract import ExtractionError, Extracted, join_blocks
 from indexer.ole import extract_ole, stream
+from indexer.word import extract_docx
 
 KIND = "Word 97–2003 (.doc) document"
 # The File Information Block's fields this reader needs (Word 97 and later all keep these offsets).
@@ -51,16 +52,11 @@ class Paragraph(NamedTuple):
 
 def extract_doc(raw: bytes, fallback_title: str, kind: str = KIND) -> Extracted:
     """A .doc's text, or a .docx's when that is what the file is (saved as .docx, named .doc)."""
-    def newer():
-        from indexer.word import extract_docx
-
-        return extract_docx
-
     def read(ole) -> tuple[str, str]:
         text, first_heading = paragraphs_markdown(_paragraphs(ole, kind))
         return first_heading or "", text
 
-    return extract_ole(raw, fallback_title, kind, newer, read)
+    return extract_ole(raw, fallback_title, kind, extract_docx, read)
 
 
 def _paragraphs(ole, kind: str) -> list[Paragraph]:

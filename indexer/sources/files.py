@@ -30,8 +30,8 @@ from indexer.pdf import extract_pdf
 from indexer.labels import project_labels, referenced_titles
 from indexer.rtf import extract_rtf
 from indexer.rst import rst_empty_reason, rst_to_markdown
-from indexer.sheets import extract_xls, extract_xlsx
 from indexer.ppt import extract_ppt
+from indexer.sheets import extract_xls, extract_xlsx
 from indexer.slides import empty_deck_reason, extract_pptx
 from indexer.word import extract_docx
 from indexer.worddoc import extract_doc

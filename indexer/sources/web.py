@@ -19,19 +19,13 @@ from indexer.extract import (
     NOFOLLOW, NOINDEX, Extracted, ExtractionError, decode_text, empty_page_reason, extract_html, extract_markdown, extract_text,
     first_heading,
 )
-from indexer.epub import extract_epub
-from indexer.opendocument import extract_odp, extract_ods, extract_odt
 from indexer.pdf import extract_pdf
 from indexer.pools import thread_pool
-from indexer.ppt import extract_ppt
 from indexer.rtf import extract_rtf
-from indexer.sheets import extract_xls, extract_xlsx
-from indexer.slides import extract_pptx
-from indexer.word import extract_docx
-from indexer.worddoc import extract_doc
 from indexer.retrying import backoff, retry_after_seconds
 from indexer.sources import SourceResult, limit_reached
-from indexer.sources.mediatypes import GENERIC_TYPES, html_page_title, media_type_of, sniffed_type
+from indexer.sources.files import OFFICE_READERS
+from indexer.sources.mediatypes import GENERIC_TYPES, TYPE_OF_SUFFIX, html_page_title, media_type_of, sniffed_type
 from indexer.sources.netguard import MAX_BYTES, TooLarge, guarded_transport, read_capped, refused, total_deadline
 from indexer.sources.polite import PoliteTransport
 from indexer.sources.redirects import VALIDATORS, Whereabouts, ask_conditionally, conditional
@@ -45,15 +39,8 @@ MAX_REDIRECTS = 5
 PAGE_ATTEMPTS = 3  # a page that fails in a retryable way is tried this often in one run
 MAX_RETRY_WAIT_SECONDS = 30.0  # a longer Retry-After is cut to this: the run moves on, the page fails
 TEXT_TYPES = {"text/plain": "text", "text/markdown": "markdown", "text/x-markdown": "markdown"}
-FILE_TYPES = {  # media type → the reader of its files
-    "application/pdf": extract_pdf, "application/x-pdf": extract_pdf,
-    "application/vnd.openxmlformats-officedocument.wordprocessingml.document": extract_docx, "application/msword": extract_doc,
-    "application/rtf": extract_rtf, "text/rtf": extract_rtf,
-    "application/vnd.openxmlformats-officedocument.presentationml.presentation": extract_pptx, "application/vnd.ms-powerpoint": extract_ppt,
-    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": extract_xlsx, "application/vnd.ms-excel": extract_xls,
-    "application/vnd.oasis.opendocument.text": extract_odt, "application/vnd.oasis.opendocument.spreadsheet": extract_ods,
-    "application/vnd.oasis.opendocument.presentation": extract_odp, "application/epub+zip": extract_epub,
-}
+# media type → the reader of its files: a folder's reader of each file name's extension, and two older names
+FILE_TYPES = {TYPE_OF_SUFFIX[suffix]: reader for suffix, reader in OFFICE_READERS.items()} | {"application/x-pdf": extract_pdf, "text/rtf": extract_rtf}
 HTML_TYPES = {"text/html", "application/xhtml+xml"}
 
 
