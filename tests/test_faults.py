@@ -40,7 +40,8 @@ def test_a_notion_page_that_keeps_failing_deletes_nothing_below_it(notion, tmp_p
     assert "wiki (notion): 7, 6 linking to notion.so pages only your workspace's members can open" in said, said
 
     ws.set_blocks(guides, paragraph("Everything we wrote down, revised."), edited="2026-11-20T10:00:00.000Z")  # so a normal run reads it too
-    notion.path_faults[f"/v1/blocks/{guides}/children"] = [{"status": 503}] * 50  # every retry fails
+    # Every retry fails; the Retry-After spares the test the backoff's 8-12 s (the path is the same).
+    notion.path_faults[f"/v1/blocks/{guides}/children"] = [{"status": 503, "headers": {"Retry-After": "0"}}] * 50
     code, second = run(config, *flags)
     assert code == 4, second
     assert second["documents"]["deleted"] == 0, "a page that could not be read proves nothing about the pages below it"

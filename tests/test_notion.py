@@ -165,6 +165,18 @@ def test_429_with_retry_after_and_a_500_are_retried(notion):
     assert [c.status for c in notion.calls] == [429, 429, 200, 500, 200]
 
 
+def test_a_503_that_says_when_to_come_back_is_retried_then_not_before(notion):
+    """Notion in maintenance answers 503 with a Retry-After: the next attempt waits that long, as
+    the web and embedding clients do, not the 0.25 s of the first backoff step."""
+    ws = notion.workspace
+    root = ws.page("Home", paragraph("Hello."))
+    notion.path_faults[f"/v1/blocks/{root}/children"] = [{"status": 503, "headers": {"Retry-After": "2"}}]
+    result = crawl_notion(source(root))
+    assert [d.title for d in result.documents] == ["Home"] and not result.errors
+    failed, retried = notion.requests("children")
+    assert failed.status == 503 and retried.status == 200 and retried.at - failed.at >= 2.0
+
+
 def test_a_long_rate_limit_storm_is_waited_out_not_counted_as_failures(notion):
     """Twelve 429s in a row (twice MAX_ATTEMPTS) and three 503s on one page: the API asked us to
     slow down, it did not fail — the page arrives. A Retry-After given as an HTTP date is honoured."""

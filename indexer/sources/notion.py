@@ -13,8 +13,8 @@ changed within the same minute: it is fetched again and compared by hash.
 
 Every request goes through one process-wide token bucket (`requests_per_second`, default 3, the
 API's documented average) and our own retries: a 429 waits its Retry-After (and holds back every
-other request) for as long as RATE_LIMIT_PATIENCE allows, 5xx answers, timeouts and connection errors back off exponentially, and an expired
-or invalid cursor restarts that listing.
+other request) for as long as RATE_LIMIT_PATIENCE allows, 5xx answers, timeouts and connection errors back off exponentially
+(or as long as a 503's Retry-After asks), and an expired or invalid cursor restarts that listing.
 """
 
 from __future__ import annotations
@@ -172,7 +172,8 @@ class NotionAPI:
     def _call(self, method, **kwargs) -> dict:
         """One API call with its retries. A 429 is the API asking us to slow down, not a failure:
         it waits its Retry-After and does not use up an attempt, up to RATE_LIMIT_PATIENCE seconds
-        of waiting for this call. 5xx answers, timeouts and connection errors get MAX_ATTEMPTS."""
+        of waiting for this call. 5xx answers, timeouts and connection errors get MAX_ATTEMPTS, each
+        after the pause `_pause` gives."""
         from notion_client import APIResponseError
         from notion_client.errors import HTTPResponseError, RequestTimeoutError
 
@@ -206,7 +207,16 @@ class NotionAPI:
             attempts += 1
             if attempts == MAX_ATTEMPTS:
                 raise NotionFailure(ErrorCode.NOTION_REQUEST_FAILED, f"{message} (gave up after {MAX_ATTEMPTS} attempts)", retryable=True, status=status)
-            time.sleep(min(0.25 * 2 ** (attempts - 1), 8.0) * (1 + random.random() / 2))
+            time.sleep(_pause(attempts, retry_after_seconds(headers)))
+
+
+def _pause(attempts: int, hinted: float | None) -> float:
+    """Before another attempt after a 5xx, a timeout or a lost connection: what a 503's Retry-After
+    asks for (a maintenance window says how long), as the web and embedding clients do; else
+    exponential backoff from 0.25 s, with jitter."""
+    if hinted is not None:
+        return min(max(hinted, 0.0), MAX_RETRY_AFTER)
+    return min(0.25 * 2 ** (attempts - 1), 8.0) * (1 + random.random() / 2)
 
 
 def _code(status: int) -> ErrorCode:
