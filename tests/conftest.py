@@ -104,14 +104,24 @@ def write_config(folder: Path, body: str) -> Path:
 
 @pytest.fixture(scope="session")
 def examples_artifacts(tmp_path_factory, local_embedder):
-    """`examples/` indexed once into a session folder; tests must treat it as read-only."""
+    """`examples/` indexed once per test session; tests must treat it as read-only. The xdist workers
+    share it: the first to ask builds it under a lock, the other waits for it (each built its own:
+    ~13 s of a worker's time)."""
+    import fcntl
+
     from indexer.config import load_config
     from indexer.pipeline import run_index
 
-    artifacts = tmp_path_factory.mktemp("examples-artifacts")
-    config = load_config(EXAMPLES / "index.toml", artifacts_override=artifacts)
-    report = run_index(config)
-    assert not report.errors, report.errors
+    session = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        session = session.parent  # above the workers' own folders: one per `pytest` run
+    artifacts = session / "examples-artifacts"
+    with open(session / "examples-artifacts.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (artifacts / "CURRENT").exists():  # none yet, or a build that stopped midway
+            shutil.rmtree(artifacts, ignore_errors=True)
+            report = run_index(load_config(EXAMPLES / "index.toml", artifacts_override=artifacts))
+            assert not report.errors, report.errors
     return artifacts
 
 
