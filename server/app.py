@@ -33,7 +33,7 @@ from server.apidocs import render_plugins
 from server.observe import exposition, json_logging, observe, warn_refused_origins
 from server.bodies import ErrorBody, Filters, SearchRequest, SearchResponse, search_response
 from server.search import SearchFilters
-from server.service import SearchService, ServiceError, Settings
+from server.service import TEXT_PATTERN, SearchService, ServiceError, Settings
 from server.timefilter import UPDATED_WITHIN_PATTERN, intersect, updated_range, zone
 
 log = logging.getLogger("static_rag.server")
@@ -347,7 +347,7 @@ def _document_limits(app: Litestar, server) -> None:
     /schema never sends a request the server will refuse for size."""
     schemas = app.openapi_schema.components.schemas
     request, filters = schemas["SearchRequest"].properties, schemas["Filters"].properties
-    request["query"].min_length, request["query"].max_length, request["query"].pattern = 1, server.max_query_chars, r"\S"
+    request["query"].min_length, request["query"].max_length, request["query"].pattern = 1, server.max_query_chars, TEXT_PATTERN
     request["top_k"].maximum = server.max_top_k
     request["offset"].maximum = server.max_offset
     string_of = lambda schema: schema.one_of[0] if schema.one_of else schema  # noqa: E731 (an optional field is oneOf [string, null])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 import threading
 import time
 import unicodedata
@@ -29,7 +30,6 @@ from server.warming import warm
 
 log = logging.getLogger("static_rag.server")
 QUERY_TIMEOUT_SECONDS = 10.0  # per query-embedding request: a chatbot user is waiting
-VISIBLE = frozenset("LNPS")  # Unicode categories a reader sees: letters, numbers, punctuation, symbols
 EMBEDDING_FAILURES = ("EMBEDDINGS_FAILED", "PROVIDER_UNAVAILABLE", "MODEL_CHANGED")  # query-embedding errors a lexical answer can stand in for
 
 
@@ -371,11 +371,33 @@ def check_filters(generation: Generation, filters: SearchFilters) -> None:
         raise ServiceError("UNKNOWN_SOURCE", f"there is no source type {filters.source_type!r}; types: {', '.join(SOURCE_TYPES)}", 400)
 
 
+def _text_pattern() -> str:
+    """A character class of everything but blanks, control characters and format characters (zero-width
+    spaces, byte-order marks, bidi marks), from the Unicode database. The schema's `pattern` for the
+    query is this same class, so a request the schema calls valid is never refused as empty. Written
+    with \\uXXXX escapes of the Basic Multilingual Plane only, which JSON Schema's ECMA-262 regexes
+    and Python's `re` read alike; surrogates stay outside the class, so a character beyond that plane
+    counts as text in both (UTF-16 code units or not)."""
+    ranges, start = [], None
+    for code in range(0x10001):
+        hidden = code < 0x10000 and not 0xD800 <= code <= 0xDFFF and unicodedata.category(chr(code)) in ("Cc", "Cf", "Zs", "Zl", "Zp")
+        if hidden and start is None:
+            start = code
+        elif not hidden and start is not None:
+            ranges.append(f"\\u{start:04x}" + (f"-\\u{code - 1:04x}" if code - 1 > start else ""))
+            start = None
+    return "[^" + "".join(ranges) + "]"
+
+
+TEXT_PATTERN = _text_pattern()
+_TEXT = re.compile(TEXT_PATTERN)
+
+
 def has_text(query: str) -> bool:
-    """Whether the query holds anything a person can see: a query of control characters, zero-width
+    """Whether the query holds anything to search for: a query of control characters, zero-width
     spaces or other invisible code points is as empty as one of blanks (and would otherwise be
     answered with whatever ranks first for nothing)."""
-    return any(unicodedata.category(char)[0] in VISIBLE for char in query)
+    return _TEXT.search(query) is not None
 
 
 def _unavailable(space: SpaceIndex, missing: MissingDependency) -> ServiceError:

@@ -247,6 +247,18 @@ def test_openapi_schema_describes_search(client):
     assert "/v1/search" in schema["paths"] and "post" in schema["paths"]["/v1/search"]
 
 
+@pytest.mark.parametrize("query", ["\x0f\U000cc5db", "\ue000", "e\u0301", "\u3000\u200b", "\x00\x85", "\u2066\u2069", "\U000e0041"])
+def test_the_schema_says_which_queries_are_empty_as_the_server_decides(client, query):
+    """schemathesis sent "\x0f" and an unassigned code point, which the schema's pattern (\\S) allowed and
+    the server refused as EMPTY_QUERY (ST202, "schema-valid request rejected"): a client validating
+    against /schema was told one thing and the server did another. Now the pattern is the rule."""
+    import re
+
+    pattern = client.get("/schema/openapi.json").json()["components"]["schemas"]["SearchRequest"]["properties"]["query"]["pattern"]
+    answered = client.post("/v1/search", json={"query": query}).status_code
+    assert answered == (200 if re.search(pattern, query) else 400), (pattern, answered)
+
+
 def test_a_snippet_does_not_repeat_the_heading_shown_above_it(client):
     """A result shows the title and heading path, then the snippet: a chunk that opens with its
     own heading reads from the words under it, while the hit's text keeps the heading."""
