@@ -260,6 +260,8 @@ def _not_json(detail: str) -> str:
         return f"body: {NOT_UTF8}"
     if detail.startswith("JSON is malformed"):
         return f"{detail}; send a JSON object such as {EXAMPLE_BODY} with Content-Type: application/json"
+    if detail == "Input data was truncated":  # msgspec says so of a lone \ud800-\udbff escape too, which is not cut short
+        return "body: JSON cut short, or a \\uD800-\\uDBFF escape without its second half (a string cut inside an emoji?)"
     return detail
 
 
