@@ -350,6 +350,8 @@ def _document_limits(app: Litestar, server) -> None:
     schemas = app.openapi_schema.components.schemas
     request, filters = schemas["SearchRequest"].properties, schemas["Filters"].properties
     request["query"].min_length, request["query"].max_length, request["query"].pattern = 1, server.max_query_chars, TEXT_PATTERN
+    request["query"].description = (f"The question, as the visitor asked it: up to {server.max_query_chars} characters, at least one of them "
+                                    "not a blank, a control or a format character such as a zero-width space (EMPTY_QUERY otherwise)")
     request["top_k"].maximum = server.max_top_k
     request["offset"].maximum = server.max_offset
     string_of = lambda schema: schema.one_of[0] if schema.one_of else schema  # noqa: E731 (an optional field is oneOf [string, null])

@@ -254,7 +254,9 @@ def test_the_schema_says_which_queries_are_empty_as_the_server_decides(client, q
     against /schema was told one thing and the server did another. Now the pattern is the rule."""
     import re
 
-    pattern = client.get("/schema/openapi.json").json()["components"]["schemas"]["SearchRequest"]["properties"]["query"]["pattern"]
+    described = client.get("/schema/openapi.json").json()["components"]["schemas"]["SearchRequest"]["properties"]["query"]
+    pattern = described["pattern"]
+    assert "up to 2000 characters" in described["description"] and "EMPTY_QUERY" in described["description"]
     answered = client.post("/v1/search", json={"query": query}).status_code
     assert answered == (200 if re.search(pattern, query) else 400), (pattern, answered)
 
