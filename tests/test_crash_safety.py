@@ -312,10 +312,10 @@ def test_a_stop_that_lands_in_a_duckdb_query_stays_a_stop(signum, raised):
     at times it carries on with the query as if nothing had come. Either way the command must
     stop: at the end of the query's block, or at its next step of progress.
 
-    The child starts with Ctrl-C's default action, as from a terminal. In the full suite it at times
-    inherited SIGHUP, SIGINT and SIGQUIT *ignored* (its /proc/self/status: SigIgn 0x1001007) from the
-    pytest worker, and ignored signals stay ignored (`stop_on_signals`: a background job's, nohup's);
-    the test then saw "went on". What in the worker ignores them was not found."""
+    The child starts with Ctrl-C's default action, as from a terminal. A pytest started as
+    `nohup … &` from a script ignores SIGHUP, SIGINT and SIGQUIT (its /proc/self/status: SigIgn
+    0x1001007), its workers and their children inherit that, and ignored signals stay ignored
+    (`stop_on_signals`: a background job's, nohup's): the test saw "went on"."""
     script = """
 import signal, sys, duckdb
 from indexer.cli.stopping import raise_if_stopped, stop_on_signals, stops_kept
