@@ -199,7 +199,7 @@ class _Deck:
             if placeholder in REPEATED_PLACEHOLDERS:
                 continue
             if not title and (header in TITLE_TEXT or placeholder in TITLE_PLACEHOLDERS):
-                title = " ".join(" ".join(p.text.translate(NOT_TEXT) for p in paragraphs).split())
+                title = _one_line(paragraphs)
                 continue
             lines = [("  " * p.level + "- " if p.bullet else "") + " ".join(p.text.translate(NOT_TEXT).split()) for p in paragraphs]
             if block := "\n".join(line for line in lines if line.strip(" -")):
@@ -251,7 +251,7 @@ class _Deck:
             found = self._shape_text(shape, listed)
             if anchor is not None and found is not None:
                 left, top = struct.unpack_from("<ii", self.data, anchor.start)
-                cells.append((top, left, " ".join(" ".join(p.text.translate(NOT_TEXT) for p in found[2]).split())))
+                cells.append((top, left, _one_line(found[2])))
         rows: dict[int, list[tuple[int, str]]] = {}
         for top, left, text in cells:
             rows.setdefault(top, []).append((left, text))
@@ -271,6 +271,11 @@ class _Deck:
             yield child
             if self._is_container(child) and depth < MAX_DEPTH:
                 yield from self._descendants(child, depth + 1)
+
+
+def _one_line(paragraphs: list[Paragraph]) -> str:
+    """A title's or a table cell's paragraphs as one line of words."""
+    return " ".join(" ".join(p.text.translate(NOT_TEXT) for p in paragraphs).split())
 
 
 def _without_fields(paragraphs: list[Paragraph], positions: list[int]) -> list[Paragraph]:
