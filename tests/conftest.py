@@ -7,6 +7,7 @@ import shutil
 import threading
 import time
 from contextlib import contextmanager
+from datetime import datetime, timedelta, timezone, tzinfo
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -149,6 +150,48 @@ def indexed_and_served(folder: Path, config_text: str):
     report = run_index(config)
     with api_client(config.artifacts) as client:
         yield report, client
+
+
+def clear_of_midnight(*zones: tzinfo, margin: float = 30.0) -> datetime:
+    """The time now (UTC), once it is at least `margin` seconds from any midnight in `zones` (UTC if
+    none), before or after: near one, this waits until `margin` past it. Tests that date documents
+    around today and then ask the server, whose clock runs on, about "today" or "last week" need
+    the day they dated by to last while they ask (a suite started at 23:59 on a Sunday failed 5 such
+    tests at 00:04), and a document dated a few seconds ago to be today's."""
+    zones = zones or (timezone.utc,)
+    while True:
+        now = datetime.now(timezone.utc)
+        wait = 0.0
+        for zone in zones:
+            today = now.astimezone(zone).date()
+            for day in (today, today + timedelta(days=1)):
+                midnight = datetime.combine(day, datetime.min.time(), zone)  # zoneinfo: fold 0 in a gap
+                if abs((midnight - now).total_seconds()) < margin:
+                    wait = max(wait, (midnight - now).total_seconds() + margin)
+        if not wait:
+            return now
+        time.sleep(wait)
+
+
+@pytest.fixture(scope="module")
+def built_today():
+    """`built_today(build, *zones)`: what `build(now)` (a context manager) yields for an index whose
+    documents are dated around `now`, built again once a midnight in `zones` has passed since the last
+    build; `now` is `clear_of_midnight(*zones)`. Returns (now of that build, what it yields). With
+    xdist a module's tests may run minutes after its first, across a midnight."""
+    from contextlib import ExitStack
+
+    with ExitStack() as stack:
+        built: dict = {}
+
+        def get(build, *zones: tzinfo):
+            now = clear_of_midnight(*zones)
+            day = tuple(now.astimezone(z).date() for z in zones or (timezone.utc,))
+            if day not in built:
+                built[day] = (now, stack.enter_context(build(now)))
+            return built[day]
+
+        yield get
 
 
 def search_hits(client, query: str, **body) -> list[dict]:

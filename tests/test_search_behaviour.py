@@ -7,6 +7,7 @@ holds nothing but the manual (and the herd page).
 """
 
 import os
+from contextlib import contextmanager
 from datetime import datetime, timedelta, timezone
 
 import numpy as np
@@ -17,7 +18,6 @@ from indexer.pipeline import run_index
 from server.timefilter import updated_range
 from tests.conftest import api_client, write_config
 
-NOW = datetime.now(timezone.utc)
 CONFIG = """
 [[sources]]
 name = "zoo"
@@ -28,14 +28,27 @@ provider = "local"
 chunk_tokens = 32
 chunk_overlap = 8
 """
-MIDNIGHT = NOW.replace(hour=0, minute=0, second=0, microsecond=0)
-# note number -> when it was last changed
-AGES = {0: NOW - timedelta(seconds=5), 1: MIDNIGHT - timedelta(hours=12), 2: NOW - timedelta(days=5), 3: NOW - timedelta(days=400)}
 
 
-@pytest.fixture(scope="module")
-def zoo(tmp_path_factory, local_embedder):
-    folder = tmp_path_factory.mktemp("zoo")
+def ages(now: datetime) -> dict[int, datetime]:
+    """note number -> when it was last changed"""
+    midnight = now.replace(hour=0, minute=0, second=0, microsecond=0)
+    return {0: now - timedelta(seconds=5), 1: midnight - timedelta(hours=12), 2: now - timedelta(days=5), 3: now - timedelta(days=400)}
+
+
+@pytest.fixture
+def dated_zoo(built_today, tmp_path_factory, local_embedder):
+    """(now, client): the zoo with its notes dated around `now`, today's (UTC)."""
+    return built_today(lambda now: _zoo(tmp_path_factory.mktemp("zoo"), now))
+
+
+@pytest.fixture
+def zoo(dated_zoo):
+    return dated_zoo[1]
+
+
+@contextmanager
+def _zoo(folder, now: datetime):
     (folder / "zoo").mkdir()
     rules = "\n\n".join(f"Zebra rule {i}: the zebra keeper feeds each zebra hay, and a zebra foal stays near its zebra mother." for i in range(150))
     (folder / "zoo" / "manual.md").write_text(f"# Zebra keeping manual\n\n{rules}\n")
@@ -45,7 +58,7 @@ def zoo(tmp_path_factory, local_embedder):
     for n in range(12):
         note = folder / "zoo" / f"note-{n:02}.md"
         note.write_text(f"# Note {n}\n\nThe reptile house needs new lamps. Visitors asked about the zebra. Feeding times moved to noon. <script>alert({n})</script>\n")
-        when = AGES.get(n, NOW - timedelta(days=30 + n))
+        when = ages(now).get(n, now - timedelta(days=30 + n))
         os.utime(note, (when.timestamp(), when.timestamp()))
     config = load_config(write_config(folder, CONFIG))
     report = run_index(config)
@@ -148,7 +161,9 @@ def test_offset_pages_through_the_results(zoo):
     assert pages[2]["offset"] == 10 and len(pages[2]["hits"]) == 4
 
 
-def test_updated_within_spans_and_phrases(zoo):
+def test_updated_within_spans_and_phrases(dated_zoo):
+    now, zoo = dated_zoo
+
     def docs(**filters):
         return {h["doc_id"] for h in ask(zoo, top_k=20, max_chunks_per_doc=1, filters=filters)["hits"]}
 
@@ -158,7 +173,7 @@ def test_updated_within_spans_and_phrases(zoo):
     assert docs(updated_within="yesterday") == {"file:note-01.md"}
     assert "file:note-03.md" not in docs(updated_within="this year") | docs(updated_within="this month")
     # with an explicit bound too, both apply (the manual was written by the fixture a moment ago)
-    assert docs(updated_within="7d", updated_after=(NOW - timedelta(hours=1)).isoformat()) == {"file:note-00.md", "file:manual.md", "file:herd.md"}
+    assert docs(updated_within="7d", updated_after=(now - timedelta(hours=1)).isoformat()) == {"file:note-00.md", "file:manual.md", "file:herd.md"}
 
 
 def test_calendar_phrases_as_date_ranges():

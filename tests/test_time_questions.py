@@ -2,7 +2,9 @@
 the phrase is not ranked, and a question only about time lists the documents of that range."""
 
 import json
+from contextlib import contextmanager
 from datetime import datetime, timedelta, timezone
+from typing import NamedTuple
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -12,18 +14,7 @@ from indexer.pipeline import run_index
 from server.timeparse import parse_time
 from tests.conftest import api_client, write_config
 
-NOW = datetime.now(timezone.utc)
-MONDAY = (NOW - timedelta(days=NOW.weekday())).replace(hour=0, minute=0, second=0, microsecond=0)  # this week, UTC
-LAST_MONDAY = MONDAY - timedelta(days=7)
 BERLIN = ZoneInfo("Europe/Berlin")
-# document → when it was last updated (front matter)
-DATES = {
-    "pricing": LAST_MONDAY + timedelta(days=1, hours=9),  # Tuesday of last week
-    "shipping": MONDAY - timedelta(minutes=30),  # Sunday 23:30 UTC: last week in UTC, this week in Berlin
-    "returns": LAST_MONDAY - timedelta(minutes=1),  # the week before
-    "security": MONDAY + timedelta(hours=1),  # this week
-    "warranty": NOW - timedelta(days=400),
-}
 TEXT = {
     "pricing": "The Team plan now costs 49 euros per month, billed yearly.",
     "shipping": "Parcels to the islands travel by ferry and take three extra days.",
@@ -33,11 +24,50 @@ TEXT = {
 }
 
 
-@pytest.fixture(scope="module")
-def client(tmp_path_factory, local_embedder):
-    folder = tmp_path_factory.mktemp("time")
+class Week(NamedTuple):
+    """The UTC weeks the documents are dated by, from the `now` they were indexed at."""
+
+    now: datetime
+    monday: datetime  # this week's, 00:00 UTC
+    last_monday: datetime
+
+    @classmethod
+    def of(cls, now: datetime) -> "Week":
+        monday = (now - timedelta(days=now.weekday())).replace(hour=0, minute=0, second=0, microsecond=0)
+        return cls(now, monday, monday - timedelta(days=7))
+
+    def dates(self) -> dict[str, datetime]:
+        """document -> when it was last updated (front matter)"""
+        return {
+            "pricing": self.last_monday + timedelta(days=1, hours=9),  # Tuesday of last week
+            "shipping": self.monday - timedelta(minutes=30),  # Sunday 23:30 UTC: last week in UTC, this week in Berlin
+            "returns": self.last_monday - timedelta(minutes=1),  # the week before
+            "security": self.monday + (self.now - self.monday) / 2,  # this week, before now
+            "warranty": self.now - timedelta(days=400),
+        }
+
+
+
+# The `now` handed to parse_time by the tests that call it directly (the served ones ask the clock).
+NOW = datetime.now(timezone.utc)
+MONDAY = Week.of(NOW).monday
+
+@pytest.fixture
+def dated(built_today, tmp_path_factory, local_embedder) -> tuple[Week, object]:
+    """(the week, an API client) over documents dated around this week, in UTC and in Berlin."""
+    now, client = built_today(lambda now: _indexed(tmp_path_factory.mktemp("time"), Week.of(now)), timezone.utc, BERLIN)
+    return Week.of(now), client
+
+
+@pytest.fixture
+def client(dated):
+    return dated[1]
+
+
+@contextmanager
+def _indexed(folder, week: Week):
     (folder / "docs").mkdir()
-    for name, when in DATES.items():
+    for name, when in week.dates().items():
         (folder / "docs" / f"{name}.md").write_text(f"---\ntitle: {name.capitalize()}\nupdated_at: {when.isoformat()}\n---\n# {name.capitalize()}\n\n{TEXT[name]}\n")
     config = load_config(write_config(folder, '[[sources]]\nname = "docs"\ntype = "files"\npath = "docs"\n[[spaces]]\nprovider = "local"\n'))
     assert not run_index(config).errors
@@ -55,16 +85,18 @@ def titles(result: dict) -> list[str]:
     return [h["title"] for h in result["hits"]]
 
 
-def test_what_changed_last_week_lists_exactly_that_weeks_documents_newest_first(client):
+def test_what_changed_last_week_lists_exactly_that_weeks_documents_newest_first(dated):
+    week, client = dated
     result = ask(client, "what changed last week?")
     assert titles(result) == ["Shipping", "Pricing"]
     echoed = result["time_filter"]
     assert echoed["phrase"] == "last week" and echoed["only_time"] is True
-    assert datetime.fromisoformat(echoed["after"]) == LAST_MONDAY and datetime.fromisoformat(echoed["before"]) == MONDAY
+    assert datetime.fromisoformat(echoed["after"]) == week.last_monday and datetime.fromisoformat(echoed["before"]) == week.monday
 
 
-def test_the_week_is_the_askers_week(client):
-    if datetime.now(BERLIN).isocalendar()[:2] != NOW.isocalendar()[:2]:
+def test_the_week_is_the_askers_week(dated):
+    week, client = dated
+    if week.now.astimezone(BERLIN).isocalendar()[:2] != week.now.isocalendar()[:2]:
         # Run late on a Sunday (UTC), when it is Monday in Berlin: the week ending in UTC is Berlin's last
         # week (a fresh clone failed here at 23:07 UTC, expecting this file's usual answer).
         assert titles(ask(client, "what's new last week", timezone="Europe/Berlin")) == ["Security", "Shipping"]
