@@ -18,12 +18,15 @@ install: $(VENV)/.installed
 # A current pip first: pip 23.x (what python3.11 -m venv ships) fails an internal assertion on
 # lxml[html_clean] vs lxml[html-clean], both asked for by our dependencies. Then torch, pinned to
 # the CPU build, so nothing later pulls a CUDA build; then the package with its local-model
-# extra and the dev tools. Re-runs only when pyproject.toml changes.
+# extra and the dev tools. pip byte-compiles what it installs on one core; compileall does it on all
+# of them (2026-11-30, 2 cores, warm pip cache: 78-91 s against 111-121 s), and, as pip, leaves a
+# file that does not compile (olefile's Python 2 module) as source. Re-runs only when pyproject.toml changes.
 $(VENV)/.installed: pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --disable-pip-version-check --upgrade 'pip>=24.2'
-	$(BIN)/pip install --quiet --disable-pip-version-check torch==2.13.0
-	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[local,dev]'
+	$(BIN)/pip install --quiet --disable-pip-version-check --no-compile torch==2.13.0
+	$(BIN)/pip install --quiet --disable-pip-version-check --no-compile -e '.[local,dev]'
+	$(BIN)/python -m compileall -qq -j 0 $(VENV)/lib || true
 	touch $@
 
 demo: install
