@@ -184,14 +184,19 @@ def test_a_long_rate_limit_storm_is_waited_out_not_counted_as_failures(notion):
 
     ws = notion.workspace
     root = ws.page("Home", paragraph("Hello."))
-    soon = format_datetime(datetime.now(timezone.utc) + timedelta(seconds=2), usegmt=True)
+    # A date 4-5 s ahead (whole seconds): the three 503s' backoff (1.75-2.6 s) ends before it. (At
+    # 2 s ahead it had often passed when its 429 came, and the test held without reading it.)
+    started, started_at = time.monotonic(), datetime.now(timezone.utc)
+    soon = (started_at + timedelta(seconds=5)).replace(microsecond=0)
     notion.path_faults[f"/v1/blocks/{root}/children"] = ([{"status": 429, "headers": {"Retry-After": "0"}}] * 12
-                                                         + [{"status": 503}] * 3 + [{"status": 429, "headers": {"Retry-After": soon}}])
-    started = time.monotonic()
+                                                         + [{"status": 503}] * 3 + [{"status": 429, "headers": {"Retry-After": format_datetime(soon, usegmt=True)}}])
     result = crawl_notion(source(root))
     assert [d.title for d in result.documents] == ["Home"] and not result.errors
-    assert [c.status for c in notion.calls].count(429) == 13
-    assert time.monotonic() - started >= 1.0, "the HTTP-date Retry-After was waited out"
+    requests = notion.requests("children")
+    assert [c.status for c in requests].count(429) == 13 and requests[-1].status == 200
+    dated, answered = requests[-2].at - started, requests[-1].at - started
+    waited_until = (soon - started_at).total_seconds()
+    assert dated < waited_until - 0.5 and answered >= waited_until - 0.05, f"the HTTP-date Retry-After was waited out: {dated:.2f} s, then {answered:.2f} s; the date {waited_until:.2f} s"
 
 
 def test_an_expired_cursor_restarts_the_listing(notion):
