@@ -115,6 +115,8 @@ def test_snippets_mark_query_terms_and_escape_the_rest(zoo):
     note = next(h for h in hits if h["doc_id"].startswith("file:note-"))
     assert "<mark>Visitors</mark> <mark>asked</mark>" in note["snippet"]
     assert "&lt;script&gt;" in note["snippet"] and "<script>" not in note["snippet"], "page text is escaped; only <mark> is markup"
+    inside = next(h for h in ask(zoo, query="alert", top_k=3, max_chunks_per_doc=1)["hits"] if h["doc_id"].startswith("file:note-"))
+    assert "&lt;script&gt;<mark>alert</mark>" in inside["snippet"] and "<script>" not in inside["snippet"], "escaped before a mark, too"
     long = ask(zoo, query="rule 140", top_k=1, max_chunks_per_doc=1)["hits"][0]
     assert "<mark>140</mark>" in long["snippet"] and len(long["snippet"]) < 400
 
