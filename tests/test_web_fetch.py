@@ -148,3 +148,15 @@ def test_a_refusal_says_what_the_admin_can_do_about_it(site):
     assert said["cf"].startswith("HTTP 403: the site's bot protection (Cloudflare) refused the crawler; allow its user agent (static-rag/…)")
     assert said["login"] == "HTTP 401: the page needs a login; index pages readable without one, or the documents themselves as a files source"
     assert said["plain"] == said["private"] == "HTTP 403"
+
+
+def test_a_page_over_the_sources_max_bytes_is_not_downloaded_further(site):
+    """`max_bytes` of a web source, not only the 10 MiB default: told by Content-Length or counted
+    as the body arrives (a server that streams without one)."""
+    site.routes["/small"] = (200, "text/html", ARTICLE % (b"Small", b"Small"))
+    site.routes["/declared"] = (200, "text/html", ARTICLE % (b"Declared", b"Declared" + b" long" * 1000))
+    site.routes["/streamed"] = (200, "text/html", lambda: ARTICLE % (b"Streamed", b"Streamed" + b" long" * 1000))
+    result = crawl_urls(site.source(["/small", "/declared", "/streamed"], max_bytes=2048))
+    assert [d.title for d in result.documents] == ["Small"]
+    assert {e.doc_id.rsplit("/", 1)[-1]: e.code for e in result.errors} == {"declared": "WEB_TOO_LARGE", "streamed": "WEB_TOO_LARGE"}
+    assert "more than max_bytes (2,048 bytes)" in result.errors[0].message
