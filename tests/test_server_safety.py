@@ -56,6 +56,8 @@ def test_api_keys_see_only_their_sources(two_sites, monkeypatch):
 
         assert ask(None).status_code == 401 and ask(None).json()["code"] == "UNAUTHORIZED"
         assert ask("shop-secret-") .status_code == 401, "a prefix of a key is not the key"
+        basic = client.post("/v1/search", json={"query": "hours"}, headers={"Authorization": "Basic shop-secret-1"})
+        assert basic.status_code == 401 and "Bearer" in basic.json()["message"], "the key as a bearer token only"
         assert {h["source"] for h in ask("shop-secret-1").json()["hits"]} == {"shop"}, "the clinic's documents never reach the shop's chatbot"
         assert {h["source"] for h in ask("admin-secret-2").json()["hits"]} == {"shop", "clinic"}
         forbidden = ask("shop-secret-1", filters={"source": "clinic"})
@@ -79,6 +81,11 @@ def test_each_client_is_rate_limited_with_retry_after(two_sites):
         assert limited.json()["code"] == "RATE_LIMITED" and limited.json()["retryable"] is True
         assert limited.headers["retry-after"] == "10", "one request every ten seconds at six a minute"
         assert client.get("/healthz").status_code == 200, "health checks are not rate limited"
+        # X-Forwarded-For is anyone's to write: without trust_forwarded_for a new address in it each
+        # time is no new budget (it would make every limit one header away from gone).
+        spoofed = [client.post("/v1/search", json={"query": "opening hours", "mode": "lexical"}, headers={"X-Forwarded-For": f"10.9.9.{i}"}).status_code
+                   for i in range(3)]
+        assert spoofed == [429] * 3
 
 
 def test_an_api_key_has_its_own_larger_budget_and_a_public_key_one_per_address(two_sites, monkeypatch):
