@@ -174,3 +174,26 @@ def test_the_analyzer_drops_lucenes_english_stopwords_as_recorded():
     words = "The refunds were not shipped to their couriers".split()
     assert analyze_words(words) == [[], ["refund"], ["were"], [], ["ship"], [], [], ["courier"]]
     assert [t for w in words for t in analyze(w)] == [t for terms in analyze_words(words) for t in terms]
+
+
+def test_a_spaces_hybrid_weight_sets_the_blend(tmp_path, local_embedder):
+    """`[[spaces]] hybrid_weight` is the dense share of the blend, as `index eval --tune` prints it:
+    1.0 ranks a hybrid search as the dense one does, 0.0 as the keyword one (among chunks that match)."""
+    source = f'[[sources]]\nname = "guide"\ntype = "files"\npath = "{EXAMPLES / "guide"}"\n'
+    ranked = {}
+    for weight in (0.0, 1.0):
+        (tmp_path / str(weight)).mkdir()
+        config = load_config(write_config(tmp_path / str(weight), source + f'[[spaces]]\nprovider = "local"\nhybrid_weight = {weight}\n'))
+        assert not run_index(config).errors
+        service = SearchService(Settings(artifacts=config.artifacts))
+        generation = service.load()
+        (space,) = generation.spaces.values()
+        for query in QUERIES:
+            vector = service.query_vector(space, query)
+            ranked[weight, query] = {mode: [h.chunk_ids for h in search(generation, space, vector, query, top_k=5, mode=mode, max_chunks_per_doc=None).hits]
+                                     for mode in ("hybrid", "dense", "lexical")}
+    for query in QUERIES:
+        assert ranked[1.0, query]["hybrid"] == ranked[1.0, query]["dense"], query
+        matched = ranked[0.0, query]["lexical"]
+        assert matched and ranked[0.0, query]["hybrid"][: len(matched)] == matched, query  # then chunks of no shared word, at 0
+    assert any(ranked[0.0, q]["hybrid"] != ranked[1.0, q]["hybrid"] for q in QUERIES), "the two blends rank apart"
