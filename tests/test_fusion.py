@@ -178,12 +178,12 @@ def test_the_analyzer_drops_lucenes_english_stopwords_as_recorded():
 
 def test_a_spaces_hybrid_weight_sets_the_blend(tmp_path, local_embedder):
     """`[[spaces]] hybrid_weight` is the dense share of the blend, as `index eval --tune` prints it:
-    1.0 ranks a hybrid search as the dense one does, 0.0 as the keyword one (among chunks that match)."""
+    1.0 ranks a hybrid search as the dense one does, 0.0 as the keyword one (among chunks that match).
+    The second run changes only the weight: it reuses the first's vectors."""
     source = f'[[sources]]\nname = "guide"\ntype = "files"\npath = "{EXAMPLES / "guide"}"\n'
     ranked = {}
     for weight in (0.0, 1.0):
-        (tmp_path / str(weight)).mkdir()
-        config = load_config(write_config(tmp_path / str(weight), source + f'[[spaces]]\nprovider = "local"\nhybrid_weight = {weight}\n'))
+        config = load_config(write_config(tmp_path, source + f'[[spaces]]\nprovider = "local"\nhybrid_weight = {weight}\n'))
         assert not run_index(config).errors
         service = SearchService(Settings(artifacts=config.artifacts))
         generation = service.load()
