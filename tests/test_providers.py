@@ -627,8 +627,15 @@ def test_a_provider_run_keeps_changed_documents_findable_in_the_other_spaces(tmp
     with TestClient(create_app(Settings(artifacts=artifacts, server=ServerConfig(default_space=OPENAI_SPACE)))) as client:
         assert client.post("/v1/search", json={"query": "gift cards", "top_k": 1}).json()["space"] == OPENAI_SPACE, "[server] default_space wins"
 
+    (tmp_path / "docs" / "shipping.md").write_text("# Shipping\n\nParcels leave the Porto warehouse within one business day.\n")
+    second = run_json("run", "-c", str(config), "--provider", "gemini")
+    assert second["spaces"][OPENAI_SPACE]["stale_documents"] == 3, "a second night: the first night's two are still stale, and one more"
+    with TestClient(create_app(Settings(artifacts=artifacts))) as client:
+        old = client.post("/v1/search", json={"query": "can shoes be returned for a refund", "space": OPENAI_SPACE, "top_k": 1}).json()
+        assert old["hits"][0]["stale"] is True and "sixty days" in old["hits"][0]["text"]
+
     catch_up = run_json("run", "-c", str(config), "--provider", "openai")
-    assert catch_up["spaces"][OPENAI_SPACE]["embedded"] == 2, "only the stale documents' chunks are embedded"
+    assert catch_up["spaces"][OPENAI_SPACE]["embedded"] == 3, "only the stale documents' chunks are embedded"
     with TestClient(create_app(Settings(artifacts=artifacts))) as client:
         info = client.get("/v1/info").json()
         assert {s["space_id"]: s["stale_documents"] for s in info["spaces"]} == {OPENAI_SPACE: 0, GEMINI_SPACE: 0}
