@@ -229,8 +229,8 @@ def rollback(artifacts: Path, target: str | None = None) -> tuple[str, str]:
     current = read_current_id(artifacts)
     target = resolve(artifacts, target or "previous")
     folder = _generation_folder(artifacts, target)
-    read_manifest(folder)  # refuse a damaged generation before pointing servers at it: its files' sizes,
-    try:  # and a database that opens (one failing its checksums was pointed at, and refused by every server)
+    try:  # refuse a damaged generation before pointing servers at it: its files' sizes, and a database
+        read_manifest(folder)  # that opens (one failing its checksums was pointed at, and refused by every server)
         _open(folder, advice=False).close()
     except ArtifactError as exc:
         others = [g for g in list_generations(artifacts) if g != target]

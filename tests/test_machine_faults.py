@@ -169,6 +169,23 @@ def test_a_damaged_served_generation_is_rebuilt_on_the_newest_kept_one_embedding
     assert (artifacts / "CURRENT").read_text() == now
 
 
+def test_rollback_refuses_a_kept_generation_with_a_file_missing(tmp_path, local_embedder):
+    """Its database opens, but a file its manifest lists is gone (removed by hand, a partial copy):
+    pointed at, every server would refuse it. `index rollback` says so and leaves CURRENT alone."""
+    config = small_corpus(tmp_path)
+    artifacts = tmp_path / "artifacts"
+    assert run(config)[0] == 0
+    older = (artifacts / "CURRENT").read_text().strip()
+    edit(tmp_path, 1)
+    assert run(config)[0] == 0
+    served = (artifacts / "CURRENT").read_text()
+    (lost,) = (artifacts / "generations" / older / "spaces").glob("*/segments.json")
+    lost.unlink()
+    back = CliRunner().invoke(cli, ["rollback", "-c", str(config)])
+    assert back.exit_code == 1 and f"{lost} is missing or has the wrong size" in back.output and "CURRENT is unchanged" in back.output, back.output
+    assert (artifacts / "CURRENT").read_text() == served
+
+
 @pytest.mark.parametrize("named", ["20990101T000000.000000Z-abcdef", "20000101T000000.000000Z-abcdef"], ids=["newer", "older-than-kept"])
 def test_a_run_that_cannot_read_what_current_names_builds_on_the_kept_generation_and_publishes(tmp_path, local_embedder, named):
     """CURRENT naming a generation that is not there (a folder removed by hand, a partial copy):
