@@ -134,18 +134,23 @@ def test_a_damaged_served_generation_is_built_again_and_the_run_says_why(tmp_pat
     assert CliRunner().invoke(cli, ["search", "refund", "-c", str(config)]).exit_code == 0, "the new generation serves"
 
 
+
+def two_generations(tmp_path: Path) -> tuple[Path, str, str]:
+    """A small corpus indexed, one file edited, indexed again: (its config, the older generation, the served one)."""
+    config = small_corpus(tmp_path)
+    assert run(config)[0] == 0
+    older = (tmp_path / "artifacts" / "CURRENT").read_text().strip()
+    edit(tmp_path, 1)
+    assert run(config)[0] == 0
+    return config, older, (tmp_path / "artifacts" / "CURRENT").read_text().strip()
+
 def test_a_damaged_served_generation_is_rebuilt_on_the_newest_kept_one_embedding_only_what_changed(tmp_path, local_embedder):
     """A damaged served generation made the run start afresh — every chunk embedded again (131 of
     131 on `examples/`, paid for again with a paid provider) — although the generation before it
     sat intact beside it. The run now builds on that one, as `index rollback` then `index run`
     would: only what changed since it is embedded."""
-    config = small_corpus(tmp_path)
+    config, older, served = two_generations(tmp_path)
     artifacts = tmp_path / "artifacts"
-    assert run(config)[0] == 0
-    older = (artifacts / "CURRENT").read_text().strip()
-    edit(tmp_path, 1)
-    assert run(config)[0] == 0
-    served = (artifacts / "CURRENT").read_text().strip()
     flip_bits(artifacts / "generations" / served / "meta.duckdb")
     for command in (["status"], ["search", "refund"], ["runs", "--json"]):  # what an admin tries first: said, not "unexpected Error"
         said = CliRunner().invoke(cli, [*command, "-c", str(config)])
@@ -172,18 +177,13 @@ def test_a_damaged_served_generation_is_rebuilt_on_the_newest_kept_one_embedding
 def test_rollback_refuses_a_kept_generation_with_a_file_missing(tmp_path, local_embedder):
     """Its database opens, but a file its manifest lists is gone (removed by hand, a partial copy):
     pointed at, every server would refuse it. `index rollback` says so and leaves CURRENT alone."""
-    config = small_corpus(tmp_path)
+    config, older, served = two_generations(tmp_path)
     artifacts = tmp_path / "artifacts"
-    assert run(config)[0] == 0
-    older = (artifacts / "CURRENT").read_text().strip()
-    edit(tmp_path, 1)
-    assert run(config)[0] == 0
-    served = (artifacts / "CURRENT").read_text()
     (lost,) = (artifacts / "generations" / older / "spaces").glob("*/segments.json")
     lost.unlink()
     back = CliRunner().invoke(cli, ["rollback", "-c", str(config)])
     assert back.exit_code == 1 and f"{lost} is missing or has the wrong size" in back.output and "CURRENT is unchanged" in back.output, back.output
-    assert (artifacts / "CURRENT").read_text() == served
+    assert (artifacts / "CURRENT").read_text().strip() == served
 
 
 @pytest.mark.parametrize("named", ["20990101T000000.000000Z-abcdef", "20000101T000000.000000Z-abcdef"], ids=["newer", "older-than-kept"])
