@@ -15,6 +15,7 @@ def test_metrics_match_a_hand_worked_example():
     # DCG@10 = 2/log2(3) + 1/log2(5) = 1.26186 + 0.43068; ideal = 2/log2(2) + 1/log2(3) + 1/log2(4) = 2 + 0.63093 + 0.5
     assert ndcg(ranked, relevant, 10) == pytest.approx((2 / 1.5849625 + 1 / 2.3219281) / (2 + 1 / 1.5849625 + 0.5), rel=1e-6)
     assert ndcg(ranked, relevant, 1) == 0.0
+    assert ndcg(ranked, {"d2": 1, "d1": 2}, 10) == pytest.approx((2 / 1.5849625 + 1 / 2.3219281) / (2 + 1 / 1.5849625), rel=1e-6), "ideal: best grade first"
     assert recall(ranked, relevant, 10) == pytest.approx(2 / 3)
     assert recall(ranked, relevant, 2) == pytest.approx(1 / 3)
     assert mrr(ranked, relevant, 10) == 0.5
@@ -330,6 +331,19 @@ def test_a_query_that_is_itself_a_document_is_left_out_of_its_ranking(tmp_path, 
     (folder / "queries.jsonl").write_text("\n".join(json.dumps({"_id": i, "text": t}) for i, t in docs if i.startswith("p")))
     (folder / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\np1\tc1\t1\np2\tc2\t1\n")
     report = json.loads(CliRunner().invoke(cli, ["eval", "--dataset", str(folder), "--json"]).output)
+    assert report["spaces"]["local-all-minilm-l6-v2-384"]["hybrid"]["mrr@10"] == 1.0
+
+    # Only when most queries are documents: a labeled set where one question is also a page that
+    # answers it (judged so) keeps that page in its ranking.
+    faq = tmp_path / "faq"
+    (faq / "qrels").mkdir(parents=True)
+    pages = [("returns", "Can I return shoes I have worn outside?"), ("gifts", "Gift cards never expire and cannot be exchanged for cash."),
+             ("parcels", "Parcels leave the Lisbon warehouse within two business days.")]
+    (faq / "corpus.jsonl").write_text("\n".join(json.dumps({"_id": i, "title": "", "text": t}) for i, t in pages))
+    questions = [("returns", pages[0][1]), ("q-gifts", "do gift cards expire"), ("q-parcels", "when does my parcel leave the warehouse")]
+    (faq / "queries.jsonl").write_text("\n".join(json.dumps({"_id": i, "text": t}) for i, t in questions))
+    (faq / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nreturns\treturns\t1\nq-gifts\tgifts\t1\nq-parcels\tparcels\t1\n")
+    report = json.loads(CliRunner().invoke(cli, ["eval", "--dataset", str(faq), "--json"]).output)
     assert report["spaces"]["local-all-minilm-l6-v2-384"]["hybrid"]["mrr@10"] == 1.0
 
 
