@@ -10,7 +10,7 @@ from indexer.cli import cli
 from indexer.config import SourceConfig, load_config
 from indexer.pipeline import run_index
 from indexer.sources.answers import crawl_answers
-from tests.conftest import api_client, write_config
+from tests.conftest import api_client, indexed_and_served, write_config
 from tests.fakes.notion_server import paragraph
 
 TOML = """
@@ -201,3 +201,19 @@ def test_a_notion_database_of_questions_and_answers(notion):
     refund = next(d for d in result.documents if d.title.startswith("How long"))
     assert refund.text.endswith("Three to five business days.") and refund.tags == ("returns",) and refund.url == "https://shop.example/refunds"
     assert [e.code for e in result.errors] == ["ANSWER_INVALID"] and "no answer" in result.errors[0].message
+
+
+def test_at_most_three_answers_come_back_best_first(tmp_path, local_embedder):
+    """A one-word question that several curated answers reach (four here: relevance 0.067-0.088,
+    the threshold 0.06) gets the three best, best first, as the README's response shape says."""
+    entries = [("refund-time", "How long does a refund take?", "Refunds reach your card 3 to 5 business days after the warehouse receives the parcel."),
+               ("refund-card", "Is my refund paid to my card?", "Refunds go back to the card you paid with; store credit only if you ask for it."),
+               ("refund-shipping", "Is the shipping cost refunded?", "Shipping costs are refunded when the whole order is returned."),
+               ("refund-sale", "Can I get a refund for sale items?", "Sale items are refunded like any other within 30 days."),
+               ("refund-gift", "Can a gift be refunded?", "A gift is refunded as store credit to the person who returns it.")]
+    (tmp_path / "faq.toml").write_text("".join(f'[[answers]]\nid = "{i}"\nquestions = ["{q}"]\nanswer = "{a}"\n\n' for i, q, a in entries))
+    with indexed_and_served(tmp_path, '[[sources]]\nname = "faq"\ntype = "answers"\npath = "faq.toml"\n[[spaces]]\nprovider = "local"\n') as (report, client):
+        assert not report.errors
+        answers = ask(client, "refund")["answers"]
+    relevances = [a["relevance"] for a in answers]
+    assert len(answers) == 3 and relevances == sorted(relevances, reverse=True) and relevances[0] > relevances[-1], relevances
