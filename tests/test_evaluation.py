@@ -1,6 +1,7 @@
 """index eval: trec_eval metrics on hand-worked examples, and a whole evaluation through the product."""
 
 import json
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -89,8 +90,6 @@ def test_a_metric_below_its_floor_exits_6(tiny_beir, tmp_path, local_embedder):
 
 
 def test_the_stored_scifact_gate_is_a_valid_gate():
-    from pathlib import Path
-
     from indexer.evaluation import load_gate
 
     gate = load_gate(Path(__file__).resolve().parent.parent / "bench" / "scifact-gate.toml")
@@ -319,32 +318,31 @@ def test_tune_keeps_the_weight_in_use_when_it_ranks_as_well_as_any(tiny_beir, lo
     assert "hybrid_weight = 0.6  # the weight in use ranks as well as any" in text
 
 
+def hybrid_mrr(folder: Path, docs: list[tuple[str, str]], queries: list[tuple[str, str]], judged: list[tuple[str, str]]) -> float:
+    """`index eval`'s hybrid MRR@10 over a BEIR folder written from (id, text) documents and
+    queries and (query id, document id) judgments."""
+    (folder / "qrels").mkdir(parents=True)
+    (folder / "corpus.jsonl").write_text("\n".join(json.dumps({"_id": i, "title": "", "text": t}) for i, t in docs))
+    (folder / "queries.jsonl").write_text("\n".join(json.dumps({"_id": i, "text": t}) for i, t in queries))
+    (folder / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\n" + "".join(f"{q}\t{d}\t1\n" for q, d in judged))
+    report = json.loads(CliRunner().invoke(cli, ["eval", "--dataset", str(folder), "--json"]).output)
+    return report["spaces"]["local-all-minilm-l6-v2-384"]["hybrid"]["mrr@10"]
+
+
 def test_a_query_that_is_itself_a_document_is_left_out_of_its_ranking(tmp_path, local_embedder):
     """BEIR's identical-id rule (ArguAna): otherwise every query finds itself first."""
-    folder = tmp_path / "debates"
-    (folder / "qrels").mkdir(parents=True)
     docs = [("p1", "Zoos protect endangered species by breeding them in captivity."),
             ("c1", "Captive breeding rarely returns animals to the wild; zoos mostly entertain."),
             ("p2", "School uniforms reduce bullying about clothes."),
             ("c2", "Uniforms do not stop bullying; children find other differences to mock.")]
-    (folder / "corpus.jsonl").write_text("\n".join(json.dumps({"_id": i, "title": "", "text": t}) for i, t in docs))
-    (folder / "queries.jsonl").write_text("\n".join(json.dumps({"_id": i, "text": t}) for i, t in docs if i.startswith("p")))
-    (folder / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\np1\tc1\t1\np2\tc2\t1\n")
-    report = json.loads(CliRunner().invoke(cli, ["eval", "--dataset", str(folder), "--json"]).output)
-    assert report["spaces"]["local-all-minilm-l6-v2-384"]["hybrid"]["mrr@10"] == 1.0
+    assert hybrid_mrr(tmp_path / "debates", docs, [d for d in docs if d[0].startswith("p")], [("p1", "c1"), ("p2", "c2")]) == 1.0
 
     # Only when most queries are documents: a labeled set where one question is also a page that
     # answers it (judged so) keeps that page in its ranking.
-    faq = tmp_path / "faq"
-    (faq / "qrels").mkdir(parents=True)
     pages = [("returns", "Can I return shoes I have worn outside?"), ("gifts", "Gift cards never expire and cannot be exchanged for cash."),
              ("parcels", "Parcels leave the Lisbon warehouse within two business days.")]
-    (faq / "corpus.jsonl").write_text("\n".join(json.dumps({"_id": i, "title": "", "text": t}) for i, t in pages))
-    questions = [("returns", pages[0][1]), ("q-gifts", "do gift cards expire"), ("q-parcels", "when does my parcel leave the warehouse")]
-    (faq / "queries.jsonl").write_text("\n".join(json.dumps({"_id": i, "text": t}) for i, t in questions))
-    (faq / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nreturns\treturns\t1\nq-gifts\tgifts\t1\nq-parcels\tparcels\t1\n")
-    report = json.loads(CliRunner().invoke(cli, ["eval", "--dataset", str(faq), "--json"]).output)
-    assert report["spaces"]["local-all-minilm-l6-v2-384"]["hybrid"]["mrr@10"] == 1.0
+    questions = [pages[0], ("q-gifts", "do gift cards expire"), ("q-parcels", "when does my parcel leave the warehouse")]
+    assert hybrid_mrr(tmp_path / "faq", pages, questions, [("returns", "returns"), ("q-gifts", "gifts"), ("q-parcels", "parcels")]) == 1.0
 
 
 def test_identical_documents_are_each_ranked_where_a_labeled_set_judges_them_by_id(tmp_path, local_embedder):

@@ -134,7 +134,6 @@ def test_a_damaged_served_generation_is_built_again_and_the_run_says_why(tmp_pat
     assert CliRunner().invoke(cli, ["search", "refund", "-c", str(config)]).exit_code == 0, "the new generation serves"
 
 
-
 def two_generations(tmp_path: Path) -> tuple[Path, str, str]:
     """A small corpus indexed, one file edited, indexed again: (its config, the older generation, the served one)."""
     config = small_corpus(tmp_path)
@@ -143,6 +142,7 @@ def two_generations(tmp_path: Path) -> tuple[Path, str, str]:
     edit(tmp_path, 1)
     assert run(config)[0] == 0
     return config, older, (tmp_path / "artifacts" / "CURRENT").read_text().strip()
+
 
 def test_a_damaged_served_generation_is_rebuilt_on_the_newest_kept_one_embedding_only_what_changed(tmp_path, local_embedder):
     """A damaged served generation made the run start afresh — every chunk embedded again (131 of

@@ -199,7 +199,6 @@ def test_a_long_rate_limit_storm_is_waited_out_not_counted_as_failures(notion):
     assert dated < waited_until - 0.5 and answered >= waited_until - 0.05, f"the HTTP-date Retry-After was waited out: {dated:.2f} s, then {answered:.2f} s; the date {waited_until:.2f} s"
 
 
-
 def test_a_page_read_in_the_minute_it_was_edited_is_read_again(notion):
     """Notion rounds last_edited_time down to the minute: a page read at 10:00:20 and edited again at
     10:00:40 still says 10:00. Read within SETTLE (3 minutes) of its time, it is read again next run,
@@ -215,6 +214,7 @@ def test_a_page_read_in_the_minute_it_was_edited_is_read_again(notion):
     assert [d.text for d in second.documents] == ["Draft two, the same minute."] and not second.not_modified
     settled = {i: FetchState(last_modified=f.last_modified, fetched_at=now + timedelta(minutes=3), links=f.links) for i, f in state.items()}
     assert crawl_notion(source(root), fetch_state=settled).not_modified == [f"notion:{root}"]
+
 
 def test_an_expired_cursor_restarts_the_listing(notion):
     ws = notion.workspace

@@ -47,10 +47,10 @@ class Week(NamedTuple):
         }
 
 
-
 # The `now` handed to parse_time by the tests that call it directly (the served ones ask the clock).
 NOW = datetime.now(timezone.utc)
 MONDAY = Week.of(NOW).monday
+
 
 @pytest.fixture
 def dated(built_today, tmp_path_factory, local_embedder) -> tuple[Week, object]:

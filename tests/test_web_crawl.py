@@ -41,7 +41,6 @@ def test_a_crawl_follows_same_site_links_to_max_depth(site, tmp_path):
     assert result.listing_complete and not result.errors and not result.warnings
 
 
-
 def test_a_sources_own_drop_parameters_make_links_one_page(site):
     """A site whose navigation tags links with its own parameter (`?ref=nav`): listed in the
     source's drop_parameters, those links, and a listed URL with it, are the page itself, requested
@@ -51,6 +50,7 @@ def test_a_sources_own_drop_parameters_make_links_one_page(site):
     assert [d.title for d in result.documents] == ["Home", "B", "C"]
     assert [d.url for d in result.documents][1:] == [site.url("/b"), site.url("/c?page=2")], "other parameters stay"
     assert sorted(site.requests) == ["/", "/b", "/c?page=2", "/robots.txt"]
+
 
 def test_pages_that_say_noindex_are_not_indexed_but_their_links_are_followed(site):
     """A help centre's tag listings, login and print pages say noindex; before, each was indexed
