@@ -7,6 +7,7 @@ import time
 from datetime import datetime, timezone
 from dataclasses import dataclass, replace
 from functools import partial
+from typing import Callable
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
 import httpx
@@ -328,12 +329,8 @@ def fetch_document(
                        level="warning")
     if response.status_code == 304 and conditional(response.request):
         return Fetched(document=NOT_MODIFIED, url=found)
-    if response.status_code == 410:  # the site says it removed the page for good: no last version to keep
-        return problem(ErrorCode.WEB_GONE, "fetch", "HTTP 410 Gone: the site removed it; not indexed", level="warning")
     if response.status_code >= 400:
-        retryable = response.status_code == 429 or response.status_code >= 500
-        failed = problem(ErrorCode.WEB_HTTP_STATUS, "fetch", f"HTTP {response.status_code}{_status_hint(response, body)}", retryable=retryable)
-        return replace(failed, retry_after=retry_after_seconds(response.headers)) if retryable else failed
+        return _status_problem(response, body, problem)
     if media_type in HTML_TYPES or media_type in TEXT_TYPES:
         actual = sniffed_type(body, response.charset_encoding)
         if actual in FILE_TYPES:
@@ -366,6 +363,23 @@ def fetch_document(
     if not extracted.text.strip():
         reason = empty_page_reason(body) if media_type in HTML_TYPES else "no text found"
         return replace(problem(ErrorCode.FILE_EXTRACTION_EMPTY, "extract", reason), links=links)
+    return _page(extracted, links, response, url, found, source_name, drop_parameters)
+
+
+def _status_problem(response: httpx.Response, body: bytes, problem: Callable[..., Fetched]) -> Fetched:
+    """An HTTP error status as its problem: 410 a warning (the site removed the page for good, so
+    there is no last version to keep), 429 and 5xx retryable after the server's Retry-After."""
+    if response.status_code == 410:
+        return problem(ErrorCode.WEB_GONE, "fetch", "HTTP 410 Gone: the site removed it; not indexed", level="warning")
+    retryable = response.status_code == 429 or response.status_code >= 500
+    failed = problem(ErrorCode.WEB_HTTP_STATUS, "fetch", f"HTTP {response.status_code}{_status_hint(response, body)}", retryable=retryable)
+    return replace(failed, retry_after=retry_after_seconds(response.headers)) if retryable else failed
+
+
+def _page(extracted: Extracted, links: tuple[str, ...], response: httpx.Response, url: str, found: str, source_name: str,
+          drop_parameters: tuple[str, ...]) -> Fetched:
+    """The fetched page as a Document under its same-site canonical URL (else the address it was
+    found at), with the other addresses that led to it (`via`)."""
     canonical = try_normalize_url(extracted.url, drop_parameters) if extracted.url else None
     if canonical and urlsplit(canonical)[:2] == urlsplit(str(response.url))[:2]:  # same scheme and host only
         found = canonical
