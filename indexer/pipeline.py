@@ -263,9 +263,9 @@ def _crawl_sources(config: Config, stored_fetch: dict[str, FetchState], full_ref
     complete: set[str] = set()
     not_modified: set[str] = set()
     for source in config.sources:
-        paths = listed_files(source)
-        with progress(f"reading {source.name}", count_items(source, paths)) as advance:
-            result = _crawl_one(source, advance, fetch_state, paths, texts, last_run)
+        listing = listed_files(source)
+        with progress(f"reading {source.name}", count_items(source, listing)) as advance:
+            result = _crawl_one(source, advance, fetch_state, listing, texts, last_run)
         documents.extend(result.documents)
         report.errors.extend(result.errors)
         report.warnings.extend(result.warnings)
@@ -284,13 +284,13 @@ def _crawl_sources(config: Config, stored_fetch: dict[str, FetchState], full_ref
     return documents, complete, not_modified
 
 
-def _crawl_one(source: SourceConfig, advance, fetch_state: dict[str, FetchState], paths, texts: TextSpill | None,
+def _crawl_one(source: SourceConfig, advance, fetch_state: dict[str, FetchState], listing, texts: TextSpill | None,
                last_run: datetime | None = None) -> SourceResult:
     """One source's crawl. A bug that escapes it fails that source, not the run: its listing counts
     as failed, so it deletes nothing and its documents keep their last versions, and the other
     sources still publish (exit 4). STATIC_RAG_DEBUG=1 lets it through, with its traceback."""
     try:
-        return crawl(source, advance, fetch_state, paths, keep=texts.keep if texts else None, last_run=last_run)
+        return crawl(source, advance, fetch_state, listing, keep=texts.keep if texts else None, last_run=last_run)
     except StaticRagError:
         raise  # a missing key or a bad config: the run's own error
     except Exception as exc:

@@ -182,7 +182,7 @@ def test_a_folder_source_lists_what_a_reader_expects_and_reads_whole_files(tmp_p
     (docs / "gone.md").symlink_to(tmp_path / "nothing.md")  # a dangling link is listed, to be warned about (FILE_LINK_BROKEN)
     (docs / "linked").symlink_to(tmp_path / "elsewhere")  # a linked folder is not entered
     source = load_config(files_config(tmp_path)).sources[0]
-    listed = [os.path.relpath(path, docs) for path in list_files(source)]
+    listed = [os.path.relpath(path, docs) for path in list_files(source).paths]
     assert listed == ["a.md", "alias.md", "b.txt", "gone.md", "guide/c.MD", "guide/deep/d.md"]
 
     big = docs / "big.txt"

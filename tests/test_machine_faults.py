@@ -1,7 +1,8 @@
-"""What the machine does under a run: a disk that fills up, a folder mounted read-only, a served
-generation damaged or missing on disk. Each is a real one — a tmpfs or a read-only bind mount in a
-user and mount namespace of the test's own (`unshare -rm`, no root needed), bits flipped in a real
-file — and each must end in words that say what happened, never "unexpected"."""
+"""What the machine does under a run: a disk that fills up, a folder mounted read-only, a folder
+the run may not read, a served generation damaged or missing on disk. Each is a real one — a tmpfs
+or a read-only bind mount in a user and mount namespace of the test's own (`unshare -rm`, no root
+needed), a folder of mode 000 (for root, read without root's capabilities: `setpriv`), bits flipped
+in a real file — and each must end in words that say what happened, never "unexpected"."""
 
 import json
 import os
@@ -113,6 +114,53 @@ def test_a_read_only_artifacts_folder_is_named_not_reported_as_a_bug(tmp_path):
     done = subprocess.run(["unshare", "-rm", "sh", "-c", script], capture_output=True, text=True, timeout=300, env={**os.environ, "HF_HUB_OFFLINE": "1"})
     assert done.returncode == 1, done.stdout + done.stderr
     assert done.stderr.strip() == f"Error: {artifacts}/runs.jsonl: Read-only file system. Nothing was published by this command.", done.stderr
+
+
+def run_unable_to_read(config: Path, folder: Path) -> subprocess.CompletedProcess:
+    """`index run` with `folder` unreadable to it: mode 000, and for root `setpriv` takes away the
+    capabilities that let root read anything."""
+    prefix = ["setpriv", "--bounding-set=-dac_override,-dac_read_search"] if os.geteuid() == 0 else []
+    folder.chmod(0)
+    try:
+        if (prefix and shutil.which("setpriv") is None) or subprocess.run([*prefix, "ls", str(folder)], capture_output=True).returncode == 0:
+            pytest.skip("cannot make a folder unreadable here (root without setpriv, or setpriv not allowed to drop capabilities)")
+        return subprocess.run([*prefix, str(Path(sys.executable).parent / "index"), "run", "-c", str(config), "-q"], capture_output=True,
+                              text=True, timeout=300, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    finally:
+        folder.chmod(0o755)
+
+
+@pytest.mark.parametrize("unreadable", ["docs/private", "docs"], ids=["a-subfolder", "the-folder"])
+def test_a_folder_that_cannot_be_read_keeps_its_pages_and_says_so(tmp_path, local_embedder, unreadable):
+    """A subfolder of a files source that lost its read permission (another user's, a network disk)
+    was left out in silence: its pages were deleted from the index and the run exited 0. The source
+    folder itself then listed as empty. Now the folder is named, its pages keep their last versions
+    and nothing of the source is deleted in that run (exit 4), as for a sitemap that cannot be read."""
+    (tmp_path / "docs" / "private").mkdir(parents=True)
+    (tmp_path / "docs" / "refunds.md").write_text("# Refunds\n\nRefunds take five business days.\n")
+    (tmp_path / "docs" / "private" / "kettles.md").write_text("# Kettles\n\nOur kettles boil water in ninety seconds.\n")
+    config = write_config(tmp_path, '[[sources]]\nname = "docs"\ntype = "files"\npath = "docs"\n[[spaces]]\nprovider = "local"\n')
+    assert run(config)[0] == 0
+    done = run_unable_to_read(config, tmp_path / unreadable)
+    assert done.returncode == 4 and "Traceback" not in done.stderr, done.stdout + done.stderr
+    named = "folder private/" if unreadable == "docs/private" else f"the folder {tmp_path / 'docs'}"
+    assert f"{named} could not be read (Permission denied): the files under it keep their last versions" in done.stderr, done.stderr
+    for question, page in (("how fast do kettles boil water?", "private/kettles.md"), ("how long do refunds take?", "refunds.md")):
+        found = json.loads(CliRunner().invoke(cli, ["search", question, "-c", str(config), "--json"]).output)
+        assert found["hits"][0]["path"] == page, found["hits"]
+
+
+def test_a_folder_git_ignores_is_left_out_even_when_it_cannot_be_read(tmp_path, local_embedder):
+    docs = tmp_path / "docs"
+    (docs / "private").mkdir(parents=True)
+    (docs / "refunds.md").write_text("# Refunds\n\nRefunds take five business days.\n")
+    (docs / "private" / "kettles.md").write_text("# Kettles\n\nOur kettles boil water in ninety seconds.\n")
+    (docs / ".gitignore").write_text("private/\n")
+    subprocess.run(["git", "init", "-q", str(docs)], check=True)
+    config = write_config(tmp_path, '[[sources]]\nname = "docs"\ntype = "files"\npath = "docs"\n[[spaces]]\nprovider = "local"\n')
+    assert run(config)[0] == 0
+    done = run_unable_to_read(config, docs / "private")
+    assert done.returncode == 0 and done.stderr == "", done.stdout + done.stderr
 
 
 def test_a_damaged_served_generation_is_built_again_and_the_run_says_why(tmp_path, local_embedder):

@@ -5,16 +5,19 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, fields, replace
 from datetime import datetime
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from indexer.config import SourceConfig
 from indexer.documents import Document, FetchState
 from indexer.errors import ErrorCode, IngestError
 
+if TYPE_CHECKING:  # files.py imports this module
+    from indexer.sources.files import Listing
+
 
 @dataclass
 class SourceResult:
-    """What one source produced. `listing_complete` is False when the source could not be listed at all."""
+    """What one source produced. `listing_complete` is False when the source could not be listed in full (nothing of it is then deleted)."""
 
     source: str
     documents: list[Document] = field(default_factory=list)
@@ -86,12 +89,12 @@ def _mend(value):
     return value
 
 
-def crawl(source: SourceConfig, progress=None, fetch_state: dict[str, FetchState] | None = None, paths: list[str] | None = None,
+def crawl(source: SourceConfig, progress=None, fetch_state: dict[str, FetchState] | None = None, listing: Listing | None = None,
           keep: Callable[[Document], Document] | None = None, last_run: datetime | None = None) -> SourceResult:
     """Read every document of `source`. `progress(n)` is called as documents are done.
 
     `fetch_state` (doc_id → what the previous run's fetch knew) makes web fetches conditional and
-    lets crawls follow an unchanged page's links without fetching it. `paths`: a files source's
+    lets crawls follow an unchanged page's links without fetching it. `listing`: a files source's
     `listed_files`, when the caller listed them already. `keep` takes each document as it is read
     and returns the one to hold on to (indexer/textspill.py `TextSpill.keep`: its text on disk).
     `last_run`: when the last run that came to its end started (web pages' weekly turns).
@@ -99,7 +102,7 @@ def crawl(source: SourceConfig, progress=None, fetch_state: dict[str, FetchState
     if source.type == "files":
         from indexer.sources.files import crawl_files
 
-        return crawl_files(source, progress, fetch_state or {}, paths, keep=keep)
+        return crawl_files(source, progress, fetch_state or {}, listing, keep=keep)
     if source.type == "urls":
         from indexer.sources.web import crawl_urls
 
@@ -135,8 +138,8 @@ def check_credentials(sources: list[SourceConfig] | tuple[SourceConfig, ...]) ->
             raise ConfigError(f"source {source.name!r} reads Notion: set NOTION_TOKEN to the integration's secret (notion.so/profile/integrations)")
 
 
-def listed_files(source: SourceConfig) -> list[str] | None:
-    """A files source's paths, listed once for both the progress bar's total and the crawl (listing
+def listed_files(source: SourceConfig) -> Listing | None:
+    """A files source's folder, listed once for both the progress bar's total and the crawl (listing
     10,000 files twice was ~0.06 s of a 0.95 s run that changed nothing); None for other sources."""
     if source.type != "files" or source.path is None or not source.path.is_dir():
         return None
@@ -145,10 +148,11 @@ def listed_files(source: SourceConfig) -> list[str] | None:
     return list_files(source)
 
 
-def count_items(source: SourceConfig, paths: list[str] | None = None) -> int | None:
+def count_items(source: SourceConfig, listing: Listing | None = None) -> int | None:
     """How many items `crawl` will visit, for a progress bar (None: known only after listing sitemaps)."""
     if source.type == "files":
-        return len(paths if paths is not None else listed_files(source) or [])
+        listing = listing if listing is not None else listed_files(source)
+        return len(listing.paths) if listing is not None else 0
     if source.type in ("notion", "answers"):
         return None  # known only once the workspace has been walked or the file read
     return None if source.sitemaps or source.crawl else len(source.urls)

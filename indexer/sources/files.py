@@ -7,7 +7,7 @@ import os
 import re
 import subprocess
 import time
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from functools import lru_cache, partial
 from pathlib import Path
@@ -56,38 +56,51 @@ MARKDOWN_SUFFIXES = (".md", ".markdown", ".mdx")  # read as Markdown; .mdx as MD
 _ANTORA_PAGE = re.compile(r"modules/[^/]+/pages/")
 
 
-def list_files(source: SourceConfig) -> list[str]:
-    """Paths (under `source.path`, as strings) of the files with a configured extension, hidden
-    files and folders and PACKAGE_FOLDERS left out, and those git ignores, in path order. Strings, not Path objects: at 10,000 files making
+@dataclass(frozen=True)
+class Listing:
+    """A files source's folder, listed: the paths to read, in path order, and the folders that
+    could not be read, each with why. While one cannot be read the listing is incomplete, so the
+    files under it keep their last versions: a folder whose permissions changed loses no pages."""
+    paths: list[str]
+    unreadable: list[tuple[str, str]] = field(default_factory=list)
+
+
+def list_files(source: SourceConfig) -> Listing:
+    """The files (under `source.path`, as strings) with a configured extension, hidden
+    files and folders and PACKAGE_FOLDERS left out, and those git ignores. Strings, not Path objects: at 10,000 files making
     and sorting Paths cost 0.3 s of a run that changed nothing. The folder's own entries say what
     is a file or a folder, so only links cost a stat (os.walk and isfile: 34 → 9 ms at 10,000)."""
     found: list[str] = []
+    unreadable: list[tuple[str, str]] = []
     partials_hidden = source.url_rules == "docusaurus"  # _partial.mdx, _shared/: shown inside pages, no pages (indexer.partials)
     folders = [os.fspath(source.path)]
     while folders:
+        folder = folders.pop()
         try:
-            entries = os.scandir(folders.pop())
-        except OSError:  # a folder we may not read is left out, as os.walk leaves it
-            continue
-        with entries:
-            for entry in entries:
-                if entry.name.startswith(".") or (partials_hidden and entry.name.startswith("_")):
-                    continue
-                if entry.is_dir(follow_symlinks=False):  # linked folders are not entered
-                    if entry.name not in PACKAGE_FOLDERS and entry.name not in SITE_BUILD_FOLDERS:
-                        folders.append(entry.path)
-                elif entry.name.startswith(OFFICE_LOCK):
-                    continue
-                elif (suffix := os.path.splitext(entry.name)[1].lower()) in source.extensions and (_is_file(entry) or _dangling(entry)):
-                    found.append(entry.path)  # a dangling link is listed to be warned about (FILE_LINK_BROKEN)
-                elif suffix in UNREAD_FORMATS and _is_file(entry):
-                    found.append(entry.path)  # listed to be warned about (FILE_TYPE_UNREAD): a deck left out in silence is a mystery
+            with os.scandir(folder) as entries:
+                for entry in entries:  # reading the entries can fail as well (EACCES, EIO on a network disk)
+                    if entry.name.startswith(".") or (partials_hidden and entry.name.startswith("_")):
+                        continue
+                    if entry.is_dir(follow_symlinks=False):  # linked folders are not entered
+                        if entry.name not in PACKAGE_FOLDERS and entry.name not in SITE_BUILD_FOLDERS:
+                            folders.append(entry.path)
+                    elif entry.name.startswith(OFFICE_LOCK):
+                        continue
+                    elif (suffix := os.path.splitext(entry.name)[1].lower()) in source.extensions and (_is_file(entry) or _dangling(entry)):
+                        found.append(entry.path)  # a dangling link is listed to be warned about (FILE_LINK_BROKEN)
+                    elif suffix in UNREAD_FORMATS and _is_file(entry):
+                        found.append(entry.path)  # listed to be warned about (FILE_TYPE_UNREAD): a deck left out in silence is a mystery
+        except OSError as exc:
+            unreadable.append((folder, exc.strerror or str(exc)))
     if source.respect_gitignore:
         found = _not_ignored(source.path, found)
+        if unreadable:  # a folder git ignores is left out whatever it holds
+            not_ignored = set(_not_ignored(source.path, [os.path.join(folder, "") for folder, _ in unreadable]))
+            unreadable = [(folder, why) for folder, why in unreadable if os.path.join(folder, "") in not_ignored]
     if source.url_rules == "antora":  # only modules/<module>/pages/ holds pages; partials are read where included
         prefix = os.path.join(os.fspath(source.path), "")
         found = [path for path in found if _ANTORA_PAGE.match(path.removeprefix(prefix).replace(os.sep, "/"))]
-    return sorted(found, key=lambda path: path.split(os.sep))  # as Paths sort: part by part
+    return Listing(sorted(found, key=lambda path: path.split(os.sep)), sorted(unreadable))  # as Paths sort: part by part
 
 
 def _not_ignored(folder: Path, found: list[str]) -> list[str]:
@@ -147,7 +160,7 @@ def git_dates(folder: Path) -> dict[str, datetime]:
     return dates
 
 
-def crawl_files(source: SourceConfig, progress=None, fetch_state: dict[str, FetchState] | None = None, paths: list[str] | None = None, *,
+def crawl_files(source: SourceConfig, progress=None, fetch_state: dict[str, FetchState] | None = None, listing: Listing | None = None, *,
                 keep=None) -> SourceResult:
     """Every file of the folder as a document. `updated_at` comes from the front matter, else the
     file's last git commit, else its mtime — and a file whose bytes are those of the last run keeps
@@ -165,7 +178,11 @@ def crawl_files(source: SourceConfig, progress=None, fetch_state: dict[str, Fetc
     committed = git_dates(source.path)
     prefix = os.path.join(str(source.path), "")
     languages = _hugo_languages(root) if source.url_rules == "hugo" and source.url_template else None
-    listed = paths if paths is not None else list_files(source)
+    listing = listing if listing is not None else list_files(source)
+    if listing.unreadable:  # what those folders hold is unknown: their files keep their last versions
+        result.listing_complete = False
+        result.errors.extend(_unreadable(source, folder, why) for folder, why in listing.unreadable)
+    listed = listing.paths
     fragments = included_fragments(listed, site)  # shown inside the pages that include them
     labels = project_labels(listed, markdown=source.url_rules == "sphinx")  # what a :ref: without a title shows
     done = progress or (lambda n: None)  # each listed path once, however it ends: the bar's total counts them all
@@ -222,6 +239,14 @@ def crawl_files(source: SourceConfig, progress=None, fetch_state: dict[str, Fetc
                 result.add(document)
         done(1)
     return result
+
+
+def _unreadable(source: SourceConfig, folder: str, why: str) -> IngestError:
+    shown = os.path.relpath(folder, source.path).replace(os.sep, "/")
+    where = f"the folder {source.path}" if shown == "." else f"folder {shown}/"
+    return IngestError(ErrorCode.SOURCE_LISTING_FAILED, "list", f"{where} could not be read ({why}): the files under it keep their last versions "
+                       f"and no document of this source is deleted in this run; make it readable to the user that runs `index run`"
+                       f"{' (or, in a git work tree, list it in .gitignore)' if source.respect_gitignore else ''}", source=source.name)
 
 
 # A file kept in Git LFS, checked out without LFS (actions/checkout's default): three lines that name
