@@ -256,7 +256,7 @@ def parse_config(
     ids = [s.space_id for s in spaces]
     if len(set(ids)) != len(ids):
         raise ConfigError(f"spaces: each space must be distinct; repeated: {', '.join(sorted(set(i for i in ids if ids.count(i) > 1)))}")
-    artifacts = Path(artifacts_override).expanduser() if artifacts_override is not None else _resolve(base_dir, top["artifacts"]).resolve()
+    artifacts = _artifacts(top["artifacts"], base_dir, artifacts_override)
     server = parse_server(top["server"], set(names))
     if server.default_space is not None and server.default_space not in ids:
         raise ConfigError(f"server.default_space: no configured space is {server.default_space!r}; spaces are {', '.join(ids)}")
@@ -288,6 +288,20 @@ def _check_url_template(template: str, where: str) -> None:
         raise ConfigError(f"{where}: has neither {{slug}} nor {{path}}, so every file would get the same URL; got {template!r} ({example})")
 
 
+def _artifacts(value: str, base_dir: Path, override: str | Path | None) -> Path:
+    """The artifacts folder: `--artifacts` (`override`) or the config's `artifacts`, which must name
+    a folder, or a path where one can be made (nothing on the way to it a file)."""
+    where = "--artifacts" if override is not None else "artifacts"
+    if not str(override if override is not None else value).strip():
+        raise ConfigError(f'{where}: must not be empty; name the folder generations are written to (e.g. "artifacts")')
+    folder = Path(override).expanduser() if override is not None else _resolve(base_dir, value).resolve()
+    existing = next((p for p in (folder, *folder.parents) if p.exists()), None)
+    if existing is not None and not existing.is_dir():
+        what = "is a file" if existing == folder else f"is inside {existing}, which is a file"
+        raise ConfigError(f"{where}: {folder} {what}, not a folder; name the folder generations are written to")
+    return folder
+
+
 def _encoding(name: str, where: str) -> str:
     """A text encoding Python can read, by its canonical name ("" stays "")."""
     if not name:
@@ -295,7 +309,7 @@ def _encoding(name: str, where: str) -> str:
     try:
         canonical = codecs.lookup(name).name
         b"text".decode(canonical)  # "hex" and "rot13" are codecs, but not of text
-    except LookupError:
+    except (LookupError, ValueError):  # ValueError: a NUL in the name
         raise ConfigError(f"{where}: {name!r} is not a text encoding Python knows (e.g. \"cp1252\", Windows' Western European; "
                           f"\"cp1251\", \"shift_jis\")") from None
     return canonical
@@ -341,9 +355,12 @@ def _parse_source(raw: dict, index: int, base_dir: Path) -> SourceConfig:
             if not url.startswith(("http://", "https://")):
                 raise ConfigError(f"{where}.{key}[{j}]: must start with http:// or https://; got {url!r}")
             try:
-                urlsplit(url).port  # noqa: B018 — parsing the port is the check
+                host = urlsplit(url).hostname  # parsing the port as well is the check
+                urlsplit(url).port  # noqa: B018
             except ValueError as exc:
                 raise ConfigError(f"{where}.{key}[{j}]: not a valid URL ({exc}); got {url!r}") from None
+            if not host:
+                raise ConfigError(f"{where}.{key}[{j}]: not a valid URL (no host name); got {url!r}")
     if not urls and not sitemaps:
         raise ConfigError(f"{where}: a urls source needs `urls` (pages) or `sitemaps` (sitemap.xml or sitemap index URLs)")
     if values["max_depth"] is not None and not values["crawl"]:

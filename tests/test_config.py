@@ -54,6 +54,13 @@ def test_artifacts_flag_overrides_the_file(tmp_path):
          "server.cors_origins[0]: an origin is scheme://host[:port] as a browser sends it, without a path; got 'help.example.com' (e.g. 'https://help.example.com', or \"*\" for any)"),
         (FILES + LOCAL + '[server]\ncors_origins = ["https://help.example.com/"]\n', "server.cors_origins[0]: an origin is scheme://host[:port] as a browser sends it, without a path; got 'https://help.example.com/' (e.g. 'https://help.example.com', or \"*\" for any)"),
         ('[[sources]]\nname = "w"\ntype = "urls"\nurls = ["ftp://x"]\n' + LOCAL, "sources[0].urls[0]: must start with http:// or https://; got 'ftp://x'"),
+        ('[[sources]]\nname = "w"\ntype = "urls"\nurls = ["https://"]\n' + LOCAL, "sources[0].urls[0]: not a valid URL (no host name); got 'https://'"),
+        ('artifacts = " "\n' + FILES + LOCAL, 'artifacts: must not be empty; name the folder generations are written to (e.g. "artifacts")'),
+        ('artifacts = "/dev/null"\n' + FILES + LOCAL, "artifacts: /dev/null is a file, not a folder; name the folder generations are written to"),
+        ('artifacts = "/dev/null/site/artifacts"\n' + FILES + LOCAL,
+         "artifacts: /dev/null/site/artifacts is inside /dev/null, which is a file, not a folder; name the folder generations are written to"),
+        (FILES + 'fallback_encoding = "\\u0000"\n' + LOCAL, "sources[0].fallback_encoding: '\\x00' is not a text encoding Python knows "
+         '(e.g. "cp1252", Windows\' Western European; "cp1251", "shift_jis")'),
         ('[[sources]]\nname = "w"\ntype = "urls"\n' + LOCAL, "sources[0]: a urls source needs `urls` (pages) or `sitemaps` (sitemap.xml or sitemap index URLs)"),
         ('[[sources]]\nname = "w"\ntype = "urls"\nsitemaps = ["/sitemap.xml"]\n' + LOCAL, "sources[0].sitemaps[0]: must start with http:// or https://; got '/sitemap.xml'"),
         ('[[sources]]\nname = "w"\ntype = "urls"\nurls = ["http://x"]\ntimeout_seconds = 0.5\n' + LOCAL, "sources[0].timeout_seconds: must be between 1 and 300; got 0.5"),

@@ -226,6 +226,18 @@ def test_a_run_that_finds_nothing_names_where_it_looked(tmp_path, site):
     assert result.exit_code == 1 and f"Sources: help ({sitemap}). Nothing was published." in result.output, result.output
 
 
+@pytest.mark.parametrize("path, said", [("docs/a.md", "{folder} is a file, not a folder: a files source reads a folder"),
+                                        ("x" * 300, "folder not found: {folder} (File name too long)")], ids=["a-file", "a-name-too-long"])
+def test_a_files_path_that_is_no_folder_says_what_it_is(tmp_path, path, said):
+    """A file's path, or a name too long for the disk, was "folder not found" or "unexpected OSError"."""
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "a.md").write_text("# Refunds\n\nRefunds take five business days.\n")
+    config = write_config(tmp_path, f'[[sources]]\nname = "docs"\ntype = "files"\npath = "{path}"\n' + LOCAL)
+    result = run_cli("run", "-c", str(config))
+    assert result.exit_code == 1 and "unexpected" not in result.output, result.output
+    assert "first problem: SOURCE_LISTING_FAILED " + said.format(folder=tmp_path / path) in result.output, result.output
+
+
 def test_a_run_leaves_the_garbage_collector_as_the_calling_program_set_it(tmp_path):
     # A run collects less often while it works (indexer/collector.py); whatever the caller had is back after it, refused or not.
     import gc

@@ -160,6 +160,18 @@ def git_dates(folder: Path) -> dict[str, datetime]:
     return dates
 
 
+def not_a_folder(path: Path | None) -> str | None:
+    """Why a files source's `path` cannot be listed as a folder, or None when it can be."""
+    try:
+        if path is not None and path.is_dir():
+            return None
+        if path is not None and path.exists():
+            return f"{path} is a file, not a folder: a files source reads a folder (set path to the folder that holds it)"
+    except OSError as exc:  # a name too long, a loop of links
+        return f"folder not found: {path} ({exc.strerror or exc})"
+    return f"folder not found: {path}"
+
+
 def crawl_files(source: SourceConfig, progress=None, fetch_state: dict[str, FetchState] | None = None, listing: Listing | None = None, *,
                 keep=None) -> SourceResult:
     """Every file of the folder as a document. `updated_at` comes from the front matter, else the
@@ -167,11 +179,9 @@ def crawl_files(source: SourceConfig, progress=None, fetch_state: dict[str, Fetc
     the date it had, so touching a file (a fresh checkout) changes nothing."""
     result = SourceResult(source=source.name, keep=keep)
     fetch_state = fetch_state or {}
-    if source.path is None or not source.path.is_dir():
+    if (missing := not_a_folder(source.path)) is not None:
         result.listing_complete = False
-        result.errors.append(
-            IngestError(ErrorCode.SOURCE_LISTING_FAILED, "list", f"folder not found: {source.path}", source=source.name)
-        )
+        result.errors.append(IngestError(ErrorCode.SOURCE_LISTING_FAILED, "list", missing, source=source.name))
         return result
     root = source.path.resolve()
     site = root.parent  # where partials may be imported from: a docs folder's site (Docusaurus's @site)
