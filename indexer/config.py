@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import codecs
 import ipaddress
+import os
 import re
 import tomllib
 from dataclasses import dataclass
@@ -332,6 +333,8 @@ def _parse_source(raw: dict, index: int, base_dir: Path) -> SourceConfig:
         return _answers_source(values, where, base_dir)
     if kind == "files":
         folder = _resolve(base_dir, values["path"])
+        if os.path.normpath(folder) == folder.anchor:  # every file of the machine: /proc and /sys too, listed for minutes before a word
+            raise ConfigError(f"{where}.path: {values['path']!r} is the whole disk ({folder.anchor}); name the folder that holds your documents")
         extensions = tuple(e.lower() if e.startswith(".") else f".{e.lower()}" for e in values["extensions"])
         for suffix in extensions:
             if suffix in UNREAD_FORMATS:

@@ -55,6 +55,7 @@ def test_artifacts_flag_overrides_the_file(tmp_path):
         (FILES + LOCAL + '[server]\ncors_origins = ["https://help.example.com/"]\n', "server.cors_origins[0]: an origin is scheme://host[:port] as a browser sends it, without a path; got 'https://help.example.com/' (e.g. 'https://help.example.com', or \"*\" for any)"),
         ('[[sources]]\nname = "w"\ntype = "urls"\nurls = ["ftp://x"]\n' + LOCAL, "sources[0].urls[0]: must start with http:// or https://; got 'ftp://x'"),
         ('[[sources]]\nname = "w"\ntype = "urls"\nurls = ["https://"]\n' + LOCAL, "sources[0].urls[0]: not a valid URL (no host name); got 'https://'"),
+        (FILES.replace('"docs"\n', '"/"\n') + LOCAL, "sources[0].path: '/' is the whole disk (/); name the folder that holds your documents"),
         ('artifacts = " "\n' + FILES + LOCAL, 'artifacts: must not be empty; name the folder generations are written to (e.g. "artifacts")'),
         ('artifacts = "/dev/null"\n' + FILES + LOCAL, "artifacts: /dev/null is a file, not a folder; name the folder generations are written to"),
         ('artifacts = "/dev/null/site/artifacts"\n' + FILES + LOCAL,
