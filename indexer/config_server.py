@@ -65,17 +65,32 @@ API_KEY_KEYS = {
     "limit_per": Key(str, default="key", choices=("key", "address")),
 }
 
-ORIGIN = re.compile(r"https?://[^/\s?#]+")
+ORIGIN = re.compile(r"https?://[^/\s?#]+", re.IGNORECASE)
+DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
-def _check_origin(origin: str, where: str) -> None:
-    """A browser sends its page's origin as scheme://host[:port], nothing more: an entry written
-    otherwise ("example.com", "https://example.com/") never matches, and the widget is refused."""
-    if origin == "*" or ORIGIN.fullmatch(origin):
-        return
-    parts = urlsplit(origin if "://" in origin else f"https://{origin}")
-    hint = f"{parts.scheme}://{parts.netloc}" if parts.netloc else "https://help.example.com"
-    raise ConfigError(f"{where}: an origin is scheme://host[:port] as a browser sends it, without a path; got {origin!r} (e.g. {hint!r}, or \"*\" for any)")
+def _origin(origin: str, where: str) -> str:
+    """The origin as a browser sends it: scheme://host[:port], nothing more, in lower case and
+    without the scheme's default port. An entry written otherwise ("example.com",
+    "https://example.com/", "https://Example.com:443") never matched, and the widget was refused."""
+    if origin == "*":
+        return origin
+    if origin == "null":
+        raise ConfigError(f"{where}: 'null' is what sandboxed frames and local files send, and any page can send it; "
+                          "list the site's own origin (e.g. 'https://help.example.com')")
+    try:
+        parts = urlsplit(origin if "://" in origin else f"https://{origin}")
+        host, port = parts.hostname, parts.port
+    except ValueError as exc:
+        raise ConfigError(f"{where}: not a valid origin ({exc}); got {origin!r}") from None
+    if not ORIGIN.fullmatch(origin):
+        hint = f"{parts.scheme}://{parts.netloc}" if parts.netloc else "https://help.example.com"
+        raise ConfigError(f"{where}: an origin is scheme://host[:port] as a browser sends it, without a path; got {origin!r} (e.g. {hint!r}, or \"*\" for any)")
+    if not host:
+        raise ConfigError(f"{where}: not a valid origin (no host name); got {origin!r}")
+    scheme = parts.scheme.lower()
+    shown = f"[{host}]" if ":" in host else host
+    return f"{scheme}://{shown}" if port in (None, DEFAULT_PORTS[scheme]) else f"{scheme}://{shown}:{port}"
 
 
 def parse_server(raw: dict, source_names: set[str]) -> ServerConfig:
@@ -91,7 +106,6 @@ def parse_server(raw: dict, source_names: set[str]) -> ServerConfig:
     names = [k.name for k in keys]
     if len(set(names)) != len(names):
         raise ConfigError("server.api_keys: names must be unique")
-    for i, origin in enumerate(values["cors_origins"]):
-        _check_origin(origin, f"server.cors_origins[{i}]")
+    origins = tuple(_origin(origin, f"server.cors_origins[{i}]") for i, origin in enumerate(values["cors_origins"]))
     # every key of the table is a field of the same name
-    return ServerConfig(**{**values, "cors_origins": tuple(values["cors_origins"]), "api_keys": tuple(keys)})
+    return ServerConfig(**{**values, "cors_origins": origins, "api_keys": tuple(keys)})

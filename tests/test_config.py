@@ -53,6 +53,10 @@ def test_artifacts_flag_overrides_the_file(tmp_path):
         (FILES + LOCAL + '[server]\ncors_origins = ["help.example.com"]\n',
          "server.cors_origins[0]: an origin is scheme://host[:port] as a browser sends it, without a path; got 'help.example.com' (e.g. 'https://help.example.com', or \"*\" for any)"),
         (FILES + LOCAL + '[server]\ncors_origins = ["https://help.example.com/"]\n', "server.cors_origins[0]: an origin is scheme://host[:port] as a browser sends it, without a path; got 'https://help.example.com/' (e.g. 'https://help.example.com', or \"*\" for any)"),
+        (FILES + LOCAL + '[server]\ncors_origins = ["https://help.example.com:99999"]\n',
+         "server.cors_origins[0]: not a valid origin (Port out of range 0-65535); got 'https://help.example.com:99999'"),
+        (FILES + LOCAL + '[server]\ncors_origins = ["null"]\n', "server.cors_origins[0]: 'null' is what sandboxed frames and local files send, "
+         "and any page can send it; list the site's own origin (e.g. 'https://help.example.com')"),
         ('[[sources]]\nname = "w"\ntype = "urls"\nurls = ["ftp://x"]\n' + LOCAL, "sources[0].urls[0]: must start with http:// or https://; got 'ftp://x'"),
         ('[[sources]]\nname = "w"\ntype = "urls"\nurls = ["https://"]\n' + LOCAL, "sources[0].urls[0]: not a valid URL (no host name); got 'https://'"),
         (FILES.replace('"docs"\n', '"/"\n') + LOCAL, "sources[0].path: '/' is the whole disk (/); name the folder that holds your documents"),

@@ -121,6 +121,16 @@ def test_cors_allows_the_configured_origin_only_and_covers_errors(two_sites):
         assert "access-control-allow-origin" not in other.headers
 
 
+def test_an_origin_written_with_capitals_or_its_default_port_matches_what_browsers_send(two_sites):
+    """Browsers send "https://shop.example.com": an entry "https://Shop.Example.com:443" was taken
+    as written, never matched, and the shop's widget was refused."""
+    table = '[server]\ncors_origins = ["https://Shop.Example.com:443", "HTTP://127.0.0.1:8080"]\nrequests_per_minute = 0\n'
+    with TestClient(app_for(two_sites, table)) as client:
+        for origin in ("https://shop.example.com", "http://127.0.0.1:8080"):
+            ok = client.post("/v1/search", json={"query": "hours", "mode": "lexical"}, headers={"Origin": origin})
+            assert ok.status_code == 200 and ok.headers.get("access-control-allow-origin") == origin, (origin, ok.headers)
+
+
 def test_a_wildcard_origin_allows_its_subdomains_without_a_refusal_warning(two_sites):
     """The CORS middleware lets "https://*.example.com" match a subdomain; the refusal warning compared
     origins as strings and told the admin to add an origin that was already allowed."""
