@@ -91,8 +91,13 @@ def _url_lines(template: str, rules: str, why: str, comment: str = "") -> list[s
 
 
 def _web_or_notion(url: str) -> Place:
-    parts = urlsplit(url)
-    host = (parts.hostname or "").lower()
+    try:
+        parts = urlsplit(url)
+        host, _ = (parts.hostname or "").lower(), parts.port
+    except ValueError as exc:  # "http://[::1", a port out of range
+        raise ConfigError(f"{url!r} is not a valid URL ({exc})") from None
+    if not host:
+        raise ConfigError(f"{url!r} is not a valid URL (no host name)")
     if any(host == h or host.endswith("." + h) for h in NOTION_HOSTS):
         words = parts.path.rsplit("/", 1)[-1].rsplit("-", 1)[0]  # "Handbook-<id>": the page's title
         return _notion(url, "notion" if NOTION_ID.fullmatch(words) or not _slug(words) else _slug(words))

@@ -49,7 +49,8 @@ def test_init_keeps_an_existing_config_and_names_what_it_cannot_read(tmp_path, m
     assert (tmp_path / "index.toml").read_text() == "# mine\n"
     (tmp_path / "guide.md").write_text("# Guide\n")
     for place, says in (("nowhere", "is not a folder, a file of curated answers, a web page"), ("https://www.notion.so/acme/Handbook", "32-digit id"),
-                        ("guide.md", "is one file: name its folder")):
+                        ("guide.md", "is one file: name its folder"), ("http://[::1", "'http://[::1' is not a valid URL (Invalid IPv6 URL)"),
+                        ("https://", "'https://' is not a valid URL (no host name)")):
         result = init(tmp_path, monkeypatch, place, "--force")
         assert result.exit_code == 2 and says in result.output, result.output
     assert (tmp_path / "index.toml").read_text() == "# mine\n", "nothing written when a place cannot be read"

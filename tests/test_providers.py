@@ -380,6 +380,8 @@ def test_max_cost_stops_before_spending_and_publishes_nothing(tmp_path, fake_ope
     assert result.exit_code == 5
     assert "--max-cost of $0.0000" in result.output and "nothing was published" in result.output
     assert fake_openai.calls == [] and not (tmp_path / "artifacts" / "CURRENT").exists()
+    unbounded = run("run", "-c", str(config), "--max-cost", "nan")  # nan passed the range, then no cost ever exceeded it
+    assert unbounded.exit_code == 2 and "'nan' is not a finite number" in unbounded.output and fake_openai.calls == [], unbounded.output
     assert run("run", "-c", str(config), "--max-cost", "1").exit_code == 0
 
 

@@ -154,6 +154,18 @@ def test_pack_names_the_generations_it_knows(built, tmp_path):
     assert result.exit_code == 1 and "kept:" in result.output and not (tmp_path / "x.tar").exists()
 
 
+def test_pack_to_a_path_through_a_file_says_so_not_unexpected(built, tmp_path):
+    import subprocess
+    import sys
+
+    config, _ = built
+    (tmp_path / "dist").write_text("a file, not a folder\n")
+    done = subprocess.run([str(Path(sys.executable).parent / "index"), "pack", "-o", str(tmp_path / "dist" / "gen.tar"), "-c", str(config)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1 and done.stderr == (f"Error: {tmp_path / 'dist'}: File exists: a file is where a folder is needed. "
+                                                    "Nothing was published by this command.\n"), done.stderr
+
+
 def test_a_manifest_naming_a_path_outside_the_generation_is_refused_before_anything_is_written(built, tmp_path):
     config, _ = built
     archive = Path(pack(config, tmp_path / "gen.tar")["archive"])

@@ -4,6 +4,7 @@ the translation of library errors into one-line messages."""
 from __future__ import annotations
 
 import logging
+import math
 import os
 import sys
 from functools import wraps
@@ -25,6 +26,17 @@ DEFAULT_CONFIG = "index.toml"
 
 class ConfigProblem(click.ClickException):
     exit_code = 2
+
+
+class FiniteRange(click.FloatRange):
+    """A FloatRange that refuses nan and inf: nan compares false with every bound, so `--max-cost nan`
+    passed the range and then never stopped a run."""
+
+    def convert(self, value, param, ctx):
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number.", param, ctx)
+        return number
 
 
 def config_options(func):
@@ -161,7 +173,8 @@ def _flush() -> None:
 
 def os_problem(exc: BaseException) -> str | None:
     """What the machine refused, in words, for errors that are not bugs: a full disk, a file this
-    user may not write, a read-only mount. None for anything else."""
+    user may not write, a read-only mount, a path given with a file where a folder must be or a
+    name too long. None for anything else."""
     import errno
     import getpass
 
@@ -176,6 +189,10 @@ def os_problem(exc: BaseException) -> str | None:
         except (KeyError, OSError):  # no name for this uid (a container's)
             user = f" (this command runs as uid {os.getuid()})"
         return f"{where}{exc.strerror}{user}"
+    if isinstance(exc, OSError) and exc.errno in (errno.ENOTDIR, errno.EEXIST) and exc.filename:  # a path given with a file in it where a folder must be
+        return f"{exc.filename}: {exc.strerror}: a file is where a folder is needed"
+    if isinstance(exc, OSError) and exc.errno in (errno.ENAMETOOLONG, errno.ELOOP) and exc.filename:
+        return f"{exc.filename}: {exc.strerror}"
     return None
 
 

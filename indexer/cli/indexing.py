@@ -11,7 +11,7 @@ from pathlib import Path
 import click
 
 from indexer.cli.base import (
-    EXIT_DELETE_GUARD, EXIT_DOCUMENT_ERRORS, EXIT_BUDGET, EXIT_GATE, CONTEXT, ConfigProblem, artifacts_dir, cli, config_options, end_without_teardown, json_option, library_call,
+    EXIT_DELETE_GUARD, EXIT_DOCUMENT_ERRORS, EXIT_BUDGET, EXIT_GATE, CONTEXT, ConfigProblem, FiniteRange, artifacts_dir, cli, config_options, end_without_teardown, json_option, library_call,
     load_config_file, optional_config, os_problem,
 )
 from indexer.cli.stopping import Terminated, raise_if_stopped, stops_kept
@@ -26,7 +26,7 @@ from indexer.errors import ConfigError, StaticRagError
     "-p", "--provider", "providers", multiple=True, type=click.Choice(["local", "openai", "gemini"]),
     help="Rebuild only the spaces of this provider (repeatable). Default: every configured space.",
 )
-@click.option("--max-cost", type=click.FloatRange(min=0), metavar="USD", help="Stop, publishing nothing, before embedding would cost more than this.")
+@click.option("--max-cost", type=FiniteRange(min=0), metavar="USD", help="Stop, publishing nothing, before embedding would cost more than this.")
 @click.option("--allow-mass-delete", is_flag=True, help="Publish even if a source loses more than max_delete_fraction of its documents (deleted, or left with under a quarter of their text).")
 @click.option("-n", "--dry-run", is_flag=True, help="Show the plan (decisions, chunks and tokens to embed, cost); write nothing, call no provider.")
 @click.option("--full-refresh", is_flag=True, help="Fetch everything again (no conditional requests, every Notion page's blocks); unchanged text still reuses its vectors.")

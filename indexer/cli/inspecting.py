@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from indexer.cli.base import CONTEXT, EXIT_DOCUMENT_ERRORS, artifacts_dir, cli, config_options, json_option, library_call, optional_config
+from indexer.cli.base import CONTEXT, EXIT_DOCUMENT_ERRORS, FiniteRange, artifacts_dir, cli, config_options, json_option, library_call, optional_config
 
 # What `index runs` says of a run without an end line (indexer/runlog.py tells them apart)
 UNPUBLISHED = {"running": "running now", "unfinished": "ended without finishing (killed or crashed)",
@@ -202,7 +202,7 @@ def rollback(generation, config_path, artifacts, as_json):
 @click.option("-n", "--sample", default=20, show_default=True, type=click.IntRange(0, 100_000),
               help="How many document URLs to request, spread over every source (0: all of them).")
 @click.option("-s", "--source", default=None, help="Only this source's documents.")
-@click.option("--timeout", default=5.0, show_default=True, type=click.FloatRange(0.5, 60), help="Seconds to wait for each URL.")
+@click.option("--timeout", default=5.0, show_default=True, type=FiniteRange(0.5, 60), help="Seconds to wait for each URL.")
 def check_links(config_path, artifacts, as_json, sample, source, timeout):
     """Request a sample of the hits' document URLs and name each that does not open, or lacks
     headings its hits link to.
