@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -17,6 +18,23 @@ from indexer.lexical import indexed_text
 # each chunk in the lexical index (`indexed_text`), and Gemini would receive it with every batch of
 # the page's chunks.
 MAX_TITLE_CHARS = 300
+
+
+# A URL's scheme as browsers read it: after leading C0 controls and spaces are stripped and tabs
+# and newlines removed anywhere (the WHATWG URL parser), so " java\tscript:" is javascript: too.
+_SCHEME = re.compile(r"[a-zA-Z][a-zA-Z0-9+.-]*:")
+_STRIPPED = "".join(map(chr, range(0x21)))
+LINK_SCHEMES = ("http:", "https:", "mailto:", "tel:")
+
+
+def refused_link(url: str | None) -> bool:
+    """True for a document's own url that no reader may be sent to: a scheme not in LINK_SCHEMES.
+    A `javascript:` url from front matter or an answers file ran script in the site that showed the
+    link (the widget makes it one). Paths ("/about/", "guide.html"), http(s), mail and phone links pass."""
+    if not url:
+        return False
+    scheme = _SCHEME.match(re.sub(r"[\t\n\r]", "", url.strip(_STRIPPED)))
+    return scheme is not None and scheme.group(0).lower() not in LINK_SCHEMES
 
 
 def shortened(line: str, limit: int = MAX_TITLE_CHARS) -> str:

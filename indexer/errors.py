@@ -37,6 +37,7 @@ class ErrorCode(StrEnum):
     FILE_LINK_BROKEN = "FILE_LINK_BROKEN"  # warning: a symlink to a file that does not exist; not indexed (an indexed version is removed)
     FILE_DRAFT = "FILE_DRAFT"  # warning: front matter marks the file a draft; not indexed (an indexed version is removed)
     FILE_NAVIGATION = "FILE_NAVIGATION"  # warning: a wiki sidebar, a table of contents or a pip requirements file, not a page; not indexed (an indexed version is removed)
+    URL_REFUSED = "URL_REFUSED"  # warning: a page's or answer's own url (front matter, answers file) is no http(s), mailto: or tel: link nor a path (javascript:…); indexed without it
     TEXT_NOT_UNICODE = "TEXT_NOT_UNICODE"  # warning: a document held lone UTF-16 surrogates (an API's "\ud800"); each became U+FFFD
     CHUNKING_FAILED = "CHUNKING_FAILED"
     EMBEDDINGS_FAILED = "EMBEDDINGS_FAILED"  # the provider would not embed a document's chunks, even after retries

@@ -9,7 +9,15 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 
+from indexer.documents import refused_link
+
 LEADING_HEADINGS = re.compile(r"\A(?:#{1,6} [^\n]*(?:\n+|\Z))+")
+
+
+def followable(url: str | None) -> str | None:
+    """A document's url as the API gives it: None for one no reader may follow (a `javascript:` url
+    that a generation written before the indexer refused them may hold; indexer.documents)."""
+    return None if refused_link(url) else url
 
 
 def body_start(text: str, start: int) -> int:

@@ -134,6 +134,26 @@ def ask(client, query: str, **body) -> dict:
     return response.json()
 
 
+def test_a_script_url_from_an_answers_file_or_front_matter_is_left_out_with_a_warning(tmp_path):
+    """`url: javascript:…` became the widget's "Read more" and title links: one click ran script in the
+    site showing them. Web, mail and phone links and paths are kept."""
+    from indexer.sources import crawl
+
+    (tmp_path / "faq.yaml").write_text("- {question: Refund?, answer: Five days., url: \"javascript:alert(1)\"}\n"
+                                       "- {question: Contact?, answer: Write to us., url: \"mailto:help@shop.example\"}\n"
+                                       "- {question: Returns?, answer: Thirty days., url: /returns/}\n")
+    answers = crawl_answers(SourceConfig(name="faq", type="answers", path=tmp_path / "faq.yaml"))
+    assert [(d.title, d.url) for d in answers.documents] == [("Refund?", None), ("Contact?", "mailto:help@shop.example"), ("Returns?", "/returns/")]
+    assert [(w.code, w.doc_id) for w in answers.warnings] == [("URL_REFUSED", "answer:faq/refund")] and not answers.errors
+    assert "its url 'javascript:alert(1)' is no http(s), mailto: or tel: link nor a path; returned without it" in answers.warnings[0].message
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "a.md").write_text("---\nurl: \" JavaScript:alert(1)\"\n---\n# Care\n\nOil the leather twice a year.\n")
+    (tmp_path / "docs" / "b.md").write_text("---\nurl: https://shop.example/sizes/\n---\n# Sizes\n\nOur boots run small.\n")
+    files = crawl(SourceConfig(name="docs", type="files", path=tmp_path / "docs"))
+    assert [(d.title, d.url) for d in files.documents] == [("Care", None), ("Sizes", "https://shop.example/sizes/")]
+    assert [(w.code, w.doc_id) for w in files.warnings] == [("URL_REFUSED", "file:a.md")]
+
+
 def test_a_curated_answer_comes_first_and_the_hits_still_follow(shop):
     client, _ = shop
     result = ask(client, "how many days until the refund shows up on my card")

@@ -134,6 +134,38 @@ def test_a_search_server_that_never_answers_is_reported_not_waited_on_forever(br
         assert browser.find_element(By.CSS_SELECTOR, ".srag-status").text == "Search failed: the search server did not answer within 2 s."
 
 
+def test_the_widget_never_makes_a_script_url_a_link(browser, site):
+    """A `javascript:` url in front matter or an answers file reached the widget's links: one click ran
+    script in the site showing it. The indexer now refuses such urls (URL_REFUSED); the widget too
+    links only web, mail and phone addresses, whatever a generation (an older one) holds."""
+    import json
+
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    def hit(title, url):
+        return {"chunk_id": title, "doc_id": f"file:{title}.md", "title": title, "url": url, "link": url, "snippet": f"{title} text", "score": 0.9,
+                "relevance": 0.5, "heading_path": [title]}
+
+    found = {"hits": [hit("Script", "javascript:document.title='ran'"), hit("Spaced", " JavaScript:document.title='ran'"),
+                      hit("Refunds", "https://shop.example/refunds")], "answerable": True, "next_offset": None,
+             "answers": [{"question": "Refund?", "answer": "Five days.", "url": "javascript:document.title='ran'", "score": 0.9, "relevance": 0.5}]}
+    site.routes["/v1/search"] = (200, "application/json", json.dumps(found).encode(), {"Access-Control-Allow-Origin": "*"})
+    site.routes["/widget.js"] = (200, "text/javascript", (Path(__file__).parent.parent / "server" / "static" / "widget.js").read_bytes())
+    site.routes["/help.html"] = (200, "text/html; charset=utf-8", b'<!doctype html><title>Help</title><div id="help"></div>'
+                                                                  b'<script src="/widget.js" data-target="#help" defer></script>')
+    browser.get(site.url("/help.html"))
+    box = WebDriverWait(browser, 20).until(lambda d: d.find_element(By.CSS_SELECTOR, ".srag-input"))
+    box.send_keys("refund")
+    browser.find_element(By.CSS_SELECTOR, ".srag-button").click()
+    WebDriverWait(browser, 20).until(lambda d: len(d.find_elements(By.CSS_SELECTOR, ".srag-hit")) == 3)
+    titles = {t.text: t for t in browser.find_elements(By.CSS_SELECTOR, ".srag-title")}
+    assert titles["Refunds"].get_attribute("href") == "https://shop.example/refunds"
+    assert titles["Script"].tag_name == titles["Spaced"].tag_name == "span" and titles["Script"].get_attribute("href") is None
+    assert browser.find_element(By.CSS_SELECTOR, ".srag-answer-text").text == "Five days."
+    assert not browser.find_elements(By.CSS_SELECTOR, ".srag-answer-link"), "no 'Read more' for a script url"
+
+
 def test_an_unanswerable_question_or_an_empty_time_range_says_so(browser, server):
     from selenium.webdriver.common.by import By
 

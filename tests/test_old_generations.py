@@ -199,3 +199,25 @@ def test_a_document_that_fails_keeps_its_version_from_a_generation_before_page_a
     assert [(e["doc_id"], e["code"]) for e in report["errors"]] == [("file:refunds.md", "FILE_EXTRACTION_FAILED")]
     hit = json.loads(run_cli("search", "refund within 30 days", "-c", str(config), "-k", "1", "--json").output)["hits"][0]
     assert hit["title"] == "Refunds", "its last good version"
+
+
+def test_a_script_url_an_older_generation_holds_is_never_served_as_a_link(tmp_path):
+    """Generations written before the indexer refused `javascript:` urls (URL_REFUSED) may hold them:
+    the API gives such a document no url and no link, and a curated answer no url."""
+    config = small_corpus(tmp_path)
+    (tmp_path / "faq.toml").write_text('[[answers]]\nquestion = "How long does a refund take?"\nanswer = "Five business days."\n'
+                                       'url = "https://shop.example/refunds"\n')
+    text = config.read_text().replace("[[spaces]]", '[[sources]]\nname = "faq"\ntype = "answers"\npath = "faq.toml"\n\n[[spaces]]', 1)
+    config.write_text(text)
+    (tmp_path / "docs" / "guide.md").write_text("---\nurl: https://docs.example.com/guide/\n---\n# Guide\n\n## Lacing\n\nLace the boots from the toe up.\n")
+    first = json.loads(run_cli("run", "-c", str(config), "--json").output)["generation"]
+    meta = tmp_path / "artifacts" / "generations" / first / "meta.duckdb"
+    db = duckdb.connect(str(meta))
+    db.execute("UPDATE documents SET url = ' JavaScript:alert(1)' WHERE doc_id IN ('file:guide.md', 'answer:faq/how-long-does-a-refund-take')")
+    db.execute("CHECKPOINT")
+    db.close()
+    reseal(meta.parent)
+    hit = json.loads(run_cli("search", "lace the boots", "-c", str(config), "-k", "1", "--json").output)["hits"][0]
+    assert hit["title"] == "Guide" and hit["url"] is None and hit["link"] is None, hit
+    found = json.loads(run_cli("search", "how long until my refund arrives", "-c", str(config), "--json").output)
+    assert [(a["answer"], a["url"]) for a in found["answers"]] == [("Five business days.", None)], found["answers"]

@@ -125,10 +125,16 @@
     return out;
   }
 
+  // Web, mail and phone links only: a `javascript:` url (front matter or an answers file indexed
+  // before the indexer refused them) must never become a link that runs script in this page.
+  function linkable(url) {
+    try { return /^(https?|mailto|tel):$/.test(new URL(url, document.baseURI).protocol) ? url : null; } catch (e) { return null; }
+  }
+
   function hitNode(hit) {
     var item = el("li", "srag-hit");
     // `link` points at the passage (a heading's #fragment, a PDF's #page=N); `url` at the page.
-    var target = hit.link || hit.url;
+    var target = linkable(hit.link || hit.url);
     var title = el(target ? "a" : "span", "srag-title", hit.title || hit.doc_id);
     if (target) { title.href = target; title.rel = "noopener"; }
     item.appendChild(title);
@@ -148,7 +154,7 @@
     var box = el("div", "srag-answer");
     box.appendChild(el("p", "srag-answer-question", answer.question));
     box.appendChild(el("p", "srag-answer-text", answer.answer));
-    if (answer.url) {
+    if (answer.url && linkable(answer.url)) {
       var link = el("a", "srag-answer-link", "Read more");
       link.href = answer.url;
       link.rel = "noopener";
