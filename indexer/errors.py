@@ -42,6 +42,7 @@ class ErrorCode(StrEnum):
     CHUNKING_FAILED = "CHUNKING_FAILED"
     EMBEDDINGS_FAILED = "EMBEDDINGS_FAILED"  # the provider would not embed a document's chunks, even after retries
     SOURCE_LISTING_FAILED = "SOURCE_LISTING_FAILED"  # a whole source could not be listed
+    SOURCE_EMPTY = "SOURCE_EMPTY"  # warning: a source listed in full found nothing to index (an empty folder, an answers file of no answers)
     SOURCE_LIMIT_REACHED = "SOURCE_LIMIT_REACHED"  # warning: a source had more pages than max_pages; the rest were left out
     DUPLICATE_DOCUMENT = "DUPLICATE_DOCUMENT"  # two sources produced the same doc_id; the first wins
     GENERATION_UNREADABLE = "GENERATION_UNREADABLE"  # warning: CURRENT names no readable generation; the run builds on an older kept one, or starts afresh

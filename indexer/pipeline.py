@@ -26,7 +26,7 @@ from indexer.plan import Action, Decision, DeleteGuard, counts
 from indexer.previous import PreviousGeneration
 from indexer.probe import read_probe
 from indexer.runreport import RunReport, new_run_id, peak_rss_mb, slowest
-from indexer.sources import SourceResult, check_credentials, count_items, crawl, listed_files
+from indexer.sources import SourceResult, check_credentials, count_items, crawl, found_nothing, listed_files
 from indexer.steps import ChanceLevels, chunk_spaces, drop_chunks_of, embed_spaces, estimate
 from indexer.streaks import count_streaks
 from indexer.textspill import TextSpill
@@ -266,6 +266,8 @@ def _crawl_sources(config: Config, stored_fetch: dict[str, FetchState], full_ref
         listing = listed_files(source)
         with progress(f"reading {source.name}", count_items(source, listing)) as advance:
             result = _crawl_one(source, advance, fetch_state, listing, texts, last_run)
+        if (empty := found_nothing(source, result)) is not None:
+            report.warnings.append(empty)
         documents.extend(result.documents)
         report.errors.extend(result.errors)
         report.warnings.extend(result.warnings)

@@ -238,6 +238,24 @@ def test_a_files_path_that_is_no_folder_says_what_it_is(tmp_path, path, said):
     assert "first problem: SOURCE_LISTING_FAILED " + said.format(folder=tmp_path / path) in result.output, result.output
 
 
+def test_a_source_that_finds_nothing_is_named_while_the_others_publish(tmp_path):
+    """An empty folder and a header-only answers file added nothing, in silence: the run said "2
+    documents" and the admin had to guess which source was missing."""
+    config = small_corpus(tmp_path)
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "empty" / "logo.png").write_bytes(b"\x89PNG\r\n\x1a\n")
+    (tmp_path / "faq.csv").write_text("question,answer\n")
+    config.write_text(config.read_text().replace("[[spaces]]", '[[sources]]\nname = "drafts"\ntype = "files"\npath = "empty"\n'
+                                                 '[[sources]]\nname = "faq"\ntype = "answers"\npath = "faq.csv"\n[[spaces]]', 1))
+    for _ in range(2):  # the second run finds the docs unchanged: no document read, still not "nothing"
+        result = run_cli("run", "-c", str(config), "--json")
+        report = json.loads(result.output)
+        empty = [(w["source"], w["message"]) for w in report["warnings"] if w["code"] == "SOURCE_EMPTY"]
+        assert result.exit_code == 0 and empty == [
+            ("drafts", f"drafts: found nothing to index: {tmp_path / 'empty'} holds no file of a format it reads that is not hidden or ignored by git"),
+            ("faq", "faq: found nothing to index: faq.csv holds no answers")], report["warnings"]
+
+
 def test_a_run_leaves_the_garbage_collector_as_the_calling_program_set_it(tmp_path):
     # A run collects less often while it works (indexer/collector.py); whatever the caller had is back after it, refused or not.
     import gc

@@ -127,6 +127,22 @@ def limit_reached(source: SourceConfig, how: str = "") -> IngestError:
     return IngestError(ErrorCode.SOURCE_LIMIT_REACHED, "list", message, source=source.name, level="warning")
 
 
+def found_nothing(source: SourceConfig, result: SourceResult) -> IngestError | None:
+    """A SOURCE_EMPTY warning for a source that listed in full and found nothing, said nothing about
+    why, and knows of no unchanged document: a run that published the other sources' documents gave
+    no hint that an empty folder or a header-only CSV added none."""
+    if result.documents or result.not_modified or result.errors or result.warnings or not result.listing_complete:
+        return None
+    from indexer.config import DEFAULT_EXTENSIONS
+
+    formats = "a format it reads" if tuple(source.extensions) == tuple(DEFAULT_EXTENSIONS) else f"its extensions ({', '.join(source.extensions)})"
+    why = {"files": f"{source.path} holds no file of {formats} that is not hidden or ignored by git",
+           "answers": f"{source.path.name if source.path else 'its database'} holds no answers",
+           "urls": "its sitemaps and crawl led to no page inside include / exclude",
+           "notion": "its roots hold no page shared with the integration"}[source.type]
+    return IngestError(ErrorCode.SOURCE_EMPTY, "list", f"{source.name}: found nothing to index: {why}", source=source.name, level="warning")
+
+
 def check_credentials(sources: list[SourceConfig] | tuple[SourceConfig, ...]) -> None:
     """A ConfigError, before anything is fetched, when a source needs a secret the environment lacks."""
     import os
