@@ -358,8 +358,8 @@ def _parse_source(raw: dict, index: int, base_dir: Path) -> SourceConfig:
             if not url.startswith(("http://", "https://")):
                 raise ConfigError(f"{where}.{key}[{j}]: must start with http:// or https://; got {url!r}")
             try:
-                host = urlsplit(url).hostname  # parsing the port as well is the check
-                urlsplit(url).port  # noqa: B018
+                parts = urlsplit(url)
+                host, _ = parts.hostname, parts.port  # reading the port parses it: the check
             except ValueError as exc:
                 raise ConfigError(f"{where}.{key}[{j}]: not a valid URL ({exc}); got {url!r}") from None
             if not host:

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field, fields, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Callable
 
-from indexer.config import SourceConfig
+from indexer.config import DEFAULT_EXTENSIONS, SourceConfig
 from indexer.documents import Document, FetchState
 from indexer.errors import ErrorCode, IngestError
 
@@ -133,13 +133,13 @@ def found_nothing(source: SourceConfig, result: SourceResult) -> IngestError | N
     no hint that an empty folder or a header-only CSV added none."""
     if result.documents or result.not_modified or result.errors or result.warnings or not result.listing_complete:
         return None
-    from indexer.config import DEFAULT_EXTENSIONS
-
-    formats = "a format it reads" if tuple(source.extensions) == tuple(DEFAULT_EXTENSIONS) else f"its extensions ({', '.join(source.extensions)})"
-    why = {"files": f"{source.path} holds no file of {formats} that is not hidden or ignored by git",
-           "answers": f"{source.path.name if source.path else 'its database'} holds no answers",
-           "urls": "its sitemaps and crawl led to no page inside include / exclude",
-           "notion": "its roots hold no page shared with the integration"}[source.type]
+    if source.type == "files":
+        formats = "a format it reads" if tuple(source.extensions) == DEFAULT_EXTENSIONS else f"its extensions ({', '.join(source.extensions)})"
+        why = f"{source.path} holds no file of {formats} that is not hidden or ignored by git"
+    else:
+        why = {"answers": f"{source.path.name if source.path else 'its database'} holds no answers",
+               "urls": "its sitemaps and crawl led to no page inside include / exclude",
+               "notion": "its roots hold no page shared with the integration"}[source.type]
     return IngestError(ErrorCode.SOURCE_EMPTY, "list", f"{source.name}: found nothing to index: {why}", source=source.name, level="warning")
 
 

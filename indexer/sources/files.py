@@ -260,6 +260,7 @@ def _linkable(document: Document, problem: Callable) -> Document:
 
 
 def _unreadable(source: SourceConfig, folder: str, why: str) -> IngestError:
+    """The error that names a folder the listing could not read, and what the run did about it."""
     shown = os.path.relpath(folder, source.path).replace(os.sep, "/")
     where = f"the folder {source.path}" if shown == "." else f"folder {shown}/"
     return IngestError(ErrorCode.SOURCE_LISTING_FAILED, "list", f"{where} could not be read ({why}): the files under it keep their last versions "
