@@ -122,12 +122,21 @@ def run_unable_to_read(config: Path, folder: Path) -> subprocess.CompletedProces
     prefix = ["setpriv", "--bounding-set=-dac_override,-dac_read_search"] if os.geteuid() == 0 else []
     folder.chmod(0)
     try:
-        if (prefix and shutil.which("setpriv") is None) or subprocess.run([*prefix, "ls", str(folder)], capture_output=True).returncode == 0:
+        if (prefix and (shutil.which("setpriv") is None or subprocess.run([*prefix, "true"], capture_output=True).returncode != 0)
+                or subprocess.run([*prefix, "ls", str(folder)], capture_output=True).returncode == 0):
             pytest.skip("cannot make a folder unreadable here (root without setpriv, or setpriv not allowed to drop capabilities)")
         return subprocess.run([*prefix, str(Path(sys.executable).parent / "index"), "run", "-c", str(config), "-q"], capture_output=True,
                               text=True, timeout=300, env={**os.environ, "HF_HUB_OFFLINE": "1"})
     finally:
         folder.chmod(0o755)
+
+
+def refunds_and_private_kettles(docs: Path) -> Path:
+    """A files source of two pages, one of them in `private/`; its config, beside `docs`."""
+    (docs / "private").mkdir(parents=True)
+    (docs / "refunds.md").write_text("# Refunds\n\nRefunds take five business days.\n")
+    (docs / "private" / "kettles.md").write_text("# Kettles\n\nOur kettles boil water in ninety seconds.\n")
+    return write_config(docs.parent, '[[sources]]\nname = "docs"\ntype = "files"\npath = "docs"\n[[spaces]]\nprovider = "local"\n')
 
 
 @pytest.mark.parametrize("unreadable", ["docs/private", "docs"], ids=["a-subfolder", "the-folder"])
@@ -136,10 +145,7 @@ def test_a_folder_that_cannot_be_read_keeps_its_pages_and_says_so(tmp_path, loca
     was left out in silence: its pages were deleted from the index and the run exited 0. The source
     folder itself then listed as empty. Now the folder is named, its pages keep their last versions
     and nothing of the source is deleted in that run (exit 4), as for a sitemap that cannot be read."""
-    (tmp_path / "docs" / "private").mkdir(parents=True)
-    (tmp_path / "docs" / "refunds.md").write_text("# Refunds\n\nRefunds take five business days.\n")
-    (tmp_path / "docs" / "private" / "kettles.md").write_text("# Kettles\n\nOur kettles boil water in ninety seconds.\n")
-    config = write_config(tmp_path, '[[sources]]\nname = "docs"\ntype = "files"\npath = "docs"\n[[spaces]]\nprovider = "local"\n')
+    config = refunds_and_private_kettles(tmp_path / "docs")
     assert run(config)[0] == 0
     done = run_unable_to_read(config, tmp_path / unreadable)
     assert done.returncode == 4 and "Traceback" not in done.stderr, done.stdout + done.stderr
@@ -152,12 +158,9 @@ def test_a_folder_that_cannot_be_read_keeps_its_pages_and_says_so(tmp_path, loca
 
 def test_a_folder_git_ignores_is_left_out_even_when_it_cannot_be_read(tmp_path, local_embedder):
     docs = tmp_path / "docs"
-    (docs / "private").mkdir(parents=True)
-    (docs / "refunds.md").write_text("# Refunds\n\nRefunds take five business days.\n")
-    (docs / "private" / "kettles.md").write_text("# Kettles\n\nOur kettles boil water in ninety seconds.\n")
+    config = refunds_and_private_kettles(docs)
     (docs / ".gitignore").write_text("private/\n")
     subprocess.run(["git", "init", "-q", str(docs)], check=True)
-    config = write_config(tmp_path, '[[sources]]\nname = "docs"\ntype = "files"\npath = "docs"\n[[spaces]]\nprovider = "local"\n')
     assert run(config)[0] == 0
     done = run_unable_to_read(config, docs / "private")
     assert done.returncode == 0 and done.stderr == "", done.stdout + done.stderr
