@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from enum import StrEnum
+
+# A lone UTF-16 surrogate: what JSON's "\ud800" decodes to, and what a file name's bytes that are not
+# UTF-8 become in Python. Neither JSON nor DuckDB stores one.
+SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class ErrorCode(StrEnum):
@@ -67,6 +72,15 @@ class IngestError:
     level: str = "error"
     failing_since: str | None = None  # an error: when the published runs it failed in, in a row, began (ISO 8601, UTC)
     failed_runs: int = 1  # how many published runs in a row it failed in, this one included
+
+    def __post_init__(self):
+        """A name in another encoding (a file's, not UTF-8) carries lone surrogates, which neither
+        JSON nor the database stores: an error naming such a file failed the whole run's record.
+        Each becomes U+FFFD, as in the document itself (indexer.sources.valid_unicode)."""
+        for name in ("message", "doc_id"):
+            value = getattr(self, name)
+            if value and not value.isascii() and SURROGATE.search(value):
+                object.__setattr__(self, name, SURROGATE.sub("\ufffd", value))
 
     def as_dict(self) -> dict:
         return {

@@ -108,7 +108,7 @@ def file_url(template: str, relative: str, rules: str = "plain", meta: dict | No
     elif rules == "jekyll" and "_posts" in folder.split("/"):
         slug = _jekyll_post_slug(folder, stem, meta)
     elif rules == "mkdocs" and not name.lower().endswith(MARKDOWN_PAGES):  # copied as it is: at its path, extension and all
-        return template[: template.index("{slug}")] + quote(relative) if "{slug}" in template else None
+        return template[: template.index("{slug}")] + _quoted(relative) if "{slug}" in template else None
     elif rules == "antora":
         slug = _antora_slug(folder, stem)
         if slug is not None and stem == "index" and not html_files:
@@ -121,7 +121,14 @@ def file_url(template: str, relative: str, rules: str = "plain", meta: dict | No
         return None
     if not slug and "{slug}" in template:  # the top folder's own page: the template up to {slug}
         template = template[: template.index("{slug}")]
-    return template.replace("{slug}", quote(slug)).replace("{path}", quote(relative))
+    return template.replace("{slug}", _quoted(slug)).replace("{path}", _quoted(relative))
+
+
+def _quoted(part: str) -> str:
+    """A path percent-encoded for a URL. A file name that is not UTF-8 (a Latin-1 "caf\xe9.md" from an
+    old archive) reaches Python with its bytes as lone surrogates, which quote() refused, failing the
+    file: its own bytes are encoded, as a web server serving the file names it."""
+    return quote(part.encode("utf-8", "surrogateescape"))
 
 
 def _text(meta: dict, key: str) -> str:

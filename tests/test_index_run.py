@@ -196,6 +196,21 @@ def test_a_file_name_that_is_not_utf8_is_indexed_under_a_mended_id(tmp_path):
     assert json.loads(again.output)["documents"]["skipped"] == 3, "the mended id is the same every run: nothing changed"
 
 
+def test_a_file_name_that_is_not_utf8_gets_its_url_and_its_errors_a_mended_id(tmp_path):
+    """With a url_template, quoting the name for its URL failed the file ("surrogates not allowed"),
+    and that error, naming it, failed the whole run's record ("Malformed JSON … invalid high
+    surrogate"): nothing was published, night after night."""
+    config = small_corpus(tmp_path)
+    config.write_text(config.read_text().replace('path = "docs"\n', 'path = "docs"\nurl_template = "https://help.example.com/{slug}/"\n'))
+    (tmp_path / "docs" / os.fsdecode(b"caf\xe9.txt")).write_text("Cafe menu\n\nWe serve espresso all day.\n")
+    (tmp_path / "docs" / os.fsdecode(b"men\xfc.txt")).write_bytes(b"Men\x80\x81 of the day\n")
+    result = run_cli("run", "-c", str(config), "--json")
+    report = json.loads(result.output)
+    assert result.exit_code == 4 and [(e["code"], e["doc_id"]) for e in report["errors"]] == [("FILE_EXTRACTION_FAILED", "file:men\ufffd.txt")], report
+    hit = json.loads(run_cli("search", "espresso all day", "-c", str(config), "--json").output)["hits"][0]
+    assert (hit["doc_id"], hit["url"]) == ("file:caf\ufffd.txt", "https://help.example.com/caf%E9/"), "the name's own bytes, as a web server serves it"
+
+
 def test_an_unreachable_host_is_a_document_error_not_a_failed_run(tmp_path, site):
     site.routes = {"/ok": (200, "text/plain", b"Reachable page\n\nThis page answers.")}
     site_url = site.url("/ok")

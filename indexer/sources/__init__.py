@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field, fields, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Callable
 
 from indexer.config import DEFAULT_EXTENSIONS, SourceConfig
 from indexer.documents import Document, FetchState
-from indexer.errors import ErrorCode, IngestError
+from indexer.errors import SURROGATE, ErrorCode, IngestError
 
 if TYPE_CHECKING:  # files.py imports this module
     from indexer.sources.files import Listing
@@ -47,7 +46,6 @@ class SourceResult:
         self.documents.append(self.keep(document) if self.keep else document)
 
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
 _VOLATILE = {"fetched_at", "fetch_seconds"}  # never text
 
 
@@ -73,13 +71,13 @@ def _unicode(d: Document) -> bool:
     document was 0.13 s of a crawl of 10,000 files that takes 0.2 s when none changed."""
     small = "".join([d.doc_id, d.source, d.source_type, d.title, d.url or "", d.path or "", d.etag or "", d.last_modified or "",
                      *d.tags, *d.authors, *d.links, *(slug for _, slug in d.anchors)])
-    return all(s.isascii() or not _SURROGATE.search(s) for s in (small, d.text)) and (not d.metadata or _mend(d.metadata) is d.metadata)
+    return all(s.isascii() or not SURROGATE.search(s) for s in (small, d.text)) and (not d.metadata or _mend(d.metadata) is d.metadata)
 
 
 def _mend(value):
     """`value` itself when it holds no surrogate; else a copy with each one replaced."""
     if isinstance(value, str):
-        return value if value.isascii() or not _SURROGATE.search(value) else _SURROGATE.sub("\ufffd", value)
+        return value if value.isascii() or not SURROGATE.search(value) else SURROGATE.sub("\ufffd", value)
     if isinstance(value, (tuple, list)):
         items = [_mend(v) for v in value]
         return type(value)(items) if any(a is not b for a, b in zip(items, value)) else value
