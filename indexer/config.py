@@ -289,6 +289,24 @@ def _check_url_template(template: str, where: str) -> None:
         raise ConfigError(f"{where}: has neither {{slug}} nor {{path}}, so every file would get the same URL; got {template!r} ({example})")
 
 
+def env_url(name: str, default: str | None = None) -> str | None:
+    """An API's address from the environment (OPENAI_BASE_URL, GEMINI_BASE_URL, NOTION_BASE_URL:
+    a proxy, a compatible server), else `default`. One that is no http(s) URL is a ConfigError
+    naming the variable: before, every request failed as "Connection error", six times over."""
+    value = os.environ.get(name, "").strip()
+    if not value:
+        return default
+    try:
+        parts = urlsplit(value)
+        host, _ = parts.hostname, parts.port
+    except ValueError as exc:
+        raise ConfigError(f"{name} = {value!r} is not a valid URL ({exc}); fix it, or unset it to use the service's own address") from None
+    if parts.scheme not in ("http", "https") or not host:
+        raise ConfigError(f"{name} = {value!r} is not an http(s) URL with a host; fix it (e.g. https://proxy.example.com/v1), "
+                          "or unset it to use the service's own address")
+    return value
+
+
 def _artifacts(value: str, base_dir: Path, override: str | Path | None) -> Path:
     """The artifacts folder: `--artifacts` (`override`) or the config's `artifacts`, which must name
     a folder, or a path where one can be made (nothing on the way to it a file)."""

@@ -19,7 +19,7 @@ from indexer.artifacts import GENERATIONS, fallback_order, read_current_id
 from indexer.config import SOURCE_TYPES, ServerConfig, SpaceConfig
 from indexer.embedders import Embedder, load_embedder, same_space
 from indexer.embedders.remote import EmbeddingsFailed, MissingCredentials
-from indexer.errors import ArtifactError, MissingDependency
+from indexer.errors import ArtifactError, ConfigError, MissingDependency
 from indexer.models import MODELS
 from indexer import probe
 from server.degraded import DegradedLog
@@ -344,6 +344,8 @@ class SearchService:
                 embedder = load_embedder(config)
             except MissingCredentials as exc:
                 raise ServiceError("PROVIDER_UNAVAILABLE", f"space {space.space_id} cannot embed queries here: set {' or '.join(exc.variables)} (lexical mode still works)", 503) from None
+            except ConfigError as exc:  # a base URL in the environment that is none
+                raise ServiceError("PROVIDER_UNAVAILABLE", f"space {space.space_id} cannot embed queries here: {exc} (lexical mode still works)", 503) from None
             except MissingDependency as exc:  # the local model's packages are not installed here
                 raise _unavailable(space, exc) from None
         different = same_space(stored, embedder.manifest())

@@ -425,6 +425,23 @@ def test_a_space_without_its_key_answers_lexically_while_others_keep_working(tmp
         assert refused.json()["code"] == "PROVIDER_UNAVAILABLE" and "set OPENAI_API_KEY" in refused.json()["message"]
 
 
+def test_a_base_url_that_is_no_url_is_named_not_retried_as_a_connection_error(tmp_path, fake_openai, monkeypatch):
+    """OPENAI_BASE_URL without its scheme: six attempts, each "APIConnectionError: Connection error.",
+    and nothing named the variable. Now the run stops before sending anything, and a server answers
+    by keywords with the variable in its reason."""
+    config = corpus(tmp_path, '[[spaces]]\nprovider = "openai"\n')
+    run_json("run", "-c", str(config))
+    sent = len(fake_openai.calls)
+    monkeypatch.setenv("OPENAI_BASE_URL", "api.openai.com/v1")
+    (tmp_path / "docs" / "refunds.md").write_text("# Refunds\n\nRefunds take ten business days now.\n")
+    result = run("run", "-c", str(config))
+    assert result.exit_code == 2 and "OPENAI_BASE_URL = 'api.openai.com/v1' is not an http(s) URL with a host" in result.output, result.output
+    assert len(fake_openai.calls) == sent
+    with TestClient(create_app(Settings(artifacts=tmp_path / "artifacts"))) as client:
+        found = client.post("/v1/search", json={"query": "refund"}).json()
+    assert found["degraded"] == "lexical" and "OPENAI_BASE_URL" in found["degraded_reason"] and found["hits"], found
+
+
 def test_repeated_queries_are_embedded_once(tmp_path, fake_openai):
     run_json("run", "-c", str(corpus(tmp_path, '[[spaces]]\nprovider = "openai"\n')))
     before = len(fake_openai.calls)

@@ -79,19 +79,21 @@ def _import_quietly(module: str) -> None:
 
 def check_usable(space: SpaceConfig) -> None:
     """Fail now, naming what is missing, when `space` could not be embedded here: a hosted
-    space's key (MissingCredentials), the local model's packages (MissingDependency). Imports
+    space's key (MissingCredentials) or a base URL that is none (ConfigError), the local model's packages (MissingDependency). Imports
     no client and loads no model: a run that embeds nothing never pays for them."""
     if space.provider == "local":
         from indexer.embedders.local import require_packages
 
         return require_packages()
     if space.provider == "openai":
-        from indexer.embedders.openai import KEY_VARIABLES
+        from indexer.embedders.openai import BASE_URL_VARIABLE, KEY_VARIABLES
     else:
-        from indexer.embedders.gemini import KEY_VARIABLES
+        from indexer.embedders.gemini import BASE_URL_VARIABLE, KEY_VARIABLES
+    from indexer.config import env_url
     from indexer.embedders.remote import env_key
 
     env_key(space.provider, *KEY_VARIABLES)
+    env_url(BASE_URL_VARIABLE)
 
 
 def fits_for(space: SpaceConfig) -> Callable[[str], bool] | None:

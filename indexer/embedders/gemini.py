@@ -7,9 +7,8 @@ Reduced `output_dimensionality` vectors come back un-normalized; RemoteEmbedder 
 
 from __future__ import annotations
 
-import os
 
-from indexer.config import SpaceConfig
+from indexer.config import SpaceConfig, env_url
 from indexer.embedders.remote import Budget, ProviderError, RemoteEmbedder, Reply, env_key
 from indexer.retrying import retry_after_seconds
 from indexer.errors import MissingDependency
@@ -18,6 +17,7 @@ API_VERSION = "v1"
 
 
 KEY_VARIABLES = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
+BASE_URL_VARIABLE = "GEMINI_BASE_URL"
 
 
 def gemini_embedder(space: SpaceConfig, budget: Budget | None = None) -> RemoteEmbedder:
@@ -28,7 +28,7 @@ def gemini_embedder(space: SpaceConfig, budget: Budget | None = None) -> RemoteE
     except ImportError:
         raise MissingDependency("the gemini embedding space needs google-genai: pip install google-genai") from None
     options = types.HttpOptions(
-        base_url=os.environ.get("GEMINI_BASE_URL") or None,
+        base_url=env_url(BASE_URL_VARIABLE),
         api_version=API_VERSION,
         timeout=int(space.timeout_seconds * 1000),  # milliseconds
     )

@@ -5,17 +5,17 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-import os
 
 import numpy as np
 
-from indexer.config import SpaceConfig
+from indexer.config import SpaceConfig, env_url
 from indexer.embedders.remote import Budget, ProviderError, RemoteEmbedder, Reply, env_key
 from indexer.retrying import retry_after_seconds
 from indexer.errors import MissingDependency
 
 
 KEY_VARIABLES = ("OPENAI_API_KEY",)
+BASE_URL_VARIABLE = "OPENAI_BASE_URL"
 
 
 def openai_embedder(space: SpaceConfig, budget: Budget | None = None) -> RemoteEmbedder:
@@ -25,7 +25,7 @@ def openai_embedder(space: SpaceConfig, budget: Budget | None = None) -> RemoteE
     except ImportError:
         raise MissingDependency("the openai embedding space needs the openai package: pip install openai") from None
     # Retries are ours (one policy for every provider, with accounting); the client's are off.
-    client = openai.OpenAI(api_key=key, base_url=os.environ.get("OPENAI_BASE_URL") or None, max_retries=0, timeout=space.timeout_seconds)
+    client = openai.OpenAI(api_key=key, base_url=env_url(BASE_URL_VARIABLE), max_retries=0, timeout=space.timeout_seconds)
 
     def send(texts: list[str], task: str | None, title: str | None) -> Reply:
         try:

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field, fields, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Callable
 
-from indexer.config import DEFAULT_EXTENSIONS, SourceConfig
+from indexer.config import DEFAULT_EXTENSIONS, SourceConfig, env_url
 from indexer.documents import Document, FetchState
 from indexer.errors import SURROGATE, ErrorCode, IngestError
 
@@ -150,6 +150,8 @@ def check_credentials(sources: list[SourceConfig] | tuple[SourceConfig, ...]) ->
     for source in sources:
         if (source.type == "notion" or source.database) and not os.environ.get("NOTION_TOKEN", "").strip():
             raise ConfigError(f"source {source.name!r} reads Notion: set NOTION_TOKEN to the integration's secret (notion.so/profile/integrations)")
+        if source.type == "notion" or source.database:
+            env_url("NOTION_BASE_URL")
 
 
 def listed_files(source: SourceConfig) -> Listing | None:

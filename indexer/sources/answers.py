@@ -27,7 +27,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 
 from indexer.anchors import slugify
-from indexer.config import ANSWER_FILES, SourceConfig
+from indexer.config import ANSWER_FILES, SourceConfig, env_url
 from indexer.documents import Document, FetchState, refused_link
 from indexer.errors import ErrorCode, IngestError
 from indexer.extract import ExtractionError, decode_file_text, not_text, parse_timestamp
@@ -205,7 +205,7 @@ def _notion_entries(source: SourceConfig) -> list[dict]:
 
     check_credentials([source])
     LIMITER.rate = source.requests_per_second
-    api = NotionAPI(os.environ["NOTION_TOKEN"].strip(), os.environ.get("NOTION_BASE_URL") or DEFAULT_BASE_URL, source.timeout_seconds)
+    api = NotionAPI(os.environ["NOTION_TOKEN"].strip(), env_url("NOTION_BASE_URL", DEFAULT_BASE_URL), source.timeout_seconds)
     try:
         database = api.database(source.database)
         sources = database.get("data_sources") if isinstance(database, dict) else None

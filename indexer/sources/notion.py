@@ -31,7 +31,7 @@ from datetime import datetime, timedelta, timezone
 
 import httpx
 
-from indexer.config import SourceConfig
+from indexer.config import SourceConfig, env_url
 from indexer.documents import Document, FetchState
 from indexer.errors import ConfigError, ErrorCode, IngestError
 from indexer.extract import first_heading, parse_timestamp
@@ -239,7 +239,7 @@ def crawl_notion(source: SourceConfig, progress=None, fetch_state: dict[str, Fet
     if api is None:
         check_credentials([source])
     LIMITER.rate = source.requests_per_second
-    api = api or NotionAPI(token, os.environ.get("NOTION_BASE_URL") or DEFAULT_BASE_URL, source.timeout_seconds)
+    api = api or NotionAPI(token, env_url("NOTION_BASE_URL", DEFAULT_BASE_URL), source.timeout_seconds)
     try:
         _traverse(api, source, fetch_state or {}, result, progress)
     finally:
