@@ -449,7 +449,7 @@ def _nothing_found(config: Config, report: RunReport) -> PublishRefused | Delete
         return f"{source.name} ({', '.join(named)})" if named else source.name
 
     sources = ", ".join(where(s) for s in config.sources)
-    first = f"; first problem: {errors[0].code} {errors[0].message}" if errors else ""
+    first = f"; first problem: {errors[0].code} {errors[0].message.rstrip('.')}" if errors else ""  # ". Sources" follows
     return PublishRefused(f"the generation would be empty: no document could be indexed{first}. Sources: {sources}. Nothing was published.")
 
 
