@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from indexer.errors import ConfigError, StaticRagError
+from indexer.extract import not_text
 
 CUTOFFS = {"ndcg@10": 10, "recall@10": 10, "recall@100": 100, "mrr@10": 10}
 DEPTH = 100  # documents ranked per query
@@ -59,6 +60,9 @@ def load_dataset(folder: Path, split: str = "test", limit_queries: int | None = 
     # Found out before the corpus is indexed, not as "0 queries" after it.
     if not qrels:
         raise StaticRagError(f"{paths['qrels']}: no judgments; each line is: query-id, corpus-id, score (tab-separated)")
+    if not any(grade > 0 for judged in qrels.values() for grade in judged.values()):
+        raise StaticRagError(f"{paths['qrels']}: every score is 0 or less, so no document is judged relevant; "
+                             "give each relevant document a score of 1 or more (0 marks one that is not)")
     if not queries:
         raise StaticRagError(f"{paths['qrels']}: none of the {len(qrels)} questions it judges (e.g. {min(qrels)!r}) is in "
                              f"{paths['queries']}: check that both use the same query ids")
@@ -95,11 +99,19 @@ def load_queries(folder: Path, split: str = "test") -> dict[str, str]:
 def _qrels_rows(path: Path):
     """(line number, (query id, corpus id, score)) of each row of a qrels file, tab- or
     space-separated; blank lines and the header line are left out."""
-    for number, line in enumerate(path.read_text(encoding="utf-8-sig").split("\n"), 1):
+    for number, line in enumerate(_text(path).split("\n"), 1):
         parts = [part.strip() for part in (line.split("\t") if "\t" in line else line.split())]
         if len(parts) < 3 or (number == 1 and not parts[2].lstrip("-").isdigit()):
             continue  # blank, or the header line
         yield number, (parts[0], parts[1], parts[2])
+
+
+def _text(path: Path) -> str:
+    """A dataset file's text: UTF-8, with or without a byte order mark; otherwise an error naming it."""
+    try:
+        return path.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise StaticRagError(f"{path}: {not_text(exc)}") from None
 
 
 def _json_lines(path: Path, *required: str):
@@ -108,7 +120,7 @@ def _json_lines(path: Path, *required: str):
     error naming the file and line."""
     seen: dict[str, int] = {}
     # JSON Lines end in "\n" only: splitlines() would also cut at U+0085, U+2028 and others inside texts.
-    for number, line in enumerate(path.read_text(encoding="utf-8-sig").split("\n"), 1):
+    for number, line in enumerate(_text(path).split("\n"), 1):
         if not line.strip():
             continue
         try:

@@ -103,9 +103,10 @@ def test_a_question_file_that_cannot_be_read_is_a_clear_error_naming_its_line(ti
     folder.mkdir()
     cases = [("", "queries.jsonl: no questions"), ('{"_id": "v1", "text": "hello"}\n{"_id": "v2", text: 1}\n', "queries.jsonl, line 2: not JSON"),
              ('{"_id": "v1", "text": "hello"}\n\n{"_id": "v1", "text": "hi"}\n', "queries.jsonl, line 3: _id 'v1' again (first on line 1)"),
-             ('{"_id": "v1", "question": "hello"}\n', "queries.jsonl, line 1: an object with text is expected")]
-    for content, message in cases:
-        (folder / "queries.jsonl").write_text(content)
+             ('{"_id": "v1", "question": "hello"}\n', "queries.jsonl, line 1: an object with text is expected"),
+             ('{"_id": "v1", "text": "caf\xe9"}\n'.encode("latin-1"), "queries.jsonl: not UTF-8 text (byte 26: invalid continuation byte); save it as UTF-8")]
+    for content, message in cases:  # the Latin-1 file was "unexpected UnicodeDecodeError"
+        (folder / "queries.jsonl").write_bytes(content if isinstance(content, bytes) else content.encode())
         result = CliRunner().invoke(cli, ["eval", "--dataset", str(tiny_beir), "--off-topic", str(folder), "-q"])
         assert result.exit_code == 1 and message in result.output, (content, result.output)
     (tiny_beir / "qrels" / "graded.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\nq2\td2\trelevant\n")
@@ -113,7 +114,8 @@ def test_a_question_file_that_cannot_be_read_is_a_clear_error_naming_its_line(ti
     assert result.exit_code == 1 and "graded.tsv, line 3: the score must be a whole number" in result.output
     for split, rows, message in [("empty", "", "empty.tsv: no judgments"),
                                  ("numbers", "1\td1\t1\n", "numbers.tsv: none of the 1 questions it judges (e.g. '1') is in"),
-                                 ("paths", "q1\tdocs/d1.md\t1\n", "paths.tsv: none of the documents it judges (e.g. 'docs/d1.md') is in")]:
+                                 ("paths", "q1\tdocs/d1.md\t1\n", "paths.tsv: none of the documents it judges (e.g. 'docs/d1.md') is in"),
+                                 ("zeros", "q1\td1\t0\n", "zeros.tsv: every score is 0 or less, so no document is judged relevant")]:
         (tiny_beir / "qrels" / f"{split}.tsv").write_text("query-id\tcorpus-id\tscore\n" + rows)  # before: "0 queries", after indexing
         result = CliRunner().invoke(cli, ["eval", "--dataset", str(tiny_beir), "--split", split, "-q"])
         assert result.exit_code == 1 and message in result.output and "Published" not in result.output, (split, result.output)
