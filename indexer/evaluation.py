@@ -216,6 +216,8 @@ def load_gate(path: Path) -> dict[str, dict[str, float]]:
     `[answerable]` table of ANSWERABLE_LIMITS for the abstain report, e.g. `max_off_topic_answered = 0.05`."""
     try:
         raw = tomllib.loads(Path(path).read_text(encoding="utf-8-sig"))
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: cannot read the gate: {not_text(exc)}") from None
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read the gate: {exc}") from None
     for table, limits in raw.items():

@@ -89,6 +89,16 @@ def test_a_metric_below_its_floor_exits_6(tiny_beir, tmp_path, local_embedder):
     assert "Gate not met: local-all-minilm-l6-v2-384 hybrid mrr@10 = " in result.output
 
 
+def test_a_gate_saved_in_latin1_is_named_not_unexpected(tmp_path):
+    from indexer.errors import ConfigError
+    from indexer.evaluation import load_gate
+
+    floors = tmp_path / "floors.toml"
+    floors.write_bytes('[hybrid]\n"ndcg@10" = 0.5  # R\xe9sum\xe9 search\n'.encode("latin-1"))
+    with pytest.raises(ConfigError, match="floors.toml: cannot read the gate: not UTF-8 text .byte 29: invalid continuation byte.; save it as UTF-8"):
+        load_gate(floors)
+
+
 def test_the_stored_scifact_gate_is_a_valid_gate():
     from indexer.evaluation import load_gate
 
