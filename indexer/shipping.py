@@ -222,6 +222,8 @@ def _read_checksum_file(archive: Path) -> str:
         text = path.read_text(encoding="utf-8").split()
     except FileNotFoundError:
         raise ArchiveRefused(f"no checksum: {path} is missing; download it with the archive, or pass --sha256") from None
+    except UnicodeDecodeError:  # another file saved under its name (the archive itself, a download gone wrong)
+        raise ArchiveRefused(f"{path} is not a checksum file (not text); download it with the archive again, or pass --sha256") from None
     if not text:
         raise ArchiveRefused(f"{path} is empty")
     return text[0]

@@ -100,6 +100,9 @@ def test_a_damaged_archive_is_refused_and_nothing_is_installed(built, tmp_path):
     missing.write_bytes(bytes(data))
     result = run_cli("unpack", str(missing), "--artifacts", str(server))
     assert result.exit_code == 1 and "other.tar.sha256 is missing" in result.output
+    (tmp_path / "other.tar.sha256").write_bytes(b"\x1f\x8b\x08\x00" + bytes(range(128, 256)))  # a gzip where the checksum should be: was "unexpected"
+    result = run_cli("unpack", str(missing), "--artifacts", str(server))
+    assert result.exit_code == 1 and "other.tar.sha256 is not a checksum file (not text)" in result.output, result.output
 
 
 def rewrite(archive: Path, change) -> str:
