@@ -205,6 +205,23 @@ def test_a_search_answered_by_keywords_only_says_so_and_why(browser, examples_ar
         assert browser.find_element(By.CSS_SELECTOR, ".srag-status").text.endswith("weak results (none seems to answer the question) · matched by keywords only")
 
 
+@pytest.mark.parametrize("target", ["#Help", "#1st"], ids=["no-such-element", "not-a-selector"])
+def test_a_data_target_that_matches_nothing_is_named_and_the_box_still_shows(browser, site, target):
+    """A typo in data-target (the page's id is "help"), with the script in <head> as `defer` allows:
+    the box went into <head>, where nothing shows, and nothing said why; "#1st" threw in the script."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    site.routes["/widget.js"] = (200, "text/javascript", (Path(__file__).parent.parent / "server" / "static" / "widget.js").read_bytes())
+    site.routes["/help.html"] = (200, "text/html; charset=utf-8", f'<!doctype html><html><head><title>Help</title><script src="/widget.js" '
+                                                                  f'data-target="{target}" defer></script></head><body><div id="help"></div></body></html>'.encode())
+    browser.get(site.url("/help.html"))
+    box = WebDriverWait(browser, 20).until(lambda d: d.find_element(By.CSS_SELECTOR, ".srag-input"))
+    assert box.is_displayed() and box.find_element(By.XPATH, "ancestor::body")
+    logged = [e["message"] for e in browser.get_log("browser")]
+    assert any(f'data-target \\"{target}\\" matches no element on this page' in m for m in logged), logged
+
+
 def test_the_widget_searches_the_space_named_in_data_space(browser, examples_artifacts, tmp_path, site):
     with running_server(examples_artifacts, tmp_path, server_table=f'requests_per_minute = 0\ncors_origins = ["{site.base}"]\n') as server:
         page = (f'<!doctype html><title>Help</title><div id="help"></div><script src="{server.base}/widget.js" data-target="#help" '

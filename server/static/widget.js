@@ -290,12 +290,19 @@
     });
   }
 
+  // A data-target that matches nothing (a typo, an id renamed) is named in the console, and the box
+  // goes after the script; a script in <head> would put it where nothing shows, so then it ends <body>.
   function start() {
     addStyle();
-    var root = opts.target ? document.querySelector(opts.target) : null;
+    var root = null;
+    if (opts.target) {
+      try { root = document.querySelector(opts.target); } catch (e) { /* not a CSS selector: named below */ }
+      if (!root) console.warn("static-rag widget: data-target \"" + opts.target + "\" matches no element on this page; the search box is placed after the script instead");
+    }
     if (!root) {
       root = document.createElement("div");
-      script.parentNode.insertBefore(root, script.nextSibling);
+      if (script && document.body && document.body.contains(script)) script.parentNode.insertBefore(root, script.nextSibling);
+      else document.body.appendChild(root);
     }
     mount(root);
   }
