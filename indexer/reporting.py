@@ -59,11 +59,11 @@ def _stored(path: Path) -> dict:
 
 
 def _summary_file(path: Path) -> dict:
-    try:
-        summary = json.loads(path.read_text(encoding="utf-8"))
+    try:  # bytes: json finds UTF-8, or the UTF-16 that PowerShell's `> run.json` writes, by itself
+        summary = json.loads(path.read_bytes())
     except FileNotFoundError:
         raise ArtifactError(f"no such file: {path}") from None
-    except json.JSONDecodeError as exc:
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise ArtifactError(f"{path} is not JSON ({exc}); pass the output of `index run --json`") from None
     if not isinstance(summary, dict) or "documents" not in summary:
         raise ArtifactError(f"{path} is not a run summary; pass the output of `index run --json`")

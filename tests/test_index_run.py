@@ -552,5 +552,7 @@ def test_the_index_command_ends_with_the_runs_exit_code_and_all_it_printed_and_w
     (tmp_path / "run.json").write_text(done.stdout)
     summary = run_cli("report", str(tmp_path / "run.json"), "--markdown").output
     assert f"; peak memory {report['peak_rss_mb']:.0f} MB." in summary, summary
+    (tmp_path / "run.json").write_text(done.stdout, encoding="utf-16")  # what PowerShell 5's `> run.json` writes: was "unexpected UnicodeDecodeError"
+    assert run_cli("report", str(tmp_path / "run.json"), "--markdown").output == summary
     newest = run_cli("runs", "-c", str(config)).output.splitlines()[1]
     assert f" {report['peak_rss_mb']:.0f} " in newest, newest
