@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from indexer.config_checks import Key, check_table, in_choices, in_range, tables
+from indexer.config_checks import NO_HOST, Key, check_table, in_choices, in_range, tables, url_problem
 from indexer.config_server import ServerConfig, parse_server
 from indexer.errors import ConfigError
 from indexer.fileurls import URL_RULES
@@ -296,12 +296,10 @@ def env_url(name: str, default: str | None = None) -> str | None:
     value = os.environ.get(name, "").strip()
     if not value:
         return default
-    try:
-        parts = urlsplit(value)
-        host, _ = parts.hostname, parts.port
-    except ValueError as exc:
-        raise ConfigError(f"{name} = {value!r} is not a valid URL ({exc}); fix it, or unset it to use the service's own address") from None
-    if parts.scheme not in ("http", "https") or not host:
+    problem = url_problem(value)
+    if problem not in (None, NO_HOST):
+        raise ConfigError(f"{name} = {value!r} is not a valid URL ({problem}); fix it, or unset it to use the service's own address")
+    if problem or urlsplit(value).scheme not in ("http", "https"):
         raise ConfigError(f"{name} = {value!r} is not an http(s) URL with a host; fix it (e.g. https://proxy.example.com/v1), "
                           "or unset it to use the service's own address")
     return value
@@ -375,13 +373,8 @@ def _parse_source(raw: dict, index: int, base_dir: Path) -> SourceConfig:
         for j, url in enumerate(listed):
             if not url.startswith(("http://", "https://")):
                 raise ConfigError(f"{where}.{key}[{j}]: must start with http:// or https://; got {url!r}")
-            try:
-                parts = urlsplit(url)
-                host, _ = parts.hostname, parts.port  # reading the port parses it: the check
-            except ValueError as exc:
-                raise ConfigError(f"{where}.{key}[{j}]: not a valid URL ({exc}); got {url!r}") from None
-            if not host:
-                raise ConfigError(f"{where}.{key}[{j}]: not a valid URL (no host name); got {url!r}")
+            if (problem := url_problem(url)) is not None:
+                raise ConfigError(f"{where}.{key}[{j}]: not a valid URL ({problem}); got {url!r}")
     if not urls and not sitemaps:
         raise ConfigError(f"{where}: a urls source needs `urls` (pages) or `sitemaps` (sitemap.xml or sitemap index URLs)")
     if values["max_depth"] is not None and not values["crawl"]:

@@ -11,6 +11,7 @@ import difflib
 import math
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 from indexer.errors import ConfigError
 
@@ -85,6 +86,20 @@ def _type_name(types: type | tuple[type, ...]) -> str:
     if isinstance(types, tuple):
         return " or ".join(names.get(t, t.__name__) for t in types)
     return names.get(types, types.__name__)
+
+
+NO_HOST = "no host name"
+
+
+def url_problem(url: str) -> str | None:
+    """Why `url` is no URL a client can open — what parsing its host and port says ("Invalid IPv6
+    URL", "Port out of range 0-65535"), or NO_HOST — or None. Its scheme is the caller's to check."""
+    try:
+        parts = urlsplit(url)
+        host, _ = parts.hostname, parts.port  # reading the port parses it
+    except ValueError as exc:
+        return str(exc)
+    return None if host else NO_HOST
 
 
 def tables(value: list, where: str) -> list[dict]:

@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from indexer.config_checks import Key, check_table, tables
+from indexer.config_checks import NO_HOST, Key, check_table, tables, url_problem
 from indexer.errors import ConfigError
 
 
@@ -78,17 +78,17 @@ def _origin(origin: str, where: str) -> str:
     if origin == "null":
         raise ConfigError(f"{where}: 'null' is what sandboxed frames and local files send, and any page can send it; "
                           "list the site's own origin (e.g. 'https://help.example.com')")
-    try:
-        parts = urlsplit(origin if "://" in origin else f"https://{origin}")
-        host, port = parts.hostname, parts.port
-    except ValueError as exc:
-        raise ConfigError(f"{where}: not a valid origin ({exc}); got {origin!r}") from None
+    parsed = origin if "://" in origin else f"https://{origin}"
+    problem = url_problem(parsed)
+    if problem not in (None, NO_HOST):
+        raise ConfigError(f"{where}: not a valid origin ({problem}); got {origin!r}")
+    parts = urlsplit(parsed)
     if not ORIGIN.fullmatch(origin):
         hint = f"{parts.scheme}://{parts.netloc}" if parts.netloc else "https://help.example.com"
         raise ConfigError(f"{where}: an origin is scheme://host[:port] as a browser sends it, without a path; got {origin!r} (e.g. {hint!r}, or \"*\" for any)")
-    if not host:
-        raise ConfigError(f"{where}: not a valid origin (no host name); got {origin!r}")
-    scheme = parts.scheme.lower()
+    if problem:
+        raise ConfigError(f"{where}: not a valid origin ({problem}); got {origin!r}")
+    host, port, scheme = parts.hostname, parts.port, parts.scheme.lower()
     shown = f"[{host}]" if ":" in host else host
     return f"{scheme}://{shown}" if port in (None, DEFAULT_PORTS[scheme]) else f"{scheme}://{shown}:{port}"
 

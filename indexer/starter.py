@@ -18,6 +18,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from indexer.config import ANSWER_FILES
+from indexer.config_checks import url_problem
 from indexer.errors import ConfigError
 from indexer.sources.notion import ID as NOTION_ID
 
@@ -91,13 +92,10 @@ def _url_lines(template: str, rules: str, why: str, comment: str = "") -> list[s
 
 
 def _web_or_notion(url: str) -> Place:
-    try:
-        parts = urlsplit(url)
-        host, _ = (parts.hostname or "").lower(), parts.port
-    except ValueError as exc:  # "http://[::1", a port out of range
-        raise ConfigError(f"{url!r} is not a valid URL ({exc})") from None
-    if not host:
-        raise ConfigError(f"{url!r} is not a valid URL (no host name)")
+    if (problem := url_problem(url)) is not None:  # "http://[::1", a port out of range, "https://"
+        raise ConfigError(f"{url!r} is not a valid URL ({problem})")
+    parts = urlsplit(url)
+    host = parts.hostname.lower()
     if any(host == h or host.endswith("." + h) for h in NOTION_HOSTS):
         words = parts.path.rsplit("/", 1)[-1].rsplit("-", 1)[0]  # "Handbook-<id>": the page's title
         return _notion(url, "notion" if NOTION_ID.fullmatch(words) or not _slug(words) else _slug(words))
