@@ -11,6 +11,11 @@ from enum import StrEnum
 SURROGATE = re.compile("[\ud800-\udfff]")
 
 
+def mended(text: str) -> str:
+    """`text` itself when it holds no lone surrogate; else a copy with each one replaced by U+FFFD."""
+    return text if text.isascii() or not SURROGATE.search(text) else SURROGATE.sub("\ufffd", text)
+
+
 class ErrorCode(StrEnum):
     WEB_FETCH_FAILED = "WEB_FETCH_FAILED"  # network error, timeout, refused connection
     WEB_HTTP_STATUS = "WEB_HTTP_STATUS"  # the server answered with a non-2xx status
@@ -78,9 +83,8 @@ class IngestError:
         JSON nor the database stores: an error naming such a file failed the whole run's record.
         Each becomes U+FFFD, as in the document itself (indexer.sources.valid_unicode)."""
         for name in ("message", "doc_id"):
-            value = getattr(self, name)
-            if value and not value.isascii() and SURROGATE.search(value):
-                object.__setattr__(self, name, SURROGATE.sub("\ufffd", value))
+            if value := getattr(self, name):
+                object.__setattr__(self, name, mended(value))
 
     def as_dict(self) -> dict:
         return {

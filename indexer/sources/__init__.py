@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Callable
 
 from indexer.config import DEFAULT_EXTENSIONS, SourceConfig, env_url
 from indexer.documents import Document, FetchState
-from indexer.errors import SURROGATE, ErrorCode, IngestError
+from indexer.errors import SURROGATE, ErrorCode, IngestError, mended
 
 if TYPE_CHECKING:  # files.py imports this module
     from indexer.sources.files import Listing
@@ -77,7 +77,7 @@ def _unicode(d: Document) -> bool:
 def _mend(value):
     """`value` itself when it holds no surrogate; else a copy with each one replaced."""
     if isinstance(value, str):
-        return value if value.isascii() or not SURROGATE.search(value) else SURROGATE.sub("\ufffd", value)
+        return mended(value)
     if isinstance(value, (tuple, list)):
         items = [_mend(v) for v in value]
         return type(value)(items) if any(a is not b for a, b in zip(items, value)) else value
