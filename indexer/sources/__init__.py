@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Callable
 
 from indexer.config import DEFAULT_EXTENSIONS, SourceConfig, env_url
-from indexer.documents import Document, FetchState
+from indexer.documents import Document, FetchState, refused_link
 from indexer.errors import SURROGATE, ErrorCode, IngestError, mended
 
 if TYPE_CHECKING:  # files.py imports this module
@@ -36,13 +36,21 @@ class SourceResult:
     def add(self, document: Document) -> None:
         """A document read: into `documents`, its text put where `keep` says as soon as it is read.
         Text that is not Unicode (a lone surrogate, which JSON can carry) is mended here, with a
-        warning: it could be neither hashed nor stored, and the whole run failed on it."""
-        document, mended = valid_unicode(document)
-        if mended:
+        warning: it could be neither hashed nor stored, and the whole run failed on it. So is, for
+        every source, an own url no reader may follow (`javascript:` in front matter or an answers
+        file): left out with a URL_REFUSED warning, as the widget would have made it a link."""
+        document, changed = valid_unicode(document)
+        if changed:
             self.warnings.append(IngestError(
                 ErrorCode.TEXT_NOT_UNICODE, "extract",
-                f"{document.doc_id}: its {' and '.join(mended)} held lone UTF-16 surrogates (not Unicode); each became U+FFFD",
+                f"{document.doc_id}: its {' and '.join(changed)} held lone UTF-16 surrogates (not Unicode); each became U+FFFD",
                 doc_id=document.doc_id, source=self.source, level="warning"))
+        if refused_link(document.url):
+            self.warnings.append(IngestError(
+                ErrorCode.URL_REFUSED, "extract",
+                f"{document.doc_id}: its url {document.url!r} is no http(s), mailto: or tel: link nor a path; indexed without it",
+                doc_id=document.doc_id, source=self.source, level="warning"))
+            document = replace(document, url=None)
         self.documents.append(self.keep(document) if self.keep else document)
 
 

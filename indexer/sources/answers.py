@@ -23,12 +23,12 @@ import io
 import os
 import re
 import tomllib
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime, timezone
 
 from indexer.anchors import slugify
 from indexer.config import ANSWER_FILES, SourceConfig, env_url
-from indexer.documents import Document, FetchState, refused_link
+from indexer.documents import Document, FetchState
 from indexer.errors import ErrorCode, IngestError
 from indexer.extract import ExtractionError, decode_file_text, not_text, parse_timestamp
 from indexer.frontmatter import load_front_matter
@@ -81,11 +81,6 @@ def crawl_answers(source: SourceConfig, progress=None, fetch_state: dict[str, Fe
                                              doc_id=f"answer:{source.name}/{entry.id}", source=source.name))
             continue
         seen.add(entry.id)
-        if refused_link(entry.url):
-            result.warnings.append(IngestError(ErrorCode.URL_REFUSED, "extract", f"{source.name}: answer {number}: its url {entry.url!r} is no http(s), "
-                                               "mailto: or tel: link nor a path; returned without it", doc_id=f"answer:{source.name}/{entry.id}",
-                                               source=source.name, level="warning"))
-            entry = replace(entry, url=None)
         result.add(answer_document(source, entry))
         if progress:
             progress(1)

@@ -15,7 +15,7 @@ from stat import S_ISLNK
 from typing import Callable
 
 from indexer.config import OFFICE_FORMS, UNREAD_FORMATS, SourceConfig
-from indexer.documents import Document, FetchState, refused_link
+from indexer.documents import Document, FetchState
 from indexer.errors import ErrorCode, IngestError
 from indexer.extract import (
     EXTRACTION_VERSION, ExtractionError, Extracted, decode_file_text, empty_page_reason, extract_html, extract_markdown, extract_text, not_text, parse_timestamp,
@@ -246,17 +246,9 @@ def crawl_files(source: SourceConfig, progress=None, fetch_state: dict[str, Fetc
             if left_out := _not_a_page(source, relative, document, raw):
                 problem(*left_out)
             else:
-                result.add(_linkable(document, problem))
+                result.add(document)
         done(1)
     return result
-
-
-def _linkable(document: Document, problem: Callable) -> Document:
-    """`document`, without its own url when that is no link a reader may follow (URL_REFUSED)."""
-    if not refused_link(document.url):
-        return document
-    problem(ErrorCode.URL_REFUSED, f"its url {document.url!r} is no http(s), mailto: or tel: link nor a path; indexed without it", "warning")
-    return replace(document, url=None)
 
 
 def _unreadable(source: SourceConfig, folder: str, why: str) -> IngestError:
