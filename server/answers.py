@@ -15,8 +15,6 @@ import json
 from dataclasses import dataclass
 from datetime import datetime
 
-from server.links import followable
-
 MIN_ANSWER_RELEVANCE = 0.06  # bench/answers.py: no off-topic, 6.7% of near misses, 2.4% of paraphrases wrong
 MAX_ANSWERS = 3
 
@@ -64,7 +62,7 @@ def pick(curated: dict[str, Curated], candidates: dict[str, tuple[dict, float, f
         entry = curated.get(doc_id)
         if entry is None or relevance < entry.min_relevance:
             continue
-        chosen.append(AnswerHit(doc_id, entry.questions[0] if entry.questions else row["title"], entry.questions, entry.answer, followable(row["url"]),
+        chosen.append(AnswerHit(doc_id, entry.questions[0] if entry.questions else row["title"], entry.questions, entry.answer, row["url"],
                                 row["source"], entry.tags, row["updated_at"], score, relevance))
     chosen.sort(key=lambda a: (-a.relevance, -a.score))
     return chosen[:MAX_ANSWERS]

@@ -16,7 +16,8 @@ LEADING_HEADINGS = re.compile(r"\A(?:#{1,6} [^\n]*(?:\n+|\Z))+")
 
 def followable(url: str | None) -> str | None:
     """A document's url as the API gives it: None for one no reader may follow (a `javascript:` url
-    that a generation written before the indexer refused them may hold; indexer.documents)."""
+    that a generation written before the indexer refused them may hold; indexer.documents).
+    Applied once, to the citations a generation keeps in memory (server/reader.py)."""
     return None if refused_link(url) else url
 
 

@@ -15,7 +15,7 @@ from indexer.embedders import Embedder
 from indexer.lexical import query_terms, words
 from server.answers import AnswerHit, pick
 from server.fusion import DENSE_WEIGHT, floored, fuse
-from server.links import body_start, deep_link, followable, page_span
+from server.links import body_start, deep_link, page_span
 from server.relevance import relevance, threshold
 from indexer.documents import utc_naive
 from server.reader import Generation, SpaceIndex
@@ -434,7 +434,7 @@ class _Hit:
             chunk_id=row["chunk_id"],
             doc_id=row["doc_id"],
             title=readable_name(row["title"]) if row["title"] else row["title"],
-            url=followable(row["url"]),
+            url=row["url"],
             path=row["path"],
             source=row["source"],
             heading_path=tuple(map(readable_name, row["heading_path"])),
@@ -446,7 +446,7 @@ class _Hit:
             lexical=self.lexical,
             updated_at=row["updated_at"],
             chunk_ids=tuple(c for _, c in sorted(self.chunks)),
-            link=deep_link(followable(row["url"]), body_start(self.text, self.start), first, row.get("anchor_offsets"), row.get("anchor_names")),
+            link=deep_link(row["url"], body_start(self.text, self.start), first, row.get("anchor_offsets"), row.get("anchor_names")),
             page_start=first,
             page_end=last,
         )
