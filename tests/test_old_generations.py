@@ -43,7 +43,8 @@ def as_schema_1(folder: Path, chunk_store: bool = True) -> None:
 
 def with_whole_word_postings(folder: Path, analyzer: str = "english-snowball-v1") -> None:
     """Rewrite a generation's postings as versions before identifier parts wrote them
-    (`english-snowball-v1`), or before titles were indexed (`-v2`): each segment's `lexical/` from
+    (`english-snowball-v1`), before titles were indexed (`-v2`) or, for a test of the text alone,
+    before Chinese, Japanese and Korean were read in pairs (`-v3`): each segment's `lexical/` from
     its chunk texts alone."""
     from indexer.bm25 import build_lexical_segment
     from indexer.chunkstore import StoredTexts
@@ -181,6 +182,23 @@ def test_postings_of_chunk_texts_alone_are_rewritten_with_the_titles(tmp_path):
     space = report["spaces"]["local-all-minilm-l6-v2-384"]
     assert report["generation"] != first and space["embedded"] == 0 and space["postings_rewritten"] == 1, space
     assert lexical_titles(config, "warranty") == ["Warranty claims"]
+
+
+def test_postings_that_read_japanese_as_whole_clauses_are_rewritten_in_pairs(tmp_path):
+    """A generation from before Chinese, Japanese and Korean were read as pairs of characters
+    (`english-snowball-v3`: a clause was one word): served as written, so a question finds the
+    page by no word, until the next run, though nothing changed and nothing is embedded, rewrites
+    the postings."""
+    config = small_corpus(tmp_path)
+    (tmp_path / "docs" / "returns.md").write_text("# 返品について\n\n未使用の商品に限り返品を受け付けます。\n", encoding="utf-8")
+    first = json.loads(run_cli("run", "-c", str(config), "--json").output)["generation"]
+    assert lexical_titles(config, "返品できますか") == ["返品について"]
+    with_whole_word_postings(tmp_path / "artifacts" / "generations" / first, "english-snowball-v3")
+    assert lexical_titles(config, "返品できますか") == [], "served as written"
+    report = json.loads(run_cli("run", "-c", str(config), "--json").output)
+    space = report["spaces"]["local-all-minilm-l6-v2-384"]
+    assert report["generation"] != first and space["embedded"] == 0 and space["postings_rewritten"] == 1, space
+    assert lexical_titles(config, "返品できますか") == ["返品について"]
 
 
 def test_a_document_that_fails_keeps_its_version_from_a_generation_before_page_and_anchor_columns(tmp_path):
