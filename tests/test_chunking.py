@@ -123,6 +123,18 @@ def test_long_paragraphs_split_at_sentences_with_overlap():
         assert text[b.start : a.end].startswith("Sentence"), "overlap starts at a sentence boundary"
 
 
+def test_a_long_paragraph_of_chinese_or_japanese_splits_after_its_full_stops():
+    """No space follows "。", "！" or "？": chunks end at them, not inside a sentence, and a closing
+    quote stays with the sentence it closes."""
+    sentences = ["商品到着後30日以内であれば、未使用の商品に限り返品を受け付けます。", "「本当に返品できますか？」というご質問をよくいただきます。",
+                 "はい、できます！", "我们为所有订单提供电子发票。", "发票将在发货后发送到您的电子邮箱。"]
+    text = "".join(sentences * 6)
+    chunks = chunk_text(text, ChunkingParams(60, 10))
+    assert len(chunks) > 5
+    for chunk in chunks:
+        assert chunk.text.endswith(("。", "！")) and chunk.text.startswith(tuple(s[:3] for s in sentences)), chunk.text
+
+
 def test_editing_one_paragraph_changes_few_chunks():
     rng = random.Random(7)
     vocabulary = "alpha beta gamma delta epsilon zeta theta kappa lambda sigma".split()
