@@ -15,6 +15,7 @@ Chinese, Japanese or Korean one word) are still read, and queried as they were w
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Sequence
 from functools import lru_cache
 
@@ -50,12 +51,15 @@ _MAYBE_PARTS = re.compile("|".join(("_", _MAYBE_HUMP.pattern, _MAYBE_NUMERIC.pat
 _ASCII_NON_WORD = str.maketrans({chr(c): " " for c in range(128) if not (chr(c).isalnum() or chr(c) == "_")})
 
 
-# Chinese, Japanese and Korean characters: Han (with 々 〆 〇), Hiragana, Katakana (full and
-# half width) and Hangul. Their words are not set apart by spaces (Korean sets apart phrases, a
-# word with its particles), so `\w+` finds a clause in one token, and a question's word never met it.
+# Chinese, Japanese and Korean characters: Han (with 々 〆 〇), Hiragana, Katakana and Hangul.
+# Their words are not set apart by spaces (Korean sets apart phrases, a word with its particles),
+# so `\w+` finds a clause in one token, and a question's word never met it.
 _CJK = ("\u1100-\u11ff\u3005-\u3007\u3040-\u309f\u30a1-\u30fa\u30fc-\u30ff\u3130-\u318f\u31f0-\u31ff\u3400-\u4dbf"
-        "\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f\U00020000-\U0003134f")
-CJK_CHARACTER = re.compile(f"[{_CJK}]")
+        "\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0003134f")
+# The full-width forms of ASCII (５００円, Ｐｙｔｈｏｎ) and half-width katakana (ﾊﾟｽﾜｰﾄﾞ), which
+# Japanese text mixes with the usual ones: read as those (Lucene's CJK width filter).
+_WIDE = re.compile("[\uff01-\uff5e\uff61-\uff9f]+")
+CJK_CHARACTER = re.compile(f"[{_CJK}\uff01-\uff5e\uff61-\uff9f]")  # a character `cjk_words` reads otherwise
 _CJK_RUNS = re.compile(f"([{_CJK}]+)")  # the group keeps the runs in re.split's list, at its odd places
 
 
@@ -64,8 +68,13 @@ def cjk_words(token: str) -> list[str]:
     characters, each run of those as its overlapping pairs and each other part as a word
     ("返品を受け付けます" → 返品, 品を, を受, …; "Python入門" → Python, 入門; a lone character is
     itself). Lucene's CJK bigrams, as Elasticsearch's `cjk` analyzer reads these languages without
-    a dictionary: a pair of a question meets the same pair in a page wherever the words end."""
+    a dictionary: a pair of a question meets the same pair in a page wherever the words end.
+    Full-width letters and digits are read as ASCII and half-width katakana as full ("５００円" →
+    500, 円), so a question typed either way meets the page."""
     if token.isascii() or not CJK_CHARACTER.search(token):
+        return [token]
+    token = _WIDE.sub(lambda wide: unicodedata.normalize("NFKC", wide.group()), token)
+    if token.isascii():
         return [token]
     out: list[str] = []
     for i, piece in enumerate(_CJK_RUNS.split(token)):

@@ -10,7 +10,7 @@ PAGES = {
     "returns.md": "# 返品と返金について\n\n商品到着後30日以内であれば、未使用の商品に限り返品を受け付けます。"
                   "返品をご希望の場合は、注文番号を添えてサポートまでご連絡ください。返金は商品の到着を確認してから5営業日以内に行います。\n",
     "shipping.md": "# 配送について\n\nご注文から通常2〜3営業日で発送いたします。送料は全国一律500円です。"
-                   "5000円以上のご注文は送料無料となります。沖縄と離島への配送には追加で数日かかる場合があります。\n",
+                   "５０００円以上のご注文は送料無料となります。沖縄と離島への配送には追加で数日かかる場合があります。\n",
     "account.md": "# アカウントとパスワード\n\nパスワードを忘れた場合は、ログイン画面の「パスワードをお忘れですか」から"
                   "メールアドレスを入力してください。再設定用のリンクをお送りします。アカウントの削除はマイページの設定から行えます。\n",
     "invoices.md": "# 发票说明\n\n我们为所有订单提供电子发票。下单时请填写公司名称和税号，发票将在发货后发送到您的电子邮箱。\n",
@@ -54,6 +54,8 @@ def search(client, query: str, mode: str) -> dict:
     ("发票怎么开", "invoices.md", "发票"),  # how do I get an invoice?
     ("환불 받을 수 있나요", "refunds-ko.md", "환불"),  # can I get a refund?
     ("python", "course.md", None),  # an English word run together with Japanese ("Python入門")
+    ("5000円", "shipping.md", None),  # the page writes its digits full width: ５０００円
+    ("ﾊﾟｽﾜｰﾄﾞ", "account.md", "パスワード"),  # half-width katakana, as some keyboards and old systems type it
 ])
 def test_a_question_in_japanese_chinese_or_korean_finds_its_page_by_the_words_it_shares(shop, mode, question, page, marked):
     hits = search(shop, question, mode)["hits"]
