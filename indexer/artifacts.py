@@ -33,6 +33,7 @@ from indexer.chance import FILE as CHANCE
 from indexer.probe import FILE as PROBE
 from indexer.documents import Chunk, Document, utc_naive
 from indexer.errors import ArtifactError, IngestError, PublishRefused
+from indexer.lexical import ANALYZER
 from indexer.metadb import MetaUpdate, stored_chunks, write_metadata
 from indexer.segments import SEGMENT_FOLDER, build_postings, check_lexical, open_chunks, open_dense, read_layout, write_space
 from indexer.sql import load_sql
@@ -68,6 +69,7 @@ class SpaceBuild:
     rebuilt_at: str | None = None
     search: dict | None = None  # the space's search settings from the config (hybrid_weight, min_relevance)
     probe: dict | None = None  # what the provider answered for the probe sentences (indexer/probe.py)
+    analyzer: str = ANALYZER["name"]  # what writes its postings: the config's `language` (indexer/lexical.py)
 
     @property
     def size(self) -> int:
@@ -166,7 +168,7 @@ def _write(folder: Path, generation_id: str, documents: list[Document], spaces: 
         space_dir.mkdir(parents=True)
         writes[build.space_id] = write_space(space_dir, generation_id, build.space_id, int(build.manifest["dimension"]), build.kept_ids, build.added,
                                              build.vectors, build.previous, partial(stored_chunks, build.previous.parent.parent, build.space_id, spill=texts) if build.previous else _nothing,
-                                             titles, postings)
+                                             titles, postings, analyzer=build.analyzer)
         # The vectors are in the segment now: the caller's list lets go of them (108k vectors:
         # 111 MB) before meta.duckdb is written, the run's memory peak.
         spaces[n] = build = replace(build, vectors=None)

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-from indexer.lexical import query_terms
+from indexer.lexical import ANALYZER, language_of, query_terms
 
 FILE = "chance.json"  # spaces/<id>/chance.json (artifacts/README.md)
 VERSION = 1
@@ -84,7 +84,7 @@ def samples(chunk_texts: Iterable[str], seed: int = SEED) -> list[tuple[str, np.
     return [(" ".join(word[int(i)] for i in row), np.unique(np.searchsorted(starts, row, side="right") - 1)) for row in picks]
 
 
-def measure(texts: Sequence[str], best_cosines: np.ndarray, vectors: int) -> dict:
+def measure(texts: Sequence[str], best_cosines: np.ndarray, vectors: int, analyzer: str = ANALYZER["name"]) -> dict:
     """The chance level of a space of `vectors` vectors, from `texts` (sample_texts) and each one's
     best cosine there, at GRID_TERMS query terms (those within the samples' range). Samples
     without a term (all function words) are their own group; over the others, the mean best cosine
@@ -95,7 +95,7 @@ def measure(texts: Sequence[str], best_cosines: np.ndarray, vectors: int) -> dic
     of terms: the mean is then a line or a constant. With fewer than MIN_BIN samples that have a
     term the level has no points at all: a level of function words alone would read every question
     against it (bench/README.md, "How much the draw of samples matters")."""
-    terms = np.array([len(query_terms(t)) for t in texts])
+    terms = np.array([len(query_terms(t, analyzer)) for t in texts])  # as a question's are counted, in the space's language
     best = np.asarray(best_cosines, dtype=np.float64)
     points = []
     empty, some = terms == 0, terms > 0
@@ -111,12 +111,16 @@ def measure(texts: Sequence[str], best_cosines: np.ndarray, vectors: int) -> dic
         spreads = np.polyval(spread_fit, grid)
         points += [[float(np.expm1(x)), float(m), float(sd)] for x, m, sd in zip(grid, means, spreads)]
     points = [[round(t, 1), round(m, 5), round(max(sd, MIN_SD), 5)] for t, m, sd in points]
-    return {"version": VERSION, "compared": COMPARED, "vectors": int(vectors), "samples": len(texts), "points": points}
+    level = {"version": VERSION, "compared": COMPARED, "vectors": int(vectors), "samples": len(texts), "points": points}
+    return level | ({"language": language_of(analyzer)} if language_of(analyzer) != "english" else {})
 
 
-def still_valid(level: dict | None, vectors: int) -> bool:
-    """Whether a level measured earlier still stands for a space of `vectors` vectors (same model and chunking: the caller's to check)."""
+def still_valid(level: dict | None, vectors: int, analyzer: str = ANALYZER["name"]) -> bool:
+    """Whether a level measured earlier still stands for a space of `vectors` vectors whose
+    questions' terms `analyzer` counts (same model and chunking: the caller's to check)."""
     if not level or level.get("version") != VERSION or level.get("compared") != COMPARED or _function_words_only(level):
+        return False
+    if level.get("language", "english") != language_of(analyzer):  # another language counts a sample's terms otherwise
         return False
     measured = max(1, int(level["vectors"]))
     return abs(vectors - measured) / measured < REMEASURE_CHANGE
@@ -133,7 +137,7 @@ def _function_words_only(level: dict) -> bool:
 
 
 def chance_level(chunk_texts: Iterable[str], embed_queries: Callable[[list[str]], np.ndarray],
-                 best_cosines: Callable[[np.ndarray, list[np.ndarray]], np.ndarray], vectors: int) -> dict:
+                 best_cosines: Callable[[np.ndarray, list[np.ndarray]], np.ndarray], vectors: int, analyzer: str = ANALYZER["name"]) -> dict:
     """Measure a space's chance level: sample, embed as queries, find each one's best cosine among
     the chunks it was not drawn from (`best_cosines(queries, sources)`); a sample that leaves fewer
     than MIN_COMPARED of the space's `vectors` is left out, before it is embedded. A space without
@@ -142,10 +146,10 @@ def chance_level(chunk_texts: Iterable[str], embed_queries: Callable[[list[str]]
     drawn = [(text, sources) for text, sources in samples(chunk_texts) if vectors - len(sources) >= MIN_COMPARED]
     texts = [text for text, _ in drawn]
     best = best_cosines(np.asarray(embed_queries(texts), dtype=np.float32), [sources for _, sources in drawn]) if drawn else np.zeros(0)
-    return measure(texts, best, vectors)
+    return measure(texts, best, vectors, analyzer)
 
 
-def measure_space(space_dir: Path, dimension: int, embed_queries: Callable[[list[str]], np.ndarray]) -> dict | None:
+def measure_space(space_dir: Path, dimension: int, embed_queries: Callable[[list[str]], np.ndarray], analyzer: str = ANALYZER["name"]) -> dict | None:
     """The chance level of a written space folder: words from up to SAMPLED_CHUNKS of its live
     chunks, evenly spread over its vector ids, and each sample's best cosine among its vectors."""
     from indexer.segments import open_chunks, read_layout
@@ -161,7 +165,7 @@ def measure_space(space_dir: Path, dimension: int, embed_queries: Callable[[list
     finally:
         stores.close()
     return chance_level(texts, embed_queries, lambda queries, sources: _best_cosines(layout, dimension, queries, [picked[s] for s in sources]),
-                        len(live))
+                        len(live), analyzer)
 
 
 def _best_cosines(layout, dimension: int, queries: np.ndarray, left_out: list[np.ndarray]) -> np.ndarray:

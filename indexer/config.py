@@ -21,6 +21,7 @@ from indexer.config_checks import NO_HOST, Key, check_table, in_choices, in_rang
 from indexer.config_server import ServerConfig, parse_server
 from indexer.errors import ConfigError
 from indexer.fileurls import URL_RULES
+from indexer.lexical import LANGUAGES, analyzer_for
 from indexer.models import MODELS, PROVIDERS, ModelInfo
 from indexer.urlscope import UrlScope, compile_pattern
 
@@ -127,6 +128,11 @@ class Config:
     mass_delete_min: int = 3  # the delete guard stops a run from this many documents lost (or all of a source's)
     path: Path | None = None
     server: ServerConfig = ServerConfig()
+    language: str = "english"  # the lexical index's stems and stopwords (indexer/lexical.py LANGUAGES)
+
+    @property
+    def analyzer(self) -> str:
+        return analyzer_for(self.language)
 
 
 # What a config without sources or spaces is told to add (the smallest tables that work; README "Configuration").
@@ -141,6 +147,7 @@ TOP_KEYS = {
     "sources": Key(list, required=True, hint=f"; {SOURCES_HINT}"),
     "spaces": Key(list, required=True, hint=f"; {SPACES_HINT}"),
     "server": Key(dict, default={}),
+    "language": Key(str, default="english", choices=LANGUAGES),
 }
 
 SOURCE_KEYS_BY_TYPE = {
@@ -270,6 +277,7 @@ def parse_config(
         mass_delete_min=top["mass_delete_min"],
         path=path,
         server=server,
+        language=top["language"],
     )
 
 

@@ -31,8 +31,24 @@ ANALYZERS = {
     WHOLE_RUNS: {k: v for k, v in ANALYZER.items() if k != "cjk"} | {"name": WHOLE_RUNS},
     ANALYZER["name"]: ANALYZER,
 }
-PAIRED = frozenset({ANALYZER["name"]})  # the analyzers that read Chinese, Japanese and Korean as pairs
+# The languages a config's `language` may name: those Snowball stems and bm25s has stopwords for
+# (NLTK's lists). English keeps Lucene's short list in the index. Chinese, Japanese and Korean are
+# read as pairs of characters whichever is chosen.
+LANGUAGES = ("english", "danish", "dutch", "french", "german", "italian", "norwegian", "portuguese", "russian", "spanish", "swedish", "turkish")
+for _language in LANGUAGES[1:]:
+    ANALYZERS[f"{_language}-snowball-v4"] = ANALYZER | {"name": f"{_language}-snowball-v4", "stopwords": f"nltk-{_language}", "stemmer": f"snowball-{_language}"}
+PAIRED = frozenset(name for name in ANALYZERS if name.endswith("-v4"))  # the analyzers that read Chinese, Japanese and Korean as pairs
 READABLE = tuple(ANALYZERS)
+
+
+def analyzer_for(language: str) -> str:
+    """The analyzer a space's lexical index is written with for a config's `language`."""
+    return f"{language}-snowball-v4"
+
+
+def language_of(analyzer: str) -> str:
+    """The language whose stems and stopwords `analyzer` uses."""
+    return ANALYZERS[analyzer]["stemmer"].removeprefix("snowball-")
 TOKEN = re.compile(ANALYZER["token_pattern"])
 # Where an identifier's word splits: at `_`, and before a capital that starts a lowercase part
 # (`useState` → use|State, `HTTPServer` → HTTP|Server). A capital followed by capitals or one
@@ -124,11 +140,15 @@ LUCENE_ENGLISH_STOPWORDS = frozenset(
 )
 
 
-@lru_cache(maxsize=1)
-def stemmer_and_stopwords():
+@lru_cache(maxsize=None)
+def stemmer_and_stopwords(language: str = "english"):
     import Stemmer
 
-    return Stemmer.Stemmer("english"), LUCENE_ENGLISH_STOPWORDS
+    if language == "english":
+        return Stemmer.Stemmer("english"), LUCENE_ENGLISH_STOPWORDS
+    import bm25s.stopwords
+
+    return Stemmer.Stemmer(language), frozenset(getattr(bm25s.stopwords, f"STOPWORDS_{language.upper()}"))
 
 
 def analyze(text: str, analyzer: str = ANALYZER["name"]) -> list[str]:
@@ -140,7 +160,8 @@ def analyze_words(tokens: list[str], analyzer: str = ANALYZER["name"], skip: fro
     """The index terms of each word token as written: [] for a stopword (or a word of `skip`),
     else its lowercased stem, followed for an identifier by the stems of its parts — the stems in
     one batch (a word at a time, 12k new words cost a 1% run 0.26 s)."""
-    skip = stemmer_and_stopwords()[1] if skip is None else skip
+    language = language_of(analyzer)
+    skip = stemmer_and_stopwords(language)[1] if skip is None else skip
     split = analyzer != WHOLE_WORDS
     paired = analyzer in PAIRED
     flat: list[str] = []
@@ -153,24 +174,24 @@ def analyze_words(tokens: list[str], analyzer: str = ANALYZER["name"], skip: fro
             if split and _MAYBE_PARTS.search(word):
                 flat.extend(p for p in map(str.lower, identifier_parts(word)) if p not in skip)
         ends.append(len(flat))
-    stems = stem_words(flat)
+    stems = stem_words(flat, language)
     return [stems[start:end] for start, end in zip([0, *ends], ends)]
 
 
-_STEMS: dict[str, str] = {}  # word -> stem, for the process: a corpus repeats its words
+_STEMS: dict[str, dict[str, str]] = {}  # language -> word -> stem, for the process: a corpus repeats its words
 MAX_STEMS = 1_000_000  # emptied past this (a few hundred MB of odd words at most)
 
 
-def stem_words(words: list[str]) -> list[str]:
+def stem_words(words: list[str], language: str = "english") -> list[str]:
     """Snowball stems of lowercased words, each distinct word stemmed once per process (a corpus
     repeats its words); the misses of a call are stemmed in one batch. Analysing 1,000 bench
     documents: 1.13 s → 0.57 s, the same terms."""
-    stems = _STEMS
+    stems = _STEMS.setdefault(language, {})
     if len(stems) > MAX_STEMS:
         stems.clear()
     missing = [w for w in words if w not in stems]
     if missing:
-        stems.update(zip(missing, stemmer_and_stopwords()[0].stemWords(missing)))
+        stems.update(zip(missing, stemmer_and_stopwords(language)[0].stemWords(missing)))
     return list(map(stems.__getitem__, words))
 
 
@@ -183,8 +204,12 @@ QUERY_FUNCTION_WORDS = frozenset(
 )
 
 
-@lru_cache(maxsize=1)
-def _function_words() -> frozenset[str]:
+@lru_cache(maxsize=None)
+def _function_words(language: str = "english") -> frozenset[str]:
+    """Words a question is made of, in `language`: for English a longer list than the index's;
+    for the others their stopwords, which the index leaves out already."""
+    if language != "english":
+        return stemmer_and_stopwords(language)[1]
     from bm25s.stopwords import STOPWORDS_EN_PLUS
 
     return frozenset(STOPWORDS_EN_PLUS) | QUERY_FUNCTION_WORDS
@@ -196,22 +221,23 @@ _HIRAGANA = re.compile("[\u3040-\u309f]+")
 def _asked(terms: list[str]) -> list[str]:
     """A Japanese question's terms less its pairs of hiragana alone, unless it has no others:
     "送料はいくらですか" asks about 送料, not です or すか, the grammar every page shares (in
-    tests/test_cjk.py's shop, a question about the weather matched the page on passwords by
+    tests/test_languages.py's shop, a question about the weather matched the page on passwords by
     "ですか" alone). A word written in hiragana still counts in a question of nothing else."""
     kana = sum(1 for term in terms if _HIRAGANA.fullmatch(term))
     return [term for term in terms if not _HIRAGANA.fullmatch(term)] if 0 < kana < len(terms) else terms
 
 
-def query_terms(query: str) -> list[str]:
+def query_terms(query: str, analyzer: str = ANALYZER["name"]) -> list[str]:
     """The stems of a query's words, less stopwords and the function words of questions: what
     it asks about, a term per word (its length, as the chance level counts it; the words a
-    snippet marks), a pair of characters standing for a word of Chinese, Japanese or Korean."""
-    _, stopwords = stemmer_and_stopwords()
-    skip = stopwords | _function_words()
+    snippet marks), a pair of characters standing for a word of Chinese, Japanese or Korean;
+    in the language of `analyzer` (a space's lexical index)."""
+    language = language_of(analyzer)
+    skip = stemmer_and_stopwords(language)[1] | _function_words(language)
     found = words(query.lower())
     if not query.isascii():
         found = _asked([word for token in found for word in cjk_words(token)])
-    return stem_words([w for w in found if w not in skip])
+    return stem_words([w for w in found if w not in skip], language)
 
 
 def scored_terms(query: str, analyzer: str = ANALYZER["name"]) -> list[str]:
@@ -222,7 +248,8 @@ def scored_terms(query: str, analyzer: str = ANALYZER["name"]) -> list[str]:
     corpora ("-c", "a)"), and its match made `examples/` answer "C++" with the page on rollback.
     Beside other words it counts ("vitamin D"). No query of SciFact, NFCorpus, ArguAna or
     bench/everyday is of that kind."""
-    skip = stemmer_and_stopwords()[1] | _function_words()
+    language = language_of(analyzer)
+    skip = stemmer_and_stopwords(language)[1] | _function_words(language)
     terms = [term for terms in analyze_words(words(query), analyzer, skip) for term in terms]
     terms = terms if query.isascii() else _asked(terms)
     return [] if all(len(term) == 1 and term.isascii() for term in terms) else terms

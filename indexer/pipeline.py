@@ -359,7 +359,7 @@ def _space_builds(config: Config, previous: PreviousGeneration | None, fresh: di
             probe = read_probe(previous.space_folder(space_id))
         builds.append(artifacts.SpaceBuild(
             space_id, manifest, carried, added, vectors, previous=previous.space_folder(space_id) if len(carried) else None,
-            unchanged=whole and not added, stale=stale, rebuilt_at=rebuilt_at, search=search_settings, probe=probe,
+            unchanged=whole and not added, stale=stale, rebuilt_at=rebuilt_at, search=search_settings, probe=probe, analyzer=config.analyzer,
         ))
         report.spaces[space_id] = stats
     return builds
@@ -382,7 +382,7 @@ def _nothing_changed(previous: PreviousGeneration, decisions: dict[str, Decision
             return False
         if (build.search or None) != stored.get("search") or set(build.stale) != set(previous.stale_documents(build.space_id)):
             return False
-        if previous.postings_outdated(build.space_id):
+        if previous.postings_outdated(build.space_id, build.analyzer):
             return False
     return not rewritten
 

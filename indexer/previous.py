@@ -134,9 +134,9 @@ class PreviousGeneration:
     def space_folder(self, space_id: str) -> Path:
         return self.folder / self.manifest["spaces"][space_id]["path"]
 
-    def postings_outdated(self, space_id: str) -> bool:
-        """Whether an earlier analyzer wrote the space's postings (the next publish rewrites them)."""
-        return lexical_outdated(read_layout(self.space_folder(space_id)))
+    def postings_outdated(self, space_id: str, analyzer: str) -> bool:
+        """Whether another analyzer than `analyzer` wrote the space's postings (the next publish rewrites them)."""
+        return lexical_outdated(read_layout(self.space_folder(space_id)), analyzer)
 
     def vectors(self, space_id: str, vector_ids: list[int]) -> np.ndarray:
         return stored_vectors(read_layout(self.space_folder(space_id)), vector_ids, int(self.manifest["spaces"][space_id]["dimension"]))

@@ -155,9 +155,10 @@ def open_chunks(layout: Layout) -> SegmentStores | None:
     return SegmentStores([(store, s.base) for store, s in stores])
 
 
-def lexical_outdated(layout: Layout) -> bool:
-    """Whether an earlier analyzer wrote postings of the space: the next write rewrites them."""
-    return layout.legacy or any(segment_analyzer(s.folder / "lexical") != ANALYZER["name"] for s in layout.segments)
+def lexical_outdated(layout: Layout, analyzer: str = ANALYZER["name"]) -> bool:
+    """Whether another analyzer than `analyzer` (an earlier version's, or another language's) wrote
+    postings of the space: the next write rewrites them."""
+    return layout.legacy or any(segment_analyzer(s.folder / "lexical") != analyzer for s in layout.segments)
 
 
 def _check(segment: Segment, what: str, count: int) -> None:
@@ -234,10 +235,11 @@ def _add_to_lists(index, vectors: np.ndarray) -> None:
         release(vectors, start, stop)
 
 
-def write_segment(folder: Path, space_id: str, chunks: list[Chunk], vectors: np.ndarray, titles: Mapping[str, str], postings: list | None = None) -> None:
+def write_segment(folder: Path, space_id: str, chunks: list[Chunk], vectors: np.ndarray, titles: Mapping[str, str], postings: list | None = None,
+                  analyzer: str = ANALYZER["name"]) -> None:
     """A new segment of `chunks` with their `vectors`; its postings (of the chunks with their
-    documents' `titles`) are built now, or — when the caller passes a list `postings` — added to
-    it, for the caller to build later (`build_postings`)."""
+    documents' `titles`, by `analyzer`) are built now, or — when the caller passes a list
+    `postings` — added to it, for the caller to build later (`build_postings`)."""
     import faiss
 
     folder.mkdir(parents=True)
@@ -246,18 +248,18 @@ def write_segment(folder: Path, space_id: str, chunks: list[Chunk], vectors: np.
     faiss.write_index(index, str(folder / "index.faiss"))
     del index  # not kept while the rest of the segment is built
     write_chunk_store(folder, space_id, chunks)
-    later = [(folder, chunks)]
+    later = [(folder, chunks, analyzer)]
     if postings is None:
         build_postings(later, titles)
     else:
         postings.extend(later)
 
 
-def build_postings(pending: list[tuple[Path, list[Chunk]]], titles: Mapping[str, str]) -> None:
+def build_postings(pending: list[tuple[Path, list[Chunk], str]], titles: Mapping[str, str]) -> None:
     """The postings of segments written without them (`write_segment(..., postings=pending)`), of
-    their chunks with their documents' `titles` (doc_id → title)."""
-    for folder, chunks in pending:
-        build_lexical_segment(ChunkTexts(chunks, titles), folder / "lexical")
+    their chunks with their documents' `titles` (doc_id → title), by the analyzer each names."""
+    for folder, chunks, analyzer in pending:
+        build_lexical_segment(ChunkTexts(chunks, titles), folder / "lexical", analyzer)
 
 
 class Rows:
@@ -302,13 +304,13 @@ class SpaceWrite:
 
 def write_space(space_dir: Path, name: str, space_id: str, dimension: int, kept_ids: np.ndarray, added: list[Chunk], vectors: np.ndarray,
                 previous: Path | None, load: Callable[[np.ndarray], list[Chunk]], titles: Mapping[str, str], postings: list | None = None,
-                max_rows: int | None = None) -> SpaceWrite:
+                max_rows: int | None = None, analyzer: str = ANALYZER["name"]) -> SpaceWrite:
     """Write the segments of a space holding rows `kept_ids` of the space folder `previous` and
     `added` (with their `vectors`); new segments are called `name`, `name.1`, … (at most
     `max_rows` rows each: SEGMENT_MAX_FLOATS of vectors). `load(ids)` returns the previous
     generation's chunks of those vector ids, in that order: only rows that must be written again
     (merged, or moved to another id) are loaded. `titles`: the title of each document (doc_id →
-    title), indexed with its chunks' words. `postings`: see `write_segment`."""
+    title), indexed with its chunks' words by `analyzer`. `postings`: see `write_segment`."""
     max_rows = max_rows or max(1, SEGMENT_MAX_FLOATS // dimension)
     kept_ids = np.sort(np.asarray(kept_ids, dtype=np.int64))
     if len(added) != len(vectors):
@@ -317,7 +319,7 @@ def write_space(space_dir: Path, name: str, space_id: str, dimension: int, kept_
     if layout is None or layout.legacy:  # nothing to share: one segment holding everything
         old = stored_vectors(layout, kept_ids, dimension) if layout is not None else np.zeros((0, dimension), np.float32)
         return _finish(space_dir, name, space_id, [], _new_rows(load(kept_ids) + added, np.concatenate([old, vectors]) if len(old) else vectors), False, None, load,
-                       titles, postings, max_rows)
+                       titles, postings, max_rows, analyzer)
 
     # The rows each previous segment keeps (local row numbers, ascending); segments keeping none are dropped.
     position = np.searchsorted([s.base for s in layout.segments], kept_ids, side="right") - 1
@@ -332,12 +334,12 @@ def write_space(space_dir: Path, name: str, space_id: str, dimension: int, kept_
         tail = sum(len(live) for _, live in keep[full + 1 :]) + len(added)
         merge_from = full + 1 if tail < len(keep[full][1]) else full
     if merge_from is None:
-        return _finish(space_dir, name, space_id, keep, _new_rows(added, vectors), False, layout, load, titles, postings, max_rows)
+        return _finish(space_dir, name, space_id, keep, _new_rows(added, vectors), False, layout, load, titles, postings, max_rows, analyzer)
     merged = keep[merge_from:]
     chunks = load(np.concatenate([live + s.base for s, live in merged])) + added
     order = _document_order(chunks)
     new = [chunks[i] for i in order], _gathered(merged, vectors, np.asarray(order, dtype=np.int64), dimension, space_dir)
-    return _finish(space_dir, name, space_id, keep[:merge_from], new, True, layout, load, titles, postings, max_rows)
+    return _finish(space_dir, name, space_id, keep[:merge_from], new, True, layout, load, titles, postings, max_rows, analyzer)
 
 
 def _fewest_to_compact(keep: list[tuple[Segment, np.ndarray]], dead: int, rows: int) -> int:
@@ -390,11 +392,11 @@ def _new_rows(chunks: list[Chunk], vectors: np.ndarray) -> tuple[list[Chunk], np
 
 def _finish(space_dir: Path, name: str, space_id: str, keep: list[tuple[Segment, np.ndarray]], new: tuple[list[Chunk], np.ndarray],
             compacted: bool, previous: Layout | None, load: Callable[[np.ndarray], list[Chunk]], titles: Mapping[str, str], postings: list | None,
-            max_rows: int) -> SpaceWrite:
+            max_rows: int, analyzer: str) -> SpaceWrite:
     result = SpaceWrite(compacted=compacted)
     entries, deleted, unmoved, base = [], [], [], 0
     for segment, live in keep:
-        if _share(segment, space_dir / SEGMENT_FOLDER / segment.name, titles):
+        if _share(segment, space_dir / SEGMENT_FOLDER / segment.name, titles, analyzer):
             result.reanalyzed.append(segment.name)
         deleted.append(np.setdiff1d(np.arange(segment.rows), live, assume_unique=True) + base)
         if base == segment.base:  # same ids as in the previous generation: their rows stay as they are
@@ -408,7 +410,7 @@ def _finish(space_dir: Path, name: str, space_id: str, keep: list[tuple[Segment,
     for piece, (start, stop) in enumerate(_pieces(len(chunks), max_rows)):
         part = chunks[start:stop]
         piece_name = f"{name}.{piece}" if piece else name
-        write_segment(space_dir / SEGMENT_FOLDER / piece_name, space_id, part, vectors[start:stop], titles, postings)
+        write_segment(space_dir / SEGMENT_FOLDER / piece_name, space_id, part, vectors[start:stop], titles, postings, analyzer)
         result.rows.add(range(base, base + len(part)), part)
         result.written += len(part)
         result.new_segments.append(piece_name)
@@ -443,17 +445,17 @@ def _full(segment: Segment, max_rows: int) -> bool:
     return segment.rows >= max_rows // 2
 
 
-def _share(segment: Segment, target: Path, titles: Mapping[str, str]) -> bool:
-    """Link `segment` into `target`, its postings written anew when an earlier analyzer wrote
+def _share(segment: Segment, target: Path, titles: Mapping[str, str], analyzer: str) -> bool:
+    """Link `segment` into `target`, its postings written anew by `analyzer` when another wrote
     them (True then): from its chunk store and the documents' `titles`, so a segment costs a read
     of its texts, not its vectors."""
-    if segment_analyzer(segment.folder / "lexical") == ANALYZER["name"]:
+    if segment_analyzer(segment.folder / "lexical") == analyzer:
         _link_tree(segment.folder, target)
         return False
     _link_tree(segment.folder, target, [name for name in SEGMENT_FILES if name != "lexical"])
     texts = StoredTexts(target, titles)
     try:
-        build_lexical_segment(texts, target / "lexical")
+        build_lexical_segment(texts, target / "lexical", analyzer)
     finally:
         texts.close()
     return True

@@ -243,7 +243,7 @@ class ChanceLevels:
         stored, level = self.before.get(build.space_id, (None, None))
         if level is None or stored is None or same_space(stored, build.manifest):
             return None
-        return level if build.space_id not in self.rebuilt or still_valid(level, build.size) else None
+        return level if build.space_id not in self.rebuilt or still_valid(level, build.size, build.analyzer) else None
 
     def to_measure(self, build) -> bool:
         return build.space_id in self.rebuilt and build.size > 0 and self.kept(build) is None
@@ -255,7 +255,7 @@ class ChanceLevels:
         embedder = self.embedder_for(space)
         try:
             with self.timer(f"chance:{build.space_id}"):
-                return measure_space(space_dir, space.dimensions, embedder.embed_queries)
+                return measure_space(space_dir, space.dimensions, embedder.embed_queries, build.analyzer)
         except (EmbeddingsFailed, BudgetExceeded) as exc:
             self.report.warnings.append(IngestError(ErrorCode.EMBEDDINGS_FAILED, "chance", f"{build.space_id}: its chance level could not be measured "
                                                     f"({exc}); its relevance uses the fixed calibration until a run measures it", level="warning"))

@@ -160,7 +160,7 @@ def search(
             break
         depth = min(pool, depth * 4)
     relevances = _relevances(space, hits, query, mode)
-    page = [replace(h, relevance=r, stale=h.doc_id in space.stale, snippet=snippet(h.text, query, shown=(h.title, *h.heading_path)))  # one copy of each hit shown
+    page = [replace(h, relevance=r, stale=h.doc_id in space.stale, snippet=snippet(h.text, query, shown=(h.title, *h.heading_path), analyzer=space.lexical.analyzer))  # one copy of each hit shown
             for h, r in zip(hits[offset : offset + top_k], relevances[offset : offset + top_k])]
     # A curated answer is judged on its cosine alone where there is one: paraphrases of its question
     # are told from near misses better that way (bench/README.md, "Curated answers").
@@ -185,7 +185,7 @@ def _relevances(space: SpaceIndex, hits: list[SearchHit], query: str, mode: str)
     answer scores in this space (indexer/chance.py)."""
     if space.chance is None or mode == "lexical":
         return [relevance(h.dense, h.lexical, mode) for h in hits]
-    terms = len(query_terms(query))
+    terms = len(query_terms(query, space.lexical.analyzer))
     return [relevance(h.dense, h.lexical, mode, above_chance=space.chance.z(max(0.0, h.dense or 0.0), terms)) for h in hits]
 
 

@@ -11,18 +11,19 @@ from collections.abc import Sequence
 from functools import lru_cache
 from html import escape
 
-from indexer.lexical import CJK_CHARACTER, analyze_words, query_terms, stem_words, stemmer_and_stopwords
+from indexer.lexical import ANALYZER, CJK_CHARACTER, analyze_words, analyzer_for, language_of, query_terms, stem_words, stemmer_and_stopwords
 
 WIDTH = 240  # characters of text in a snippet, about two lines of a chat widget
 
 
-def snippet(text: str, query: str, width: int = WIDTH, shown: Sequence[str] = ()) -> str:
+def snippet(text: str, query: str, width: int = WIDTH, shown: Sequence[str] = (), analyzer: str = ANALYZER["name"]) -> str:
     """The best `width` characters of `text` as a person reads it (Markdown syntax removed), query terms marked.
     `shown`: the hit's title and heading path, which a result shows above its snippet; lines that
-    open `text` and only repeat them are left out (unless nothing else is left)."""
+    open `text` and only repeat them are left out (unless nothing else is left). `analyzer`: the
+    space's lexical index's, whose stems decide which words are the query's."""
     text = readable(_after_repeated_names(text, shown) if shown else text)
-    terms = _terms(query)
-    matches = _matches(text, terms) if terms else []
+    terms = _terms(query, analyzer)
+    matches = _matches(text, terms, language_of(analyzer)) if terms else []
     start, end = _window(text, matches, width)
     out, cursor = [], start
     for s, e in matches:
@@ -64,7 +65,7 @@ def _plain(heading: str) -> str:
     return " ".join(readable(heading).casefold().split())
 
 
-def _matches(text: str, terms: frozenset[str]) -> list[tuple[int, int]]:
+def _matches(text: str, terms: frozenset[str], language: str = "english") -> list[tuple[int, int]]:
     """Spans of the words of `text` whose index term is one of `terms`. Only words that begin as
     a term does are stemmed: Snowball changes a word's ending, never its first two letters but for
     y ↔ i (dying → die), so no other word can match. Stemming every word of every hit was most of
@@ -73,23 +74,24 @@ def _matches(text: str, terms: frozenset[str]) -> list[tuple[int, int]]:
     The words are found in the lowercased text by a case-sensitive pattern: compiling a
     case-insensitive one cost 0.34 ms per query and matching with it twice as long (10 hits of the
     10,000-document harness corpus: 0.37 ms against 0.19). Lowercasing keeps every offset unless a
-    character lowercases to two (İ), which a text of that kind is then matched as it is."""
-    _, stopwords = stemmer_and_stopwords()
+    character lowercases to two (İ), which a text of that kind is then matched as it is. Other
+    languages' stemmers change more ("Häuser" → haus): there every word is a candidate."""
+    _, stopwords = stemmer_and_stopwords(language)
     paired = _paired(terms)
     if paired:
         terms = terms - paired
         if not terms:
             return _pair_matches(text, paired)
     lowered = text.lower()
-    pattern = _candidates(terms)
+    pattern = _candidates(terms) if language == "english" else _ANY_WORD
     if len(lowered) == len(text):
         found = [(m.start(), m.end(), m.group()) for m in pattern.finditer(lowered)]
     else:
         found = [(m.start(), m.end(), m.group().lower()) for m in _any_case(pattern).finditer(text)]
     distinct = list({word for _, _, word in found} - stopwords)
-    stem_of = dict(zip(distinct, stem_words(distinct)))
+    stem_of = dict(zip(distinct, stem_words(distinct, language)))
     spans = [(s, e) for s, e, word in found if stem_of.get(word) in terms]
-    spans = _identifier_matches(text, terms, spans)
+    spans = _identifier_matches(text, terms, spans, language)
     if paired:  # a word's span and a pair's overlap only when a word runs into Chinese ("Python入門"): the word's is kept
         words_at = spans
         spans = sorted(words_at + [(s, e) for s, e in _pair_matches(text, paired) if not any(a < e and s < b for a, b in words_at)])
@@ -122,7 +124,7 @@ def _pairs_pattern(pairs: frozenset[str]) -> re.Pattern:
     return re.compile("(?=(" + "|".join(map(re.escape, sorted(pairs, key=len, reverse=True))) + "))")
 
 
-def _identifier_matches(text: str, terms: frozenset[str], spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+def _identifier_matches(text: str, terms: frozenset[str], spans: list[tuple[int, int]], language: str = "english") -> list[tuple[int, int]]:
     """`spans` and the snake_case words of `text` a part of which is one of `terms` ("add a
     library" marks `add_library`, as the index matched it), in order. Found from each `_`: a
     pass of a pattern over every text cost a snippet 70 µs (1,500 characters, 110 µs before);
@@ -138,15 +140,15 @@ def _identifier_matches(text: str, terms: frozenset[str], spans: list[tuple[int,
         at = text.find("_", end)
     marked = set(spans)
     for s, e, word in found:
-        if (s, e) not in marked and not terms.isdisjoint(_word_terms(word)):
+        if (s, e) not in marked and not terms.isdisjoint(_word_terms(word, language)):
             marked.add((s, e))
     return sorted(marked) if len(marked) > len(spans) else spans
 
 
 @lru_cache(maxsize=8192)
-def _word_terms(word: str) -> tuple[str, ...]:
+def _word_terms(word: str, language: str = "english") -> tuple[str, ...]:
     """A word's index terms (its whole and parts): a docs corpus repeats its identifiers."""
-    return tuple(analyze_words([word])[0])
+    return tuple(analyze_words([word], analyzer_for(language))[0])
 
 
 @lru_cache(maxsize=256)
@@ -156,15 +158,18 @@ def _candidates(terms: frozenset[str]) -> re.Pattern:
     return re.compile(rf"(?<!\w)(?:{'|'.join(starts)})\w*")
 
 
+_ANY_WORD = re.compile(r"\w+")
+
+
 @lru_cache(maxsize=16)
 def _any_case(pattern: re.Pattern) -> re.Pattern:
     return re.compile(pattern.pattern, re.IGNORECASE)
 
 
 @lru_cache(maxsize=256)
-def _terms(query: str) -> frozenset[str]:
+def _terms(query: str, analyzer: str) -> frozenset[str]:
     """A query's index terms; one search asks for them once per hit."""
-    return frozenset(query_terms(query))
+    return frozenset(query_terms(query, analyzer))
 
 
 def _window(text: str, matches: list[tuple[int, int]], width: int) -> tuple[int, int]:

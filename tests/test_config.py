@@ -32,7 +32,7 @@ def test_artifacts_flag_overrides_the_file(tmp_path):
 @pytest.mark.parametrize(
     "body, message",
     [
-        ('artifact = "x"\n' + FILES + LOCAL, "artifact: unknown key (did you mean 'artifacts'?); allowed: artifacts, keep_generations, max_delete_fraction, mass_delete_min, sources, spaces, server"),
+        ('artifact = "x"\n' + FILES + LOCAL, "artifact: unknown key (did you mean 'artifacts'?); allowed: artifacts, keep_generations, max_delete_fraction, mass_delete_min, sources, spaces, server, language"),
         ("keep_generations = 0\n" + FILES + LOCAL, "keep_generations: must be between 1 and 100; got 0"),
         ('keep_generations = "3"\n' + FILES + LOCAL, "keep_generations: must be an integer; got str '3'"),
         (FILES + LOCAL + "chunk_tokens = 900\n", "spaces[0].chunk_tokens: must be between 32 and 254; got 900"),

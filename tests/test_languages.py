@@ -1,10 +1,17 @@
-"""A help site in Japanese, Chinese or Korean: these languages write no spaces between words, so
-the lexical index reads them as overlapping pairs of characters, and a question finds its page by
-the words it shares with it, whatever surrounds them there."""
+"""Sites in other languages than English.
+
+Japanese, Chinese or Korean write no spaces between words, so the lexical index reads them as
+overlapping pairs of characters, and a question finds its page by the words it shares with it,
+whatever surrounds them there. A site in German (or another language Snowball stems) sets
+`language`: its words are stemmed, and its function words do not match.
+"""
+
+import json
 
 import pytest
 
-from tests.conftest import indexed_and_served
+from tests.conftest import indexed_and_served, write_config
+from tests.test_index_run import run_cli
 
 PAGES = {
     "returns.md": "# 返品と返金について\n\n商品到着後30日以内であれば、未使用の商品に限り返品を受け付けます。"
@@ -72,3 +79,51 @@ def test_a_question_that_shares_only_grammar_with_the_pages_is_matched_by_no_wor
     """Pairs of hiragana alone (です, ます, すか) are the grammar of every Japanese page: a
     question is not matched on them when it has other words."""
     assert search(shop, question, "lexical")["hits"] == []
+
+
+GERMAN = {
+    "rueckgabe.md": "# Rückgabe und Erstattung\n\nSie können unbenutzte Artikel innerhalb von 30 Tagen nach Erhalt zurückgeben. "
+                    "Die Erstattung erfolgt innerhalb von fünf Werktagen auf das ursprüngliche Zahlungsmittel.\n",
+    "versand.md": "# Versand\n\nAlle Bestellungen werden innerhalb von zwei Werktagen aus unserem Lager in Hamburg versendet. "
+                  "Ab einem Bestellwert von 50 Euro ist der Versand kostenlos.\n",
+    "filialen.md": "# Öffnungszeiten\n\nUnsere Filiale in Hamburg ist montags bis samstags von 9 bis 18 Uhr geöffnet.\n",
+}
+
+
+def german_site(folder, language: str | None):
+    (folder / "docs").mkdir(exist_ok=True)
+    for name, text in GERMAN.items():
+        (folder / "docs" / name).write_text(text, encoding="utf-8")
+    return write_config(folder, (f'language = "{language}"\n' if language else "") + CONFIG)
+
+
+def lexical_hits(config, question: str) -> list[dict]:
+    return json.loads(run_cli("search", question, "-c", str(config), "--mode", "lexical", "--json").output)["hits"]
+
+
+def test_a_german_site_finds_words_in_other_forms_and_does_not_match_on_function_words(tmp_path, local_embedder):
+    """In English, "Bestellung" (order) met no page that says "Bestellungen" (orders), and "Was ist
+    die Hauptstadt von Frankreich?" matched every page by "von" (and "ist"). Setting
+    `language = "german"` rewrites the postings on the next run, embedding nothing."""
+    config = german_site(tmp_path, None)
+    run_cli("run", "-c", str(config))
+    assert lexical_hits(config, "Bestellung") == []
+    assert len(lexical_hits(config, "Was ist die Hauptstadt von Frankreich?")) == 3, "every page says 'von'"
+
+    german_site(tmp_path, "german")
+    report = json.loads(run_cli("run", "-c", str(config), "--json").output)
+    space = report["spaces"]["local-all-minilm-l6-v2-384"]
+    assert space["embedded"] == 0 and space["postings_rewritten"] == 1, space
+    level = tmp_path / "artifacts" / "generations" / report["generation"] / "spaces" / "local-all-minilm-l6-v2-384" / "chance.json"
+    assert json.loads(level.read_text())["language"] == "german", "measured again: German counts a question's terms otherwise"
+    (hit,) = lexical_hits(config, "Bestellung")
+    assert hit["doc_id"] == "file:versand.md" and "<mark>Bestellungen</mark>" in hit["snippet"], hit
+    assert lexical_hits(config, "Was ist die Hauptstadt von Frankreich?") == []
+    assert lexical_hits(config, "Wann ist die Filiale geöffnet?")[0]["doc_id"] == "file:filialen.md"
+
+
+def test_a_language_the_index_cannot_read_is_named_with_those_it_can(tmp_path):
+    config = german_site(tmp_path, "klingon")
+    result = run_cli("run", "-c", str(config), "--dry-run")
+    assert result.exit_code == 2, result.output
+    assert "language: must be one of english, danish, dutch, french, german" in result.output and "got 'klingon'" in result.output, result.output
