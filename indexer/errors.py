@@ -56,6 +56,7 @@ class ErrorCode(StrEnum):
     SOURCE_LIMIT_REACHED = "SOURCE_LIMIT_REACHED"  # warning: a source had more pages than max_pages; the rest were left out
     DUPLICATE_DOCUMENT = "DUPLICATE_DOCUMENT"  # two sources produced the same doc_id; the first wins
     GENERATION_UNREADABLE = "GENERATION_UNREADABLE"  # warning: CURRENT names no readable generation; the run builds on an older kept one, or starts afresh
+    LANGUAGE_HINT = "LANGUAGE_HINT"  # warning: most of the new text reads as another language than the config's `language` (keyword search stems it as that)
     NO_ROOM = "NO_ROOM"  # warning of a dry run: the artifacts' disk has less free than the run would write (a run stops before embedding)
 
 

@@ -27,7 +27,7 @@ from indexer.previous import PreviousGeneration
 from indexer.probe import read_probe
 from indexer.runreport import RunReport, new_run_id, peak_rss_mb, slowest
 from indexer.sources import SourceResult, check_credentials, count_items, crawl, found_nothing, listed_files
-from indexer.steps import ChanceLevels, chunk_spaces, drop_chunks_of, embed_spaces, estimate
+from indexer.steps import ChanceLevels, chunk_spaces, drop_chunks_of, embed_spaces, estimate, language_hint
 from indexer.streaks import count_streaks
 from indexer.textspill import TextSpill
 
@@ -94,6 +94,7 @@ def run_index(
         new_chunks = chunk_spaces(rebuilt, documents, decisions, kept, carries, stale_before, dry_run, embedder_for, progress, timer, report.errors)
         documents, kept = versions.assemble(decisions)  # a document that failed to chunk falls back to its last good version
         _drop_chunks_of_fallbacks(new_chunks, documents, decisions)
+        report.warnings.extend(language_hint(config.language, new_chunks))
         if not documents:
             raise _nothing_found(config, report)
 

@@ -18,6 +18,7 @@ from indexer.documents import Chunk, ChunkTexts, Document
 from indexer.embedders import Embedder, fits_for, same_space, space_manifest
 from indexer.embedders.remote import BudgetExceeded, EmbeddingsFailed
 from indexer.errors import ErrorCode, IngestError
+from indexer.lexical import function_word_shares
 from indexer import probe
 from indexer.plan import Action, Decision
 from indexer.pools import thread_pool
@@ -180,6 +181,28 @@ def chunk_spaces(rebuilt, documents: list[Document], decisions: dict[str, Decisi
             decisions[doc_id] = Decision(doc_id, decisions[doc_id].source, Action.FAILED, "CHUNKING_FAILED")
         new_chunks[space_id] = [c for c in new_chunks[space_id] if c.doc_id not in failed]
     return new_chunks
+
+
+LANGUAGE_SAMPLE = 200  # new chunks read, spread over a run's, to tell the language its text is in
+LANGUAGE_MIN_WORDS = 100  # fewer tell nothing (a night that changed a line)
+
+
+def language_hint(language: str, new_chunks: dict[str, list[Chunk]]) -> list[IngestError]:
+    """A LANGUAGE_HINT warning when most of the run's new text is in another of lexical.LANGUAGES
+    than the config's `language`: a German site indexed as English finds no word in another form
+    and matches every page by "ist" and "von". Its own language's function words are 28–45% of
+    a text's words (SciFact, NFCorpus, ArguAna, CMake's help, `examples/`, a German shop), any
+    other's under 9%: the other must have 20% and three times the configured one's (a site half in
+    each language gets no hint)."""
+    chunks = next((c for c in new_chunks.values() if c), [])
+    total, shares = function_word_shares(c.text for c in chunks[:: max(1, len(chunks) // LANGUAGE_SAMPLE)][:LANGUAGE_SAMPLE])
+    found = max(shares, key=shares.__getitem__)
+    if total < LANGUAGE_MIN_WORDS or found == language or shares[found] < 0.2 or shares[found] < 3 * shares[language]:
+        return []
+    return [IngestError(ErrorCode.LANGUAGE_HINT, "chunk", f"most of the new text reads as {found.title()} ({shares[found]:.0%} of its words are "
+                        f"{found.title()} function words, {shares[language]:.0%} {language.title()} ones): set language = \"{found}\" in the config, so "
+                        f"that keyword search finds its words in other forms and leaves those out (the next run rewrites the keyword index, "
+                        f"embedding nothing)", level="warning")]
 
 
 def embed_spaces(rebuilt, new_chunks: dict[str, list[Chunk]], documents: list[Document], embedder_for, previous: PreviousGeneration | None,
