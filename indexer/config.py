@@ -250,6 +250,8 @@ def parse_config(
     path: Path | None = None,
     sources_required: bool = True,
 ) -> Config:
+    if isinstance(raw.get("language"), str):  # "German" is german
+        raw = {**raw, "language": raw["language"].strip().lower()}
     top = check_table(raw if sources_required else {"sources": [], **raw}, TOP_KEYS, "")
     sources = tuple(_parse_source(s, i, base_dir) for i, s in enumerate(tables(top["sources"], "sources")))
     if not sources and sources_required:
