@@ -112,7 +112,8 @@ def measure(texts: Sequence[str], best_cosines: np.ndarray, vectors: int, analyz
         points += [[float(np.expm1(x)), float(m), float(sd)] for x, m, sd in zip(grid, means, spreads)]
     points = [[round(t, 1), round(m, 5), round(max(sd, MIN_SD), 5)] for t, m, sd in points]
     level = {"version": VERSION, "compared": COMPARED, "vectors": int(vectors), "samples": len(texts), "points": points}
-    return level | ({"language": language_of(analyzer)} if language_of(analyzer) != "english" else {})
+    language = language_of(analyzer)
+    return level | ({"language": language} if language != "english" else {})
 
 
 def still_valid(level: dict | None, vectors: int, analyzer: str = ANALYZER["name"]) -> bool:

@@ -216,6 +216,12 @@ def _function_words(language: str = "english") -> frozenset[str]:
     return frozenset(STOPWORDS_EN_PLUS) | QUERY_FUNCTION_WORDS
 
 
+@lru_cache(maxsize=None)
+def _question_skip(language: str) -> frozenset[str]:
+    """The words a query is not scored on in `language`: the index's stopwords and the function words of questions."""
+    return stemmer_and_stopwords(language)[1] | _function_words(language)
+
+
 _HIRAGANA = re.compile("[\u3040-\u309f]+")
 
 
@@ -246,7 +252,7 @@ def query_terms(query: str, analyzer: str = ANALYZER["name"]) -> list[str]:
     snippet marks), a pair of characters standing for a word of Chinese, Japanese or Korean;
     in the language of `analyzer` (a space's lexical index)."""
     language = language_of(analyzer)
-    skip = stemmer_and_stopwords(language)[1] | _function_words(language)
+    skip = _question_skip(language)
     found = words(query.lower())
     if not query.isascii():
         found = _asked([word for token in found for word in cjk_words(token)])
@@ -261,8 +267,7 @@ def scored_terms(query: str, analyzer: str = ANALYZER["name"]) -> list[str]:
     corpora ("-c", "a)"), and its match made `examples/` answer "C++" with the page on rollback.
     Beside other words it counts ("vitamin D"). No query of SciFact, NFCorpus, ArguAna or
     bench/everyday is of that kind."""
-    language = language_of(analyzer)
-    skip = stemmer_and_stopwords(language)[1] | _function_words(language)
+    skip = _question_skip(language_of(analyzer))
     terms = [term for terms in analyze_words(words(query), analyzer, skip) for term in terms]
     terms = terms if query.isascii() else _asked(terms)
     return [] if all(len(term) == 1 and term.isascii() for term in terms) else terms
